@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+/* The definitions of memrec's figures in one place: feed it the records of
+ * a recording in file order and it keeps the totals (allocations,
+ * temporaries, peak, leaks) and, optionally, the same costs per trace.
+ * Used by memprint (per trace) and by memrec for its closing summary.
+ * Memory grows with live blocks, threads and traces, never with events. */
+#ifndef ACCOUNTING_H
+#define ACCOUNTING_H
+
+#include <stdint.h>
+
+#include "memfmt.h"
+
+struct acct_totals {
+    uint64_t allocations;      /* successful calls of allocation functions */
+    uint64_t temporary;        /* freed by the allocating thread's next event */
+    uint64_t frees;
+    uint64_t allocated_bytes;  /* sum of requested sizes */
+    uint64_t live_bytes;       /* currently live (leaked, at the end) */
+    uint64_t live_blocks;
+    uint64_t peak_bytes;       /* max of live_bytes over the run */
+    uint64_t peak_ms;          /* time of the peak */
+    uint64_t peak_rss;
+    uint64_t last_ms;          /* time of the latest TIME record */
+    uint64_t calls_by_kind[MEMFMT_K_COUNT];
+    uint64_t bad_slots;        /* frees naming a slot that is not live */
+};
+
+/* Per-trace costs (trace = leaf node id). */
+struct acct_cost {
+    uint64_t calls;
+    uint64_t temporary;
+    uint64_t allocated;
+    uint64_t live;             /* bytes; at the end: leaked */
+    uint64_t live_blocks;
+    uint64_t peak_saved;       /* live at the latest global peak, if changed since */
+    uint64_t stamp;            /* event serial of the last change */
+};
+
+struct accounting;
+
+/** New accounting; with `per_trace`, costs are kept per trace too. */
+struct accounting *accounting_new(int per_trace);
+/** Release; accepts NULL. */
+void accounting_free(struct accounting *a);
+/** Apply one record. Returns 0, or MEMFMT_E_CORRUPT when the record cannot
+ * be applied (a free of a slot that is not live); totals stay usable. */
+int accounting_feed(struct accounting *a, const struct memfmt_record *rec);
+/** The totals so far. */
+const struct acct_totals *accounting_totals(const struct accounting *a);
+/** Number of traces with costs (ids 1..n-1 valid; 0 = no stack). */
+uint32_t accounting_ntraces(const struct accounting *a);
+/** Costs of one trace, NULL if none recorded. */
+const struct acct_cost *accounting_cost(const struct accounting *a, uint32_t trace);
+/** Live bytes of `trace` at the moment of the global peak. */
+uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace);
+
+#endif

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/* memprint --json: the summary and the top entries of each section as one
+ * JSON object, integers exact, strings escaped per RFC 8259. */
+#include <string.h>
+
+#include "report.h"
+
+static void str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+        } else if (c < 0x20) {
+            fprintf(f, "\\u%04x", c);
+        } else {
+            fputc(c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void field_u(FILE *f, const char *name, uint64_t v, int comma)
+{
+    fprintf(f, "%s\"%s\": %llu", comma ? ", " : "", name, (unsigned long long)v);
+}
+
+static const char *const section_keys[REPORT_NSECTIONS] = {
+    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated",
+};
+
+static const char *end_how(const struct model *m)
+{
+    if (!m->has_end) {
+        return "incomplete";
+    }
+    switch (m->end.how) {
+    case MEMFMT_END_EXITED:
+        return "exited";
+    case MEMFMT_END_SIGNALED:
+        return "signaled";
+    case MEMFMT_END_DETACHED:
+        return "detached";
+    default:
+        return "unknown";
+    }
+}
+
+void report_print_json(const struct report *r, const struct report_options *o, FILE *f)
+{
+    const struct model *m = r->model;
+    const struct acct_totals *t = accounting_totals(m->acct);
+    fputs("{", f);
+    fprintf(f, "\"format_version\": %u, \"program\": ", m->header.version);
+    str(f, m->cmdline);
+    field_u(f, "pid", m->pid, 1);
+    fprintf(f, ", \"end\": \"%s\", \"exit_value\": %d", end_how(m), m->has_end ? m->end.value : 0);
+    fprintf(f, ", \"complete\": %s", m->has_end && m->stop_rc == 0 ? "true" : "false");
+    field_u(f, "runtime_ms", model_runtime_ms(m), 1);
+    field_u(f, "allocations", t->allocations, 1);
+    field_u(f, "temporary", t->temporary, 1);
+    field_u(f, "frees", t->frees, 1);
+    field_u(f, "peak_heap_bytes", t->peak_bytes, 1);
+    field_u(f, "peak_heap_ms", t->peak_ms, 1);
+    field_u(f, "peak_rss_bytes", t->peak_rss, 1);
+    field_u(f, "leaked_bytes", t->live_bytes, 1);
+    field_u(f, "leaked_allocations", t->live_blocks, 1);
+    field_u(f, "allocated_bytes", t->allocated_bytes, 1);
+    field_u(f, "threads", m->nthreads, 1);
+    field_u(f, "unmatched_frees", m->unmatched_frees, 1);
+    field_u(f, "lost_events", m->lost_events, 1);
+    fputs(", \"sections\": {", f);
+    for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        fprintf(f, "%s\"%s\": [", s ? ", " : "", section_keys[s]);
+        uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
+        for (uint32_t i = 0; i < n; i++) {
+            const struct report_stack *st = &r->stacks[r->ranked[s][i]];
+            fputs(i ? ", {" : "{", f);
+            field_u(f, "calls", st->calls, 0);
+            field_u(f, "temporary", st->temporary, 1);
+            field_u(f, "allocated_bytes", st->allocated, 1);
+            field_u(f, "leaked_bytes", st->leaked, 1);
+            field_u(f, "leaked_allocations", st->leaked_blocks, 1);
+            field_u(f, "peak_bytes", st->peak, 1);
+            fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
+            for (uint32_t k = 0; k < st->nframes; k++) {
+                const struct sym_frame *fr = &st->frames[k];
+                fputs(k ? ", {\"function\": " : "{\"function\": ", f);
+                str(f, fr->function);
+                fputs(", \"file\": ", f);
+                str(f, fr->file);
+                fprintf(f, ", \"line\": %u, \"module\": ", fr->line);
+                str(f, fr->module);
+                fprintf(f, ", \"offset\": %llu, \"inlined\": %s}", (unsigned long long)fr->module_offset,
+                        fr->inlined ? "true" : "false");
+            }
+            fputs("]}", f);
+        }
+        fputs("]", f);
+    }
+    fputs("}}\n", f);
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/* memprint: reads a memrec recording and prints the summary and the ranked
+ * reports, as text or JSON. main() only: options, dispatch, exit codes. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "report.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: memprint [--json] [-n N] FILE\n"
+            "\n"
+            "Prints the summary and the ranked reports of a memrec recording.\n"
+            "\n"
+            "  -j, --json          one JSON object instead of text\n"
+            "  -n, --top N         entries per section (default 10)\n"
+            "  -f, --frames N      frames printed per call stack (default 48)\n"
+            "  -h, --help          show this help\n"
+            "  -V, --version       show the version\n");
+}
+
+static int parse_count(const char *s, const char *what)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == 0 || *end || errno || v < 0 || v > 1000000) {
+        die_code(2, "invalid %s '%s' (expected a number from 0 to 1000000)", what, s);
+    }
+    return (int)v;
+}
+
+int main(int argc, char **argv)
+{
+    util_progname = "memprint";
+    static const struct option longs[] = {
+        {"json", no_argument, NULL, 'j'},   {"top", required_argument, NULL, 'n'},
+        {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
+    };
+    struct report_options ro = {10, 48};
+    int json = 0;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "jn:f:hV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'j':
+            json = 1;
+            break;
+        case 'n':
+            ro.top = parse_count(optarg, "entry count");
+            break;
+        case 'f':
+            ro.max_frames = parse_count(optarg, "frame count");
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION);
+            return 0;
+        default:
+            if (optopt && optopt != '?') {
+                die_code(2, "unknown option '-%c' (see memprint --help)", optopt);
+            }
+            die_code(2, "unknown option '%s' (see memprint --help)", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    const char *path = argv[optind];
+    struct model *m;
+    int err;
+    int rc = model_load(path, &m, &err);
+    if (rc < 0) {
+        if (rc == MEMFMT_E_IO) {
+            die("cannot read '%s': %s", path, strerror(err));
+        }
+        die("cannot read '%s': %s", path, memfmt_strerror(rc));
+    }
+    if (m->stop_rc < 0) {
+        warning("'%s' is %s at byte %llu of its data: reporting what comes before", path,
+                m->stop_rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(m->stop_rc),
+                (unsigned long long)m->stop_offset);
+    } else if (!m->has_end) {
+        warning("'%s' ends before memrec finished it (memrec was killed?): reporting what it holds", path);
+    }
+    if (m->has_end && m->end.how == MEMFMT_END_SIGNALED) {
+        warning("the recorded process did not end normally: killed by signal %d (%s)", m->end.value,
+                strsignal(m->end.value));
+    }
+    if (m->bad_records) {
+        warning("'%s': %llu records could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records);
+    }
+    struct report *r = report_new(m);
+    if (!r) {
+        die("cannot start the symbolizer (libdw)");
+    }
+    if (json) {
+        report_print_json(r, &ro, stdout);
+    } else {
+        report_print_text(r, &ro, stdout);
+    }
+    report_free(r);
+    model_free(m);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        die("cannot write the report: %s", strerror(errno));
+    }
+    return 0;
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/* Streams a recording into a struct model (model.h). Each trace node is
+ * attributed to the module mapped at its address when the node was read,
+ * so a library unloaded and replaced at the same address later still
+ * symbolizes right. */
+#include "model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static char *dup_bytes(const char *s, uint32_t n)
+{
+    char *d = xmalloc((size_t)n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+static int module_contains(const struct model_module *mod, uint64_t ip)
+{
+    for (uint32_t i = 0; i < mod->nsegments; i++) {
+        uint64_t lo = mod->bias + mod->segments[i].vaddr;
+        if (ip >= lo && ip < lo + mod->segments[i].memsz) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* `loaded_only`: at read time only mapped modules count; at the end, any. */
+static int32_t find_module(const struct model *m, uint64_t ip, int loaded_only)
+{
+    for (uint32_t i = m->nmodules; i-- > 0;) {
+        const struct model_module *mod = &m->modules[i];
+        if ((!loaded_only || mod->loaded) && module_contains(mod, ip)) {
+            return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+static void add_module(struct model *m, const struct memfmt_record *r, size_t *cap)
+{
+    xgrow((void **)&m->modules, cap, (size_t)m->nmodules + 1, sizeof *m->modules);
+    struct model_module *mod = &m->modules[m->nmodules++];
+    memset(mod, 0, sizeof *mod);
+    mod->id = r->u.module.id;
+    mod->path = dup_bytes(r->u.module.path, r->u.module.path_len);
+    mod->bias = r->u.module.bias;
+    mod->build_id_len = r->u.module.build_id_len <= sizeof mod->build_id ? r->u.module.build_id_len : 0;
+    memcpy(mod->build_id, r->u.module.build_id, mod->build_id_len);
+    mod->nsegments = r->u.module.nsegments;
+    memcpy(mod->segments, r->u.module.segments, sizeof(struct memfmt_segment) * mod->nsegments);
+    mod->loaded = 1;
+    mod->sym_index = -1;
+}
+
+static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_cap, size_t *node_cap)
+{
+    switch (r->tag) {
+    case MEMFMT_REC_PROCESS:
+        free(m->exe);
+        free(m->cmdline);
+        m->pid = r->u.process.pid;
+        m->start_unix_ns = r->u.process.start_unix_ns;
+        m->exe = dup_bytes(r->u.process.exe, r->u.process.exe_len);
+        m->cmdline = dup_bytes(r->u.process.cmdline, r->u.process.cmdline_len);
+        for (uint32_t i = 0; i + 1 < r->u.process.cmdline_len; i++) {
+            if (m->cmdline[i] == 0) {
+                m->cmdline[i] = ' ';
+            }
+        }
+        break;
+    case MEMFMT_REC_MODULE:
+        add_module(m, r, mod_cap);
+        break;
+    case MEMFMT_REC_UNMODULE:
+        for (uint32_t i = 0; i < m->nmodules; i++) {
+            if (m->modules[i].id == r->u.unmodule.id) {
+                m->modules[i].loaded = 0;
+            }
+        }
+        break;
+    case MEMFMT_REC_THREAD:
+        m->nthreads++;
+        break;
+    case MEMFMT_REC_NODE: {
+        xgrow((void **)&m->nodes, node_cap, (size_t)m->nnodes + 1, sizeof *m->nodes);
+        struct model_node *n = &m->nodes[m->nnodes++];
+        n->parent = r->u.node.parent < m->nnodes - 1 ? r->u.node.parent : 0;
+        n->ip = r->u.node.ip;
+        n->module = n->ip ? find_module(m, n->ip, 1) : -1;
+        break;
+    }
+    case MEMFMT_REC_END:
+        m->has_end = 1;
+        m->end.how = r->u.end.how;
+        m->end.value = r->u.end.value;
+        m->end.runtime_ms = r->u.end.runtime_ms;
+        break;
+    case MEMFMT_REC_STATS:
+        m->lost_events = r->u.stats.lost_events;
+        m->unmatched_frees = r->u.stats.unmatched_frees;
+        break;
+    default:
+        break;
+    }
+    if ((r->tag == MEMFMT_REC_ALLOC || r->tag == MEMFMT_REC_REALLOC) && r->u.alloc.trace >= m->nnodes) {
+        /* A trace id that was never defined: count it without a stack. */
+        struct memfmt_record fixed = *r;
+        fixed.u.alloc.trace = 0;
+        m->bad_records++;
+        accounting_feed(m->acct, &fixed);
+        return;
+    }
+    if (accounting_feed(m->acct, r) < 0) {
+        m->bad_records++;
+    }
+}
+
+int model_load(const char *path, struct model **out, int *err_errno)
+{
+    int rc;
+    *err_errno = 0;
+    memfmt_reader *rd = memfmt_reader_open(path, &rc);
+    if (!rd) {
+        *err_errno = errno;
+        return rc;
+    }
+    struct model *m = xcalloc(1, sizeof *m);
+    m->header = *memfmt_reader_header(rd);
+    m->acct = accounting_new(1);
+    size_t mod_cap = 0, node_cap = 0;
+    xgrow((void **)&m->nodes, &node_cap, 1, sizeof *m->nodes);
+    m->nodes[0].module = -1;
+    m->nnodes = 1;
+    struct memfmt_record rec;
+    while ((rc = memfmt_read(rd, &rec)) > 0) {
+        m->records++;
+        apply(m, &rec, &mod_cap, &node_cap);
+    }
+    if (rc < 0) {
+        m->stop_rc = rc;
+        m->stop_offset = memfmt_reader_offset(rd);
+        if (rc == MEMFMT_E_IO) {
+            *err_errno = memfmt_reader_errno(rd);
+        }
+    }
+    memfmt_reader_free(rd);
+    /* Nodes seen before their module's record: try every module now. */
+    for (uint32_t i = 1; i < m->nnodes; i++) {
+        if (m->nodes[i].module < 0 && m->nodes[i].ip) {
+            m->nodes[i].module = find_module(m, m->nodes[i].ip, 0);
+        }
+    }
+    *out = m;
+    return 0;
+}
+
+void model_free(struct model *m)
+{
+    if (!m) {
+        return;
+    }
+    for (uint32_t i = 0; i < m->nmodules; i++) {
+        free(m->modules[i].path);
+    }
+    free(m->modules);
+    free(m->nodes);
+    free(m->exe);
+    free(m->cmdline);
+    accounting_free(m->acct);
+    free(m);
+}
+
+uint64_t model_runtime_ms(const struct model *m)
+{
+    uint64_t t = accounting_totals(m->acct)->last_ms;
+    if (m->has_end && m->end.runtime_ms > t) {
+        t = m->end.runtime_ms;
+    }
+    return t;
+}

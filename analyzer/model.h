@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/* A recording loaded into memory for reporting: the process, its modules,
+ * the trace tree with each node's module, and the accounting of every
+ * trace. Loading streams the file; memory grows with live blocks, modules
+ * and distinct stacks, not with the number of events. */
+#ifndef MODEL_H
+#define MODEL_H
+
+#include <stdint.h>
+
+#include "accounting.h"
+#include "memfmt.h"
+
+struct model_module {
+    uint32_t id;
+    char *path;
+    uint64_t bias;
+    uint8_t build_id[64];
+    uint32_t build_id_len;
+    uint32_t nsegments;
+    struct memfmt_segment segments[MEMFMT_MAX_SEGMENTS];
+    int loaded;              /* not unloaded yet at the current read position */
+    int sym_index;           /* symbolizer's index, -1 until registered */
+};
+
+struct model_node {
+    uint32_t parent;
+    uint64_t ip;
+    int32_t module;          /* index into modules, -1 = unknown */
+};
+
+struct model {
+    struct memfmt_header header;
+    uint32_t pid;
+    char *exe;
+    char *cmdline;           /* arguments joined by spaces */
+    uint64_t start_unix_ns;
+    struct model_module *modules;
+    uint32_t nmodules;
+    struct model_node *nodes; /* [0] is the root */
+    uint32_t nnodes;
+    uint32_t nthreads;
+    struct accounting *acct;
+    int has_end;
+    struct {
+        uint32_t how;
+        int32_t value;
+        uint64_t runtime_ms;
+    } end;
+    uint64_t lost_events;
+    uint64_t unmatched_frees;
+    uint64_t records;
+    /* Where reading stopped early: 0, or a negative memfmt status with the
+     * offset in the decompressed stream. */
+    int stop_rc;
+    uint64_t stop_offset;
+    uint64_t bad_records;    /* records that could not be applied */
+};
+
+/** Load the recording at `path`. Returns 0 with *out set (possibly with
+ * stop_rc telling that the data ended early), or a negative memfmt status
+ * when nothing could be read (then *err_errno holds errno for MEMFMT_E_IO). */
+int model_load(const char *path, struct model **out, int *err_errno);
+/** Release; accepts NULL. */
+void model_free(struct model *m);
+/** Runtime in milliseconds: the END record's, else the last TIME. */
+uint64_t model_runtime_ms(const struct model *m);
+
+#endif

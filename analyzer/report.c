@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: MIT
+/* Builds the ranked reports (report.h): every trace with a cost is turned
+ * into its symbolized frames, traces whose frames read the same are merged,
+ * and each section ranks the merged stacks by its cost. Text output here;
+ * JSON in json.c. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MAX_INLINE 16
+
+/* ---- per-node frames, computed once ---- */
+
+struct node_frames {
+    uint32_t first;   /* index into the frame pool */
+    uint16_t count;
+    uint8_t done;
+};
+
+struct builder {
+    struct report *r;
+    struct node_frames *nf;
+    struct sym_frame *pool;
+    size_t npool, pool_cap;
+    /* merge table: key string -> stack index */
+    char **keys;
+    uint32_t *vals;
+    size_t cap, count;
+};
+
+static struct node_frames *frames_of(struct builder *b, uint32_t node)
+{
+    struct node_frames *nf = &b->nf[node];
+    if (nf->done) {
+        return nf;
+    }
+    nf->done = 1;
+    const struct model *m = b->r->model;
+    const struct model_node *n = &m->nodes[node];
+    struct sym_frame tmp[MAX_INLINE];
+    int k = 0;
+    if (n->module >= 0) {
+        struct model_module *mod = &m->modules[n->module];
+        if (mod->sym_index < 0) {
+            mod->sym_index = symbolize_add_module(b->r->sym, mod->path, mod->bias, mod->build_id,
+                                                  mod->build_id_len);
+        }
+        if (mod->sym_index >= 0) {
+            /* A return address points after the call: look up the call. */
+            k = symbolize_lookup(b->r->sym, mod->sym_index, n->ip - 1, tmp, MAX_INLINE);
+        }
+    }
+    if (k <= 0) {
+        memset(&tmp[0], 0, sizeof tmp[0]);
+        tmp[0].module = NULL;
+        tmp[0].module_offset = n->ip;
+        k = 1;
+    }
+    xgrow((void **)&b->pool, &b->pool_cap, b->npool + (size_t)k, sizeof *b->pool);
+    nf->first = (uint32_t)b->npool;
+    nf->count = (uint16_t)k;
+    memcpy(b->pool + b->npool, tmp, sizeof tmp[0] * (size_t)k);
+    b->npool += (size_t)k;
+    return nf;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return h;
+}
+
+static void key_append(char **key, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen(s);
+    xgrow((void **)key, cap, *len + n + 2, 1);
+    memcpy(*key + *len, s, n);
+    *len += n;
+    (*key)[(*len)++] = '\x1f';
+    (*key)[*len] = 0;
+}
+
+static void table_grow(struct builder *b)
+{
+    size_t ncap = b->cap ? b->cap * 2 : 1024;
+    char **nk = xcalloc(ncap, sizeof *nk);
+    uint32_t *nv = xmalloc(ncap * sizeof *nv);
+    for (size_t i = 0; i < b->cap; i++) {
+        if (!b->keys[i]) {
+            continue;
+        }
+        size_t j = hash_str(b->keys[i]) & (ncap - 1);
+        while (nk[j]) {
+            j = (j + 1) & (ncap - 1);
+        }
+        nk[j] = b->keys[i];
+        nv[j] = b->vals[i];
+    }
+    free(b->keys);
+    free(b->vals);
+    b->keys = nk;
+    b->vals = nv;
+    b->cap = ncap;
+}
+
+/* Returns the stack index for `key`, taking ownership of it, or
+ * UINT32_MAX when the key is new (the caller creates the stack). */
+static uint32_t table_find(struct builder *b, char *key, uint32_t new_index)
+{
+    if ((b->count + 1) * 2 > b->cap) {
+        table_grow(b);
+    }
+    size_t mask = b->cap - 1;
+    size_t j = hash_str(key) & mask;
+    while (b->keys[j]) {
+        if (strcmp(b->keys[j], key) == 0) {
+            free(key);
+            return b->vals[j];
+        }
+        j = (j + 1) & mask;
+    }
+    b->keys[j] = key;
+    b->vals[j] = new_index;
+    b->count++;
+    return UINT32_MAX;
+}
+
+/* Frames of one trace, innermost first, cut after main(). */
+static void collect(struct builder *b, uint32_t trace, struct sym_frame **out, uint32_t *nout,
+                    uint32_t *omitted)
+{
+    const struct model *m = b->r->model;
+    size_t cap = 0;
+    *out = NULL;
+    *nout = 0;
+    *omitted = 0;
+    for (uint32_t node = trace; node != 0; node = m->nodes[node].parent) {
+        if (m->nodes[node].ip == 0) {
+            (*omitted)++;
+            continue;
+        }
+        struct node_frames *nf = frames_of(b, node);
+        xgrow((void **)out, &cap, *nout + nf->count, sizeof **out);
+        memcpy(*out + *nout, b->pool + nf->first, sizeof **out * nf->count);
+        *nout += nf->count;
+        const struct sym_frame *last = &b->pool[nf->first + nf->count - 1];
+        if (last->function && strcmp(last->function, "main") == 0) {
+            break;
+        }
+    }
+}
+
+static char *make_key(const struct sym_frame *f, uint32_t n, uint32_t omitted)
+{
+    char *key = NULL;
+    size_t len = 0, cap = 0;
+    char num[64];
+    snprintf(num, sizeof num, "o%u", omitted);
+    key_append(&key, &len, &cap, num);
+    for (uint32_t i = 0; i < n; i++) {
+        if (f[i].function) {
+            snprintf(num, sizeof num, "%u:%d", f[i].line, f[i].inlined);
+            key_append(&key, &len, &cap, f[i].function);
+            key_append(&key, &len, &cap, f[i].file ? f[i].file : "");
+            key_append(&key, &len, &cap, num);
+        } else {
+            snprintf(num, sizeof num, "+%llx", (unsigned long long)f[i].module_offset);
+            key_append(&key, &len, &cap, f[i].module ? f[i].module : "?");
+            key_append(&key, &len, &cap, num);
+        }
+    }
+    if (!key) {
+        key = xstrdup("");
+    }
+    return key;
+}
+
+uint64_t report_cost(const struct report_stack *st, enum report_section s)
+{
+    switch (s) {
+    case REPORT_CALLS:
+        return st->calls;
+    case REPORT_PEAK:
+        return st->peak;
+    case REPORT_TEMPORARY:
+        return st->temporary;
+    case REPORT_LEAKED:
+        return st->leaked;
+    case REPORT_ALLOCATED:
+        return st->allocated;
+    default:
+        return 0;
+    }
+}
+
+static const struct report_stack *sort_base;
+static enum report_section sort_section;
+
+static int by_cost(const void *a, const void *b)
+{
+    uint64_t ca = report_cost(&sort_base[*(const uint32_t *)a], sort_section);
+    uint64_t cb = report_cost(&sort_base[*(const uint32_t *)b], sort_section);
+    if (ca != cb) {
+        return ca > cb ? -1 : 1;
+    }
+    /* Ties: by calls, then by index, so the output is deterministic. */
+    uint64_t na = sort_base[*(const uint32_t *)a].calls, nb = sort_base[*(const uint32_t *)b].calls;
+    if (na != nb) {
+        return na > nb ? -1 : 1;
+    }
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+struct report *report_new(const struct model *m)
+{
+    struct report *r = xcalloc(1, sizeof *r);
+    r->model = m;
+    r->sym = symbolize_new();
+    if (!r->sym) {
+        free(r);
+        return NULL;
+    }
+    struct builder b = {.r = r};
+    b.nf = xcalloc(m->nnodes ? m->nnodes : 1, sizeof *b.nf);
+    size_t stacks_cap = 0;
+    uint32_t ntraces = accounting_ntraces(m->acct);
+    for (uint32_t t = 0; t < ntraces; t++) {
+        const struct acct_cost *c = accounting_cost(m->acct, t);
+        if (!c || c->calls == 0) {
+            continue;
+        }
+        struct sym_frame *frames;
+        uint32_t n, omitted;
+        collect(&b, t < m->nnodes ? t : 0, &frames, &n, &omitted);
+        char *key = make_key(frames, n, omitted);
+        uint32_t idx = table_find(&b, key, r->nstacks);
+        if (idx == UINT32_MAX) {
+            idx = r->nstacks++;
+            xgrow((void **)&r->stacks, &stacks_cap, r->nstacks, sizeof *r->stacks);
+            r->stacks[idx].frames = frames;
+            r->stacks[idx].nframes = n;
+            r->stacks[idx].omitted = omitted;
+        } else {
+            free(frames);
+        }
+        struct report_stack *st = &r->stacks[idx];
+        st->calls += c->calls;
+        st->temporary += c->temporary;
+        st->allocated += c->allocated;
+        st->leaked += c->live;
+        st->leaked_blocks += c->live_blocks;
+        st->peak += accounting_at_peak(m->acct, t);
+    }
+    for (size_t i = 0; i < b.cap; i++) {
+        free(b.keys[i]);
+    }
+    free(b.keys);
+    free(b.vals);
+    free(b.nf);
+    free(b.pool);
+    for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        r->ranked[s] = xmalloc((r->nstacks ? r->nstacks : 1) * sizeof *r->ranked[s]);
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < r->nstacks; i++) {
+            if (report_cost(&r->stacks[i], (enum report_section)s) > 0) {
+                r->ranked[s][k++] = i;
+            }
+        }
+        sort_base = r->stacks;
+        sort_section = (enum report_section)s;
+        qsort(r->ranked[s], k, sizeof *r->ranked[s], by_cost);
+        r->nranked[s] = k;
+    }
+    return r;
+}
+
+void report_free(struct report *r)
+{
+    if (!r) {
+        return;
+    }
+    for (uint32_t i = 0; i < r->nstacks; i++) {
+        free(r->stacks[i].frames);
+    }
+    free(r->stacks);
+    for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        free(r->ranked[s]);
+    }
+    symbolize_free(r->sym);
+    free(r);
+}
+
+const char *report_title(enum report_section s)
+{
+    static const char *const titles[REPORT_NSECTIONS] = {
+        "MOST CALLS TO ALLOCATION FUNCTIONS", "PEAK MEMORY CONSUMERS", "MOST TEMPORARY ALLOCATIONS",
+        "MOST MEMORY LEAKED", "MOST MEMORY ALLOCATED",
+    };
+    return s < REPORT_NSECTIONS ? titles[s] : "";
+}
+
+const char *report_bytes(char *buf, size_t cap, uint64_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0) {
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    } else {
+        snprintf(buf, cap, "%.2f %s", v, units[u]);
+    }
+    return buf;
+}
+
+/* ---- text ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : (path ? path : "?");
+}
+
+static void print_frame(const struct sym_frame *f, int depth, FILE *out)
+{
+    fprintf(out, "      #%-2d ", depth);
+    if (f->inlined) {
+        fputs("(inlined) ", out);
+    }
+    if (!f->function) {
+        fprintf(out, "?? in %s+0x%llx\n", base_name(f->module), (unsigned long long)f->module_offset);
+        return;
+    }
+    fputs(f->function, out);
+    if (f->file) {
+        fprintf(out, " at %s:%u", f->file, f->line);
+    }
+    fprintf(out, " in %s\n", base_name(f->module));
+}
+
+static double per_second(uint64_t n, uint64_t ms)
+{
+    return ms ? (double)n * 1000.0 / (double)ms : 0.0;
+}
+
+static void print_cost(const struct report_stack *st, enum report_section s, const struct acct_totals *t,
+                       FILE *out)
+{
+    char b1[32];
+    switch (s) {
+    case REPORT_CALLS:
+        fprintf(out, "  %llu calls to allocation functions (%.1f%% of all), %s allocated\n",
+                (unsigned long long)st->calls, t->allocations ? 100.0 * (double)st->calls / (double)t->allocations : 0.0,
+                report_bytes(b1, sizeof b1, st->allocated));
+        break;
+    case REPORT_PEAK:
+        fprintf(out, "  %s (%llu bytes) live at the peak\n", report_bytes(b1, sizeof b1, st->peak),
+                (unsigned long long)st->peak);
+        break;
+    case REPORT_TEMPORARY:
+        fprintf(out, "  %llu temporary allocations of %llu calls (%.1f%%)\n", (unsigned long long)st->temporary,
+                (unsigned long long)st->calls, st->calls ? 100.0 * (double)st->temporary / (double)st->calls : 0.0);
+        break;
+    case REPORT_LEAKED:
+        fprintf(out, "  %s (%llu bytes) leaked in %llu blocks\n", report_bytes(b1, sizeof b1, st->leaked),
+                (unsigned long long)st->leaked, (unsigned long long)st->leaked_blocks);
+        break;
+    case REPORT_ALLOCATED:
+        fprintf(out, "  %s (%llu bytes) allocated in %llu calls\n", report_bytes(b1, sizeof b1, st->allocated),
+                (unsigned long long)st->allocated, (unsigned long long)st->calls);
+        break;
+    default:
+        break;
+    }
+}
+
+static void print_stack(const struct report_stack *st, int max_frames, FILE *out)
+{
+    uint32_t n = st->nframes < (uint32_t)max_frames ? st->nframes : (uint32_t)max_frames;
+    for (uint32_t i = 0; i < n; i++) {
+        print_frame(&st->frames[i], (int)i, out);
+    }
+    if (n < st->nframes) {
+        fprintf(out, "      ... %u more frames\n", st->nframes - n);
+    }
+    if (st->omitted) {
+        fprintf(out, "      (stack deeper than the recording's depth limit: middle frames omitted)\n");
+    }
+    if (st->nframes == 0) {
+        fprintf(out, "      (no stack)\n");
+    }
+}
+
+static const char *end_text(const struct model *m, char *buf, size_t cap)
+{
+    if (!m->has_end) {
+        snprintf(buf, cap, "recording ends early (memrec or the machine stopped)");
+        return buf;
+    }
+    switch (m->end.how) {
+    case MEMFMT_END_EXITED:
+        snprintf(buf, cap, "exited with status %d", m->end.value);
+        break;
+    case MEMFMT_END_SIGNALED:
+        snprintf(buf, cap, "killed by signal %d (%s): the process did not end normally", m->end.value,
+                 strsignal(m->end.value));
+        break;
+    case MEMFMT_END_DETACHED:
+        snprintf(buf, cap, "still running when the recording stopped");
+        break;
+    default:
+        snprintf(buf, cap, "ended in an unknown way");
+        break;
+    }
+    return buf;
+}
+
+void report_print_text(const struct report *r, const struct report_options *o, FILE *out)
+{
+    const struct model *m = r->model;
+    const struct acct_totals *t = accounting_totals(m->acct);
+    uint64_t ms = model_runtime_ms(m);
+    char b1[32], b2[160];
+    fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
+            end_text(m, b2, sizeof b2));
+    fprintf(out, "total runtime: %.3f s\n", (double)ms / 1000.0);
+    fprintf(out, "calls to allocation functions: %llu (%.0f/s)\n", (unsigned long long)t->allocations,
+            per_second(t->allocations, ms));
+    fprintf(out, "temporary allocations: %llu (%.1f%%, %.0f/s)\n", (unsigned long long)t->temporary,
+            t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0,
+            per_second(t->temporary, ms));
+    fprintf(out, "peak heap memory consumption: %s (%llu bytes)", report_bytes(b1, sizeof b1, t->peak_bytes),
+            (unsigned long long)t->peak_bytes);
+    fprintf(out, " after %.3f s\n", (double)t->peak_ms / 1000.0);
+    fprintf(out, "peak RSS (including memrec overhead): %s (%llu bytes)\n", report_bytes(b1, sizeof b1, t->peak_rss),
+            (unsigned long long)t->peak_rss);
+    fprintf(out, "total memory leaked: %s (%llu bytes) in %llu blocks\n", report_bytes(b1, sizeof b1, t->live_bytes),
+            (unsigned long long)t->live_bytes, (unsigned long long)t->live_blocks);
+    fprintf(out, "total bytes allocated: %s (%llu bytes)\n", report_bytes(b1, sizeof b1, t->allocated_bytes),
+            (unsigned long long)t->allocated_bytes);
+    for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        fprintf(out, "\n%s\n", report_title((enum report_section)s));
+        uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
+        if (n == 0) {
+            fprintf(out, "  (none)\n");
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            const struct report_stack *st = &r->stacks[r->ranked[s][i]];
+            print_cost(st, (enum report_section)s, t, out);
+            print_stack(st, o->max_frames, out);
+        }
+        if (r->nranked[s] > n) {
+            fprintf(out, "  ... and %u more call stacks\n", r->nranked[s] - n);
+        }
+    }
+}

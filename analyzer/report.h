@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+/* The ranked reports of memprint: call stacks symbolized and merged (traces
+ * whose frames read the same are one entry), ranked per cost, printed as
+ * text or as one JSON object. */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "symbolize.h"
+
+enum report_section {
+    REPORT_CALLS,      /* MOST CALLS TO ALLOCATION FUNCTIONS */
+    REPORT_PEAK,       /* PEAK MEMORY CONSUMERS */
+    REPORT_TEMPORARY,  /* MOST TEMPORARY ALLOCATIONS */
+    REPORT_LEAKED,     /* MOST MEMORY LEAKED */
+    REPORT_ALLOCATED,  /* MOST MEMORY ALLOCATED */
+    REPORT_NSECTIONS,
+};
+
+/* One merged call stack and its costs. */
+struct report_stack {
+    struct sym_frame *frames;  /* innermost first; strings owned by the symbolizer */
+    uint32_t nframes;
+    uint32_t omitted;          /* frames cut by the depth limit when recorded */
+    uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
+};
+
+struct report {
+    const struct model *model;
+    struct symbolizer *sym;
+    struct report_stack *stacks;
+    uint32_t nstacks;
+    uint32_t *ranked[REPORT_NSECTIONS];  /* indexes into stacks, best first */
+    uint32_t nranked[REPORT_NSECTIONS];
+};
+
+struct report_options {
+    int top;         /* entries per section */
+    int max_frames;  /* frames printed per stack */
+};
+
+/** Build the reports of `m` (which must outlive the report). Returns NULL
+ * only when the symbolizer cannot start. */
+struct report *report_new(const struct model *m);
+/** Release; accepts NULL. */
+void report_free(struct report *r);
+/** Section title as printed ("PEAK MEMORY CONSUMERS"). */
+const char *report_title(enum report_section s);
+/** Cost of a stack in a section. */
+uint64_t report_cost(const struct report_stack *st, enum report_section s);
+/** Print the summary and every section as text. */
+void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
+/** Print everything as one JSON object. */
+void report_print_json(const struct report *r, const struct report_options *o, FILE *f);
+/** Human-readable bytes ("1.50 MiB") into buf. */
+const char *report_bytes(char *buf, size_t cap, uint64_t bytes);
+
+#endif

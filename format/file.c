@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: MIT
+/* The zstd-compressed file: a streaming writer for memrec and an incremental
+ * reader for the analyzer. The writer flushes on request so that a file cut
+ * short still decodes up to its last flush; the reader reports where the
+ * data stops instead of failing silently. Never linked into the recorder. */
+#include "memfmt.h"
+#include "memfmt_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zstd.h>
+
+/* ---- writer ---- */
+
+#define WRITER_IN_CAP (256u << 10)
+
+struct memfmt_writer {
+    int fd;
+    int failed;      /* sticky status after an error */
+    int saved_errno;
+    ZSTD_CCtx *cctx;
+    uint8_t *in;
+    size_t in_len;
+    uint8_t *out;
+    size_t out_cap;
+    uint64_t written;
+};
+
+static int write_all(memfmt_writer *w, const uint8_t *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = write(w->fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            w->saved_errno = errno;
+            return MEMFMT_E_IO;
+        }
+        p += k;
+        n -= (size_t)k;
+        w->written += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Feed the pending input to zstd with `op` and write what comes out. */
+static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
+{
+    if (w->failed) {
+        return w->failed;
+    }
+    ZSTD_inBuffer in = {w->in, w->in_len, 0};
+    for (;;) {
+        ZSTD_outBuffer out = {w->out, w->out_cap, 0};
+        size_t left = ZSTD_compressStream2(w->cctx, &out, &in, op);
+        if (ZSTD_isError(left)) {
+            w->failed = MEMFMT_E_ZSTD;
+            return w->failed;
+        }
+        int rc = write_all(w, w->out, out.pos);
+        if (rc < 0) {
+            w->failed = rc;
+            return rc;
+        }
+        int done = (op == ZSTD_e_continue) ? in.pos == in.size : left == 0;
+        if (done) {
+            break;
+        }
+    }
+    w->in_len = 0;
+    return 0;
+}
+
+memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int level, int *rc)
+{
+    memfmt_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        *rc = MEMFMT_E_NOMEM;
+        return NULL;
+    }
+    w->fd = fd;
+    w->cctx = ZSTD_createCCtx();
+    w->in = malloc(WRITER_IN_CAP);
+    w->out_cap = ZSTD_CStreamOutSize();
+    w->out = malloc(w->out_cap);
+    if (!w->cctx || !w->in || !w->out) {
+        memfmt_writer_free(w);
+        *rc = MEMFMT_E_NOMEM;
+        return NULL;
+    }
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+
+    uint8_t *h = w->in;
+    memcpy(h, MEMFMT_MAGIC, MEMFMT_MAGIC_LEN);
+    h[8] = (uint8_t)(hdr->version & 0xff);
+    h[9] = (uint8_t)(hdr->version >> 8);
+    h[10] = hdr->pointer_size;
+    h[11] = hdr->little_endian;
+    for (int i = 0; i < 4; i++) {
+        h[12 + i] = (uint8_t)(hdr->flags >> (8 * i));
+    }
+    w->in_len = MEMFMT_HEADER_LEN;
+    *rc = 0;
+    return w;
+}
+
+int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec)
+{
+    if (w->failed) {
+        return w->failed;
+    }
+    if (WRITER_IN_CAP - w->in_len < 64) {
+        int rc = compress_pending(w, ZSTD_e_continue);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    int n = memfmt_encode(rec, w->in + w->in_len, WRITER_IN_CAP - w->in_len);
+    if (n == MEMFMT_E_TOOBIG && w->in_len > 0) {
+        int rc = compress_pending(w, ZSTD_e_continue);
+        if (rc < 0) {
+            return rc;
+        }
+        n = memfmt_encode(rec, w->in, WRITER_IN_CAP);
+    }
+    if (n < 0) {
+        return n; /* a record that can never fit is the caller's error, not sticky */
+    }
+    w->in_len += (size_t)n;
+    return 0;
+}
+
+int memfmt_writer_flush(memfmt_writer *w)
+{
+    return compress_pending(w, ZSTD_e_flush);
+}
+
+int memfmt_writer_finish(memfmt_writer *w)
+{
+    return compress_pending(w, ZSTD_e_end);
+}
+
+uint64_t memfmt_writer_bytes(const memfmt_writer *w)
+{
+    return w->written;
+}
+
+int memfmt_writer_errno(const memfmt_writer *w)
+{
+    return w->saved_errno;
+}
+
+void memfmt_writer_free(memfmt_writer *w)
+{
+    if (!w) {
+        return;
+    }
+    ZSTD_freeCCtx(w->cctx);
+    free(w->in);
+    free(w->out);
+    free(w);
+}
+
+/* ---- reader ---- */
+
+/* The decoded window holds at least one whole record of the maximum size. */
+#define READER_RAW_CAP (2 * MEMFMT_MAX_RECORD + (256u << 10))
+
+struct memfmt_reader {
+    int fd;
+    int own_fd;
+    int saved_errno;
+    ZSTD_DStream *dctx;
+    uint8_t *zin;           /* compressed input */
+    size_t zin_cap;
+    ZSTD_inBuffer zbuf;
+    int file_eof;
+    size_t frame_left;      /* last ZSTD_decompressStream hint: 0 = frame complete */
+    int seen_frame;
+    uint8_t *raw;           /* decompressed window */
+    size_t raw_start, raw_end;
+    uint64_t raw_base;      /* stream offset of raw[0] */
+    uint64_t file_consumed;
+    struct memfmt_header hdr;
+};
+
+/* Read more compressed bytes. Returns 0, or MEMFMT_E_IO. */
+static int fill_zin(memfmt_reader *r)
+{
+    if (r->zbuf.pos < r->zbuf.size || r->file_eof) {
+        return 0;
+    }
+    for (;;) {
+        ssize_t k = read(r->fd, r->zin, r->zin_cap);
+        if (k < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            r->saved_errno = errno;
+            return MEMFMT_E_IO;
+        }
+        if (k == 0) {
+            r->file_eof = 1;
+        }
+        r->zbuf.src = r->zin;
+        r->zbuf.size = (size_t)k;
+        r->zbuf.pos = 0;
+        return 0;
+    }
+}
+
+/* Decompress more into the window. Returns > 0 when bytes were added, 0 at
+ * the clean end of input, or a negative status. */
+static int refill(memfmt_reader *r)
+{
+    if (r->raw_start > 0) {
+        size_t keep = r->raw_end - r->raw_start;
+        memmove(r->raw, r->raw + r->raw_start, keep);
+        r->raw_base += r->raw_start;
+        r->raw_start = 0;
+        r->raw_end = keep;
+    }
+    for (;;) {
+        int rc = fill_zin(r);
+        if (rc < 0) {
+            return rc;
+        }
+        if (r->zbuf.pos == r->zbuf.size && r->file_eof) {
+            if (!r->seen_frame) {
+                return MEMFMT_E_EMPTY;
+            }
+            return r->frame_left == 0 ? 0 : MEMFMT_E_TRUNCATED;
+        }
+        if (r->zbuf.pos == 0 && !r->seen_frame && r->zbuf.size >= 4) {
+            /* Check the zstd magic before handing arbitrary bytes to zstd,
+             * so "not a recording" is told apart from "corrupt". */
+            const uint8_t *m = r->zin;
+            if (!(m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)) {
+                return MEMFMT_E_NOT_MEMREC;
+            }
+        }
+        ZSTD_outBuffer out = {r->raw, READER_RAW_CAP, r->raw_end};
+        size_t before = r->zbuf.pos;
+        size_t ret = ZSTD_decompressStream(r->dctx, &out, &r->zbuf);
+        r->file_consumed += r->zbuf.pos - before;
+        if (ZSTD_isError(ret)) {
+            return r->seen_frame ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
+        }
+        r->seen_frame = 1;
+        r->frame_left = ret;
+        if (out.pos > r->raw_end) {
+            r->raw_end = out.pos;
+            return 1;
+        }
+        if (out.pos == READER_RAW_CAP) {
+            return MEMFMT_E_CORRUPT; /* a record larger than the window */
+        }
+    }
+}
+
+static int read_header(memfmt_reader *r)
+{
+    while (r->raw_end < MEMFMT_HEADER_LEN) {
+        int rc = refill(r);
+        if (rc == 0) {
+            return r->raw_end == 0 ? MEMFMT_E_EMPTY : MEMFMT_E_TRUNCATED;
+        }
+        if (rc < 0) {
+            if (rc == MEMFMT_E_TRUNCATED && r->raw_end > 0 &&
+                memcmp(r->raw, MEMFMT_MAGIC, r->raw_end < MEMFMT_MAGIC_LEN ? r->raw_end : MEMFMT_MAGIC_LEN) != 0) {
+                return MEMFMT_E_NOT_MEMREC;
+            }
+            return rc;
+        }
+    }
+    const uint8_t *h = r->raw;
+    if (memcmp(h, MEMFMT_MAGIC, MEMFMT_MAGIC_LEN) != 0) {
+        return MEMFMT_E_NOT_MEMREC;
+    }
+    r->hdr.version = (uint16_t)(h[8] | (h[9] << 8));
+    r->hdr.pointer_size = h[10];
+    r->hdr.little_endian = h[11];
+    r->hdr.flags = (uint32_t)h[12] | ((uint32_t)h[13] << 8) | ((uint32_t)h[14] << 16) | ((uint32_t)h[15] << 24);
+    if (r->hdr.version > MEMFMT_VERSION || r->hdr.version == 0) {
+        return MEMFMT_E_VERSION;
+    }
+    r->raw_start = MEMFMT_HEADER_LEN;
+    return 0;
+}
+
+memfmt_reader *memfmt_reader_open_fd(int fd, int *rc)
+{
+    memfmt_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        *rc = MEMFMT_E_NOMEM;
+        return NULL;
+    }
+    r->fd = fd;
+    r->dctx = ZSTD_createDStream();
+    r->zin_cap = ZSTD_DStreamInSize();
+    r->zin = malloc(r->zin_cap);
+    r->raw = malloc(READER_RAW_CAP);
+    if (!r->dctx || !r->zin || !r->raw) {
+        memfmt_reader_free(r);
+        *rc = MEMFMT_E_NOMEM;
+        return NULL;
+    }
+    r->zbuf.src = r->zin;
+    *rc = read_header(r);
+    if (*rc < 0) {
+        memfmt_reader_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+memfmt_reader *memfmt_reader_open(const char *path, int *rc)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        *rc = MEMFMT_E_IO;
+        return NULL;
+    }
+    memfmt_reader *r = memfmt_reader_open_fd(fd, rc);
+    if (!r) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return NULL;
+    }
+    r->own_fd = 1;
+    return r;
+}
+
+const struct memfmt_header *memfmt_reader_header(const memfmt_reader *r)
+{
+    return &r->hdr;
+}
+
+int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
+{
+    for (;;) {
+        int n = MEMFMT_E_TRUNCATED;
+        if (r->raw_end > r->raw_start) {
+            n = memfmt_decode(r->raw + r->raw_start, r->raw_end - r->raw_start, rec);
+        }
+        if (n > 0) {
+            r->raw_start += (size_t)n;
+            return 1;
+        }
+        if (n != MEMFMT_E_TRUNCATED) {
+            return n;
+        }
+        int rc = refill(r);
+        if (rc == 0) {
+            /* Clean end of the compressed data: leftover bytes are a cut record. */
+            return r->raw_end > r->raw_start ? MEMFMT_E_TRUNCATED : 0;
+        }
+        if (rc < 0) {
+            return rc;
+        }
+    }
+}
+
+uint64_t memfmt_reader_offset(const memfmt_reader *r)
+{
+    return r->raw_base + r->raw_start;
+}
+
+uint64_t memfmt_reader_file_offset(const memfmt_reader *r)
+{
+    return r->file_consumed;
+}
+
+int memfmt_reader_errno(const memfmt_reader *r)
+{
+    return r->saved_errno;
+}
+
+void memfmt_reader_free(memfmt_reader *r)
+{
+    if (!r) {
+        return;
+    }
+    if (r->own_fd) {
+        close(r->fd);
+    }
+    ZSTD_freeDStream(r->dctx);
+    free(r->zin);
+    free(r->raw);
+    free(r);
+}

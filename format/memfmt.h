@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/* memfmt: the memrec file format. The only public description in code of
+ * what a recording holds; docs/format.md is the byte-level specification.
+ * Writer used by memrec, reader used by the analyzer. */
+#ifndef MEMFMT_H
+#define MEMFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MEMFMT_VERSION 1
+
+/* ---- status codes: append only, numbers never change ---- */
+enum memfmt_status {
+    MEMFMT_OK = 0,
+    MEMFMT_E_IO = -1,        /* read/write failed; errno is kept in the handle */
+    MEMFMT_E_NOT_MEMREC = -2,/* no memrec magic at the start */
+    MEMFMT_E_VERSION = -3,   /* written by a newer format version */
+    MEMFMT_E_TRUNCATED = -4, /* data stops in the middle of a record or frame */
+    MEMFMT_E_CORRUPT = -5,   /* bytes that cannot be a valid record */
+    MEMFMT_E_NOMEM = -6,
+    MEMFMT_E_TOOBIG = -7,    /* a record larger than MEMFMT_MAX_RECORD */
+    MEMFMT_E_ZSTD = -8,      /* compressor failure */
+    MEMFMT_E_EMPTY = -9,     /* the file holds no bytes at all */
+};
+
+/** Name of a status code, as a lowercase phrase ("truncated"). Never NULL. */
+const char *memfmt_strerror(int code);
+
+/* ---- records ---- */
+
+/* Tags of the file records. Readers skip tags they do not know. */
+enum memfmt_tag {
+    MEMFMT_REC_PROCESS = 1,  /* who was recorded */
+    MEMFMT_REC_MODULE = 2,   /* a module (executable, shared object) is mapped */
+    MEMFMT_REC_UNMODULE = 3, /* a module was unloaded */
+    MEMFMT_REC_THREAD = 4,   /* a thread index is introduced */
+    MEMFMT_REC_NODE = 5,     /* a trace-tree node: (parent, ip); ids are implicit */
+    MEMFMT_REC_ALLOC = 6,    /* a block is allocated; takes a slot */
+    MEMFMT_REC_FREE = 7,     /* the block in a slot is freed */
+    MEMFMT_REC_REALLOC = 8,  /* one call frees a slot and allocates a new block */
+    MEMFMT_REC_TIME = 9,     /* milliseconds since start; later events are at or after */
+    MEMFMT_REC_RSS = 10,     /* sampled resident set size */
+    MEMFMT_REC_END = 11,     /* the recording ended; how the process ended */
+    MEMFMT_REC_STATS = 12,   /* recorder counters (lost events, unmatched frees) */
+};
+
+/* Allocation and free functions, stored in ALLOC/FREE/REALLOC records. */
+enum memfmt_kind {
+    MEMFMT_K_MALLOC = 0,
+    MEMFMT_K_CALLOC = 1,
+    MEMFMT_K_REALLOC = 2,
+    MEMFMT_K_REALLOCARRAY = 3,
+    MEMFMT_K_POSIX_MEMALIGN = 4,
+    MEMFMT_K_ALIGNED_ALLOC = 5,
+    MEMFMT_K_MEMALIGN = 6,
+    MEMFMT_K_VALLOC = 7,
+    MEMFMT_K_PVALLOC = 8,
+    MEMFMT_K_NEW = 9,        /* operator new, any form */
+    MEMFMT_K_NEW_ARRAY = 10, /* operator new[], any form */
+    MEMFMT_K_FREE = 11,
+    MEMFMT_K_DELETE = 12,
+    MEMFMT_K_DELETE_ARRAY = 13,
+    MEMFMT_K_COUNT = 14,
+};
+
+/* How the recorded process ended (END record). */
+enum memfmt_end_how {
+    MEMFMT_END_EXITED = 0,   /* value = exit status */
+    MEMFMT_END_SIGNALED = 1, /* value = signal number */
+    MEMFMT_END_DETACHED = 2, /* recording stopped while the process ran on */
+    MEMFMT_END_UNKNOWN = 3,  /* memrec lost track of the process */
+};
+
+/* Header flags. */
+enum memfmt_header_flags {
+    MEMFMT_HF_ATTACHED = 1 << 0, /* recording began in a running process */
+};
+
+struct memfmt_header {
+    uint16_t version;
+    uint8_t pointer_size;
+    uint8_t little_endian;
+    uint32_t flags;
+};
+
+/* Limits on variable-length fields, so a reader never trusts a length. */
+#define MEMFMT_MAX_RECORD (1u << 20)
+#define MEMFMT_MAX_SEGMENTS 64
+
+struct memfmt_segment {
+    uint64_t vaddr; /* address relative to the load bias */
+    uint64_t memsz;
+    uint32_t flags; /* PF_X | PF_W | PF_R */
+};
+
+/* One decoded record. Pointers into strings point into the reader's (or the
+ * caller's) buffer and stay valid until the next call on that reader. */
+struct memfmt_record {
+    unsigned tag;
+    union {
+        struct {
+            uint32_t pid, ppid;
+            uint64_t start_unix_ns;  /* wall clock at start */
+            uint64_t sample_rate;    /* 0 = every allocation has a stack */
+            const char *exe;         /* path of the executable */
+            uint32_t exe_len;
+            const char *cmdline;     /* arguments separated by NUL bytes */
+            uint32_t cmdline_len;
+        } process;
+        struct {
+            uint32_t id;             /* 1-based, never reused */
+            uint64_t bias;           /* load bias (dlpi_addr) */
+            const char *path;
+            uint32_t path_len;
+            const uint8_t *build_id;
+            uint32_t build_id_len;
+            uint32_t nsegments;
+            struct memfmt_segment segments[MEMFMT_MAX_SEGMENTS];
+        } module;
+        struct {
+            uint32_t id;
+        } unmodule;
+        struct {
+            uint32_t index;          /* 1-based thread index used by events */
+            uint32_t tid;            /* kernel thread id */
+        } thread;
+        struct {
+            uint32_t parent;         /* 0 = root */
+            uint64_t ip;             /* return address; 0 marks a truncation gap */
+        } node;
+        struct {
+            uint32_t thread;
+            uint32_t kind;           /* enum memfmt_kind */
+            uint64_t size;           /* requested bytes */
+            uint32_t trace;          /* leaf node id, 0 = no stack */
+            uint64_t old_slot;       /* REALLOC only: the slot freed */
+        } alloc;                     /* ALLOC and REALLOC */
+        struct {
+            uint32_t thread;
+            uint32_t kind;
+            uint64_t slot;
+        } free;
+        struct {
+            uint64_t ms;
+        } time;
+        struct {
+            uint64_t bytes;
+        } rss;
+        struct {
+            uint32_t how;            /* enum memfmt_end_how */
+            int32_t value;           /* exit status or signal number */
+            uint64_t runtime_ms;
+        } end;
+        struct {
+            uint64_t lost_events;    /* events the recorder could not deliver */
+            uint64_t unmatched_frees;/* frees of blocks never seen allocated */
+        } stats;
+    } u;
+};
+
+/* Slots. A block's slot is assigned implicitly, the same way by writer and
+ * reader: an allocation takes the most recently freed slot, or the next
+ * unused number when none is free. FREE and REALLOC name the slot. This keeps
+ * addresses out of the file and lets readers index live blocks in an array. */
+
+/** Encode `rec` (tag and length included) into `buf` of `cap` bytes.
+ * Returns bytes written, or MEMFMT_E_TOOBIG when it does not fit.
+ * Pure function: no allocation, async-signal-safe. */
+int memfmt_encode(const struct memfmt_record *rec, uint8_t *buf, size_t cap);
+
+/** Decode one record from `buf` (`len` bytes available). On success returns
+ * the bytes consumed (> 0) and fills `rec`; a record of unknown tag is
+ * returned with rec->tag set and no fields. Returns MEMFMT_E_TRUNCATED when
+ * `len` ends inside the record, MEMFMT_E_CORRUPT for invalid contents. */
+int memfmt_decode(const uint8_t *buf, size_t len, struct memfmt_record *rec);
+
+/* ---- writer: how to use ----
+ * w = memfmt_writer_new(fd, &hdr, level, &rc); then memfmt_write() for each
+ * record, memfmt_writer_flush() periodically (data written so far becomes
+ * readable even if the process dies), memfmt_writer_finish() once at the end,
+ * memfmt_writer_free(). After an error every call returns the same code. */
+typedef struct memfmt_writer memfmt_writer;
+
+/** Start a file on `fd` (not closed by the writer). NULL on failure, with
+ * the status in *rc. */
+memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int level, int *rc);
+/** Append one record. Returns 0 or a negative status. */
+int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec);
+/** Compress and write out everything appended so far (a zstd flush). */
+int memfmt_writer_flush(memfmt_writer *w);
+/** End the zstd frame and write it out. Returns 0 or a negative status. */
+int memfmt_writer_finish(memfmt_writer *w);
+/** Bytes written to the file so far (compressed). */
+uint64_t memfmt_writer_bytes(const memfmt_writer *w);
+/** errno of the last failed write, 0 if none. */
+int memfmt_writer_errno(const memfmt_writer *w);
+/** Release; accepts NULL. Does not finish the frame. */
+void memfmt_writer_free(memfmt_writer *w);
+
+/* ---- reader: how to use ----
+ * r = memfmt_reader_open(path, &rc); if NULL, rc says why (MEMFMT_E_IO with
+ * errno, NOT_MEMREC, VERSION, EMPTY, TRUNCATED). Then loop
+ * `while ((rc = memfmt_read(r, &rec)) > 0) ...`; rc == 0 is the clean end of
+ * the data, rc < 0 an error at memfmt_reader_offset(r) (offset into the
+ * decompressed stream) — records read before it are valid. */
+typedef struct memfmt_reader memfmt_reader;
+
+/** Open and check the header. NULL on failure with the status in *rc. */
+memfmt_reader *memfmt_reader_open(const char *path, int *rc);
+/** Same, reading an already opened descriptor (not closed by the reader). */
+memfmt_reader *memfmt_reader_open_fd(int fd, int *rc);
+/** The header read at open. */
+const struct memfmt_header *memfmt_reader_header(const memfmt_reader *r);
+/** Next record: 1 = got one, 0 = end of data, < 0 = error. */
+int memfmt_read(memfmt_reader *r, struct memfmt_record *rec);
+/** Offset in the decompressed stream where the reader stands. */
+uint64_t memfmt_reader_offset(const memfmt_reader *r);
+/** Compressed bytes consumed from the file so far. */
+uint64_t memfmt_reader_file_offset(const memfmt_reader *r);
+/** errno of the last failed read, 0 if none. */
+int memfmt_reader_errno(const memfmt_reader *r);
+/** Release; accepts NULL. */
+void memfmt_reader_free(memfmt_reader *r);
+
+#endif

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/* Byte-level helpers shared by the format library, the recorder and memrec:
+ * varints, the file header layout, and the pipe ("wire") protocol between
+ * the preloaded recorder and memrec. Not installed; only format/, recorder/
+ * and memrec.c include it. Everything here is allocation-free and
+ * async-signal-safe. */
+#ifndef MEMFMT_INTERNAL_H
+#define MEMFMT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- varint.c: LEB128 unsigned integers ---- */
+
+#define MEMFMT_VARINT_MAX 10
+
+/** Write `v` as LEB128 at `p`; returns bytes written (1..10). Caller ensures
+ * MEMFMT_VARINT_MAX bytes of room. Inline: it is on the recorder's hot path. */
+static inline size_t memfmt_put_varint(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/** Read a LEB128 value from [*pp, end). Returns 0 and advances *pp, or
+ * MEMFMT_E_TRUNCATED if the bytes end first, MEMFMT_E_CORRUPT if the value
+ * is longer than 64 bits. */
+int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out);
+
+/* ---- file.c: header layout ---- */
+
+/* 16 bytes at the start of the decompressed stream:
+ * magic[8], version u16 LE, pointer size u8, little-endian u8, flags u32 LE. */
+#define MEMFMT_MAGIC "\x89MEMREC\n"
+#define MEMFMT_MAGIC_LEN 8
+#define MEMFMT_HEADER_LEN 16
+
+/* ---- wire.c: the pipe protocol from the recorder to memrec ----
+ *
+ * The recorder writes batches with single write(2) calls of at most
+ * MEMFMT_WIRE_BATCH bytes, so batches from different threads never
+ * interleave (a pipe write of up to PIPE_BUF bytes is atomic).
+ *
+ * batch := len u32 LE (bytes after this field), stream u32 LE, events...
+ * Each thread has its own stream number for its lifetime; stream 0 is the
+ * recorder's service thread. Every event carries a sequence number taken
+ * from one process-wide counter; within a batch it is delta-coded against
+ * the previous event of the batch (the first against 0). memrec merges all
+ * streams by sequence number. Node ids are local to a stream. */
+
+#define MEMFMT_WIRE_BATCH 4096
+#define MEMFMT_WIRE_HEADER 8
+
+enum memfmt_wire_tag {
+    MEMFMT_W_HELLO = 1,   /* tid: first event of a stream (no seq) */
+    MEMFMT_W_NODE = 2,    /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
+    MEMFMT_W_ALLOC = 3,   /* seq, kind, size, addr, trace */
+    MEMFMT_W_FREE = 4,    /* seq, kind, addr */
+    MEMFMT_W_REALLOC = 5, /* seq of the free part, seq of the alloc part, kind, old, new, size, trace */
+    MEMFMT_W_SYNC = 6,    /* seq, ms, rss: every event with a smaller seq is already in the pipe */
+    MEMFMT_W_RECORD = 7,  /* seq, len, a file record as memfmt_encode writes it (module, process...) */
+    MEMFMT_W_LOST = 8,    /* count of events dropped by the recorder (no seq) */
+    MEMFMT_W_BYE = 9,     /* the stream ends (thread exit); no seq */
+};
+
+/** One decoded wire event. */
+struct memfmt_wire_event {
+    unsigned tag;
+    uint64_t seq;        /* absolute, after delta decoding */
+    uint64_t seq2;       /* REALLOC: seq of the alloc part */
+    uint32_t kind;
+    uint64_t size;
+    uint64_t addr;       /* ALLOC/FREE: the block; REALLOC: the old block */
+    uint64_t addr2;      /* REALLOC: the new block */
+    uint64_t a, b, c;    /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count */
+    const uint8_t *rec;  /* RECORD bytes */
+    uint32_t rec_len;
+};
+
+/** Decode one wire event from [*pp, end); `prev_seq` holds the previous
+ * sequence number of the batch and is updated. Returns 0, or
+ * MEMFMT_E_TRUNCATED / MEMFMT_E_CORRUPT. */
+int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq,
+                       struct memfmt_wire_event *ev);
+
+#endif

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/* Encode and decode single file records into caller buffers. No allocation,
+ * no zstd: the recorder links this file. Every record is
+ * tag u8, payload length varint, payload; decoders ignore payload bytes past
+ * the fields they know, so later versions may append fields. */
+#include "memfmt.h"
+#include "memfmt_internal.h"
+
+/* ---- encoding ---- */
+
+struct out {
+    uint8_t *p, *end;
+    int overflow;
+};
+
+static void put_u(struct out *o, uint64_t v)
+{
+    if (o->end - o->p < MEMFMT_VARINT_MAX) {
+        o->overflow = 1;
+        return;
+    }
+    o->p += memfmt_put_varint(o->p, v);
+}
+
+static void put_bytes(struct out *o, const void *src, uint32_t n)
+{
+    put_u(o, n);
+    if (o->overflow || (size_t)(o->end - o->p) < n) {
+        o->overflow = 1;
+        return;
+    }
+    if (n) {
+        memcpy(o->p, src, n);
+    }
+    o->p += n;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static void put_payload(struct out *o, const struct memfmt_record *r)
+{
+    switch (r->tag) {
+    case MEMFMT_REC_PROCESS:
+        put_u(o, r->u.process.pid);
+        put_u(o, r->u.process.ppid);
+        put_u(o, r->u.process.start_unix_ns);
+        put_u(o, r->u.process.sample_rate);
+        put_bytes(o, r->u.process.exe, r->u.process.exe_len);
+        put_bytes(o, r->u.process.cmdline, r->u.process.cmdline_len);
+        break;
+    case MEMFMT_REC_MODULE:
+        put_u(o, r->u.module.id);
+        put_u(o, r->u.module.bias);
+        put_bytes(o, r->u.module.path, r->u.module.path_len);
+        put_bytes(o, r->u.module.build_id, r->u.module.build_id_len);
+        put_u(o, r->u.module.nsegments);
+        for (uint32_t i = 0; i < r->u.module.nsegments && i < MEMFMT_MAX_SEGMENTS; i++) {
+            put_u(o, r->u.module.segments[i].vaddr);
+            put_u(o, r->u.module.segments[i].memsz);
+            put_u(o, r->u.module.segments[i].flags);
+        }
+        break;
+    case MEMFMT_REC_UNMODULE:
+        put_u(o, r->u.unmodule.id);
+        break;
+    case MEMFMT_REC_THREAD:
+        put_u(o, r->u.thread.index);
+        put_u(o, r->u.thread.tid);
+        break;
+    case MEMFMT_REC_NODE:
+        put_u(o, r->u.node.parent);
+        put_u(o, r->u.node.ip);
+        break;
+    case MEMFMT_REC_ALLOC:
+        put_u(o, r->u.alloc.thread);
+        put_u(o, r->u.alloc.kind);
+        put_u(o, r->u.alloc.size);
+        put_u(o, r->u.alloc.trace);
+        break;
+    case MEMFMT_REC_REALLOC:
+        put_u(o, r->u.alloc.thread);
+        put_u(o, r->u.alloc.kind);
+        put_u(o, r->u.alloc.old_slot);
+        put_u(o, r->u.alloc.size);
+        put_u(o, r->u.alloc.trace);
+        break;
+    case MEMFMT_REC_FREE:
+        put_u(o, r->u.free.thread);
+        put_u(o, r->u.free.kind);
+        put_u(o, r->u.free.slot);
+        break;
+    case MEMFMT_REC_TIME:
+        put_u(o, r->u.time.ms);
+        break;
+    case MEMFMT_REC_RSS:
+        put_u(o, r->u.rss.bytes);
+        break;
+    case MEMFMT_REC_END:
+        put_u(o, r->u.end.how);
+        put_u(o, zigzag(r->u.end.value));
+        put_u(o, r->u.end.runtime_ms);
+        break;
+    case MEMFMT_REC_STATS:
+        put_u(o, r->u.stats.lost_events);
+        put_u(o, r->u.stats.unmatched_frees);
+        break;
+    default:
+        break;
+    }
+}
+
+int memfmt_encode(const struct memfmt_record *rec, uint8_t *buf, size_t cap)
+{
+    /* Reserve one length byte, which covers the hot records; move the
+     * payload when its length needs more. */
+    if (cap < 2) {
+        return MEMFMT_E_TOOBIG;
+    }
+    struct out o = {buf + 2, buf + cap, 0};
+    put_payload(&o, rec);
+    if (o.overflow) {
+        return MEMFMT_E_TOOBIG;
+    }
+    size_t len = (size_t)(o.p - (buf + 2));
+    if (len > MEMFMT_MAX_RECORD) {
+        return MEMFMT_E_TOOBIG;
+    }
+    uint8_t lenbuf[MEMFMT_VARINT_MAX];
+    size_t ln = memfmt_put_varint(lenbuf, len);
+    if (1 + ln + len > cap) {
+        return MEMFMT_E_TOOBIG;
+    }
+    if (ln != 1) {
+        memmove(buf + 1 + ln, buf + 2, len);
+    }
+    buf[0] = (uint8_t)rec->tag;
+    memcpy(buf + 1, lenbuf, ln);
+    return (int)(1 + ln + len);
+}
+
+/* ---- decoding ---- */
+
+struct in {
+    const uint8_t *p, *end;
+    int rc;
+};
+
+static uint64_t get_u(struct in *in)
+{
+    uint64_t v = 0;
+    if (in->rc == 0) {
+        int rc = memfmt_get_varint(&in->p, in->end, &v);
+        if (rc < 0) {
+            /* Inside a complete payload, running out is corruption. */
+            in->rc = MEMFMT_E_CORRUPT;
+            v = 0;
+        }
+    }
+    return v;
+}
+
+static uint32_t get_u32(struct in *in)
+{
+    uint64_t v = get_u(in);
+    if (v > UINT32_MAX) {
+        in->rc = MEMFMT_E_CORRUPT;
+        return 0;
+    }
+    return (uint32_t)v;
+}
+
+static const uint8_t *get_bytes(struct in *in, uint32_t *n)
+{
+    *n = get_u32(in);
+    if (in->rc != 0 || (size_t)(in->end - in->p) < *n) {
+        in->rc = MEMFMT_E_CORRUPT;
+        *n = 0;
+        return NULL;
+    }
+    const uint8_t *s = in->p;
+    in->p += *n;
+    return s;
+}
+
+static void get_payload(struct in *in, struct memfmt_record *r)
+{
+    switch (r->tag) {
+    case MEMFMT_REC_PROCESS:
+        r->u.process.pid = get_u32(in);
+        r->u.process.ppid = get_u32(in);
+        r->u.process.start_unix_ns = get_u(in);
+        r->u.process.sample_rate = get_u(in);
+        r->u.process.exe = (const char *)get_bytes(in, &r->u.process.exe_len);
+        r->u.process.cmdline = (const char *)get_bytes(in, &r->u.process.cmdline_len);
+        break;
+    case MEMFMT_REC_MODULE:
+        r->u.module.id = get_u32(in);
+        r->u.module.bias = get_u(in);
+        r->u.module.path = (const char *)get_bytes(in, &r->u.module.path_len);
+        r->u.module.build_id = get_bytes(in, &r->u.module.build_id_len);
+        r->u.module.nsegments = get_u32(in);
+        if (r->u.module.nsegments > MEMFMT_MAX_SEGMENTS) {
+            in->rc = MEMFMT_E_CORRUPT;
+            r->u.module.nsegments = 0;
+        }
+        for (uint32_t i = 0; i < r->u.module.nsegments; i++) {
+            r->u.module.segments[i].vaddr = get_u(in);
+            r->u.module.segments[i].memsz = get_u(in);
+            r->u.module.segments[i].flags = get_u32(in);
+        }
+        break;
+    case MEMFMT_REC_UNMODULE:
+        r->u.unmodule.id = get_u32(in);
+        break;
+    case MEMFMT_REC_THREAD:
+        r->u.thread.index = get_u32(in);
+        r->u.thread.tid = get_u32(in);
+        break;
+    case MEMFMT_REC_NODE:
+        r->u.node.parent = get_u32(in);
+        r->u.node.ip = get_u(in);
+        break;
+    case MEMFMT_REC_ALLOC:
+        r->u.alloc.thread = get_u32(in);
+        r->u.alloc.kind = get_u32(in);
+        r->u.alloc.size = get_u(in);
+        r->u.alloc.trace = get_u32(in);
+        r->u.alloc.old_slot = 0;
+        break;
+    case MEMFMT_REC_REALLOC:
+        r->u.alloc.thread = get_u32(in);
+        r->u.alloc.kind = get_u32(in);
+        r->u.alloc.old_slot = get_u(in);
+        r->u.alloc.size = get_u(in);
+        r->u.alloc.trace = get_u32(in);
+        break;
+    case MEMFMT_REC_FREE:
+        r->u.free.thread = get_u32(in);
+        r->u.free.kind = get_u32(in);
+        r->u.free.slot = get_u(in);
+        break;
+    case MEMFMT_REC_TIME:
+        r->u.time.ms = get_u(in);
+        break;
+    case MEMFMT_REC_RSS:
+        r->u.rss.bytes = get_u(in);
+        break;
+    case MEMFMT_REC_END:
+        r->u.end.how = get_u32(in);
+        r->u.end.value = (int32_t)unzigzag(get_u(in));
+        r->u.end.runtime_ms = get_u(in);
+        break;
+    case MEMFMT_REC_STATS:
+        r->u.stats.lost_events = get_u(in);
+        r->u.stats.unmatched_frees = get_u(in);
+        break;
+    default:
+        break;
+    }
+}
+
+int memfmt_decode(const uint8_t *buf, size_t len, struct memfmt_record *rec)
+{
+    if (len < 1) {
+        return MEMFMT_E_TRUNCATED;
+    }
+    const uint8_t *p = buf + 1;
+    const uint8_t *end = buf + len;
+    uint64_t plen;
+    int rc = memfmt_get_varint(&p, end, &plen);
+    if (rc < 0) {
+        return rc;
+    }
+    if (plen > MEMFMT_MAX_RECORD) {
+        return MEMFMT_E_CORRUPT;
+    }
+    if ((uint64_t)(end - p) < plen) {
+        return MEMFMT_E_TRUNCATED;
+    }
+    if (buf[0] == 0) {
+        return MEMFMT_E_CORRUPT;
+    }
+    rec->tag = buf[0];
+    struct in in = {p, p + plen, 0};
+    get_payload(&in, rec);
+    if (in.rc < 0) {
+        return in.rc;
+    }
+    return (int)((p - buf) + (ptrdiff_t)plen);
+}

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/* Decoder of the pipe protocol (memfmt_internal.h); the recorder encodes
+ * inline on its hot path, memrec decodes here. Never trusts its input. */
+#include "memfmt.h"
+#include "memfmt_internal.h"
+
+static int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    return memfmt_get_varint(pp, end, v);
+}
+
+static int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev, uint64_t *out)
+{
+    uint64_t d;
+    int rc = get(pp, end, &d);
+    if (rc < 0) {
+        return rc;
+    }
+    *prev += d;
+    *out = *prev;
+    return 0;
+}
+
+int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq,
+                       struct memfmt_wire_event *ev)
+{
+    const uint8_t *p = *pp;
+    if (p >= end) {
+        return MEMFMT_E_TRUNCATED;
+    }
+    ev->tag = *p++;
+    uint64_t v = 0;
+    int rc = 0;
+    switch (ev->tag) {
+    case MEMFMT_W_HELLO:
+    case MEMFMT_W_LOST:
+        rc = get(&p, end, &ev->a);
+        break;
+    case MEMFMT_W_BYE:
+        break;
+    case MEMFMT_W_NODE:
+        rc = get(&p, end, &ev->a);
+        if (rc == 0) {
+            rc = get(&p, end, &ev->b);
+        }
+        break;
+    case MEMFMT_W_ALLOC:
+        rc = get_seq(&p, end, prev_seq, &ev->seq);
+        if (rc == 0) {
+            rc = get(&p, end, &v);
+            ev->kind = (uint32_t)v;
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->size);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->addr);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->a);
+        }
+        break;
+    case MEMFMT_W_FREE:
+        rc = get_seq(&p, end, prev_seq, &ev->seq);
+        if (rc == 0) {
+            rc = get(&p, end, &v);
+            ev->kind = (uint32_t)v;
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->addr);
+        }
+        break;
+    case MEMFMT_W_REALLOC:
+        rc = get_seq(&p, end, prev_seq, &ev->seq);
+        if (rc == 0) {
+            rc = get_seq(&p, end, prev_seq, &ev->seq2);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &v);
+            ev->kind = (uint32_t)v;
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->addr);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->addr2);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->size);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->a);
+        }
+        break;
+    case MEMFMT_W_SYNC:
+        rc = get_seq(&p, end, prev_seq, &ev->seq);
+        if (rc == 0) {
+            rc = get(&p, end, &ev->a);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->b);
+        }
+        break;
+    case MEMFMT_W_RECORD:
+        rc = get_seq(&p, end, prev_seq, &ev->seq);
+        if (rc == 0) {
+            rc = get(&p, end, &v);
+        }
+        if (rc == 0 && (uint64_t)(end - p) < v) {
+            rc = MEMFMT_E_TRUNCATED;
+        }
+        if (rc == 0) {
+            ev->rec = p;
+            ev->rec_len = (uint32_t)v;
+            p += v;
+        }
+        break;
+    default:
+        return MEMFMT_E_CORRUPT;
+    }
+    if (rc < 0) {
+        return rc == MEMFMT_E_TRUNCATED ? MEMFMT_E_CORRUPT : rc;
+    }
+    *pp = p;
+    return 0;
+}

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: MIT
+/* Per-thread event buffers and the service thread. There is no process-wide
+ * lock on the allocation path: each thread appends to its own buffer under
+ * its own (uncontended) spinlock and writes full buffers to the pipe with
+ * one write(2) of at most PIPE_BUF bytes, which the kernel keeps whole.
+ *
+ * Ordering across threads: every event takes a number from one atomic
+ * counter while its thread holds its buffer lock; allocations take it after
+ * the real allocator returned, frees before the real free is called, so a
+ * free always numbers after its allocation and a reuse of the address after
+ * the free. Every flush period the service thread reads the counter (S),
+ * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
+ * all events numbered below S have arrived and can write them in order. */
+#define _GNU_SOURCE
+#include "recorder_internal.h"
+#include "memfmt.h"
+#include "memfmt_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+struct tbuf {
+    atomic_int lock;
+    uint32_t stream;
+    pid_t tid;
+    int orphan;              /* created after the thread's exit destructor */
+    uint64_t prev_seq;       /* delta base of the current batch */
+    uint32_t tree_gen;
+    size_t len;              /* bytes used in data, header included */
+    struct tracetree tree;
+    struct tbuf *next;       /* registry */
+    uint8_t data[MEMFMT_WIRE_BATCH];
+};
+
+/* Room an event needs at most; a buffer with less is flushed first. */
+#define EVENT_ROOM 80
+
+HIDDEN atomic_int rec_enabled;
+
+static int pipe_fd = -1;
+static atomic_uint_fast64_t seq_counter = 1;
+static atomic_uint next_stream = 1;
+static atomic_int direct;        /* after exit started: flush after every event */
+static atomic_uint tree_gen;     /* bumped when a module goes away: trees restart */
+static atomic_flag reg_lock = ATOMIC_FLAG_INIT;
+static struct tbuf *registry;
+static pthread_key_t exit_key;
+static struct tbuf service_buf;  /* stream 0: SYNC and service records */
+
+/* ---- locks ---- */
+
+static void spin_lock(atomic_int *l)
+{
+    int spins = 0;
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
+        if (++spins > 100) {
+            sched_yield();
+        }
+    }
+}
+
+static void spin_unlock(atomic_int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+
+static void reg_acquire(void)
+{
+    while (atomic_flag_test_and_set_explicit(&reg_lock, memory_order_acquire)) {
+        sched_yield();
+    }
+}
+
+static void reg_release(void)
+{
+    atomic_flag_clear_explicit(&reg_lock, memory_order_release);
+}
+
+/* ---- pipe ---- */
+
+/* Write one batch. SIGPIPE is blocked around the write so that a memrec
+ * that died cannot kill the target; recording just stops. */
+static void send_batch(const uint8_t *p, size_t n)
+{
+    if (pipe_fd < 0) {
+        return;
+    }
+    sigset_t block, old, pending;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    for (;;) {
+        ssize_t k = write(pipe_fd, p, n);
+        if (k < 0 && errno == EINTR) {
+            continue;
+        }
+        if (k < 0) {
+            if (errno == EPIPE && !was_pending) {
+                struct timespec zero = {0, 0};
+                sigtimedwait(&block, NULL, &zero);
+            }
+            atomic_store(&rec_enabled, 0);
+            log_msg("lost the connection to memrec; recording stopped", NULL);
+        }
+        break;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void batch_reset(struct tbuf *b)
+{
+    b->len = MEMFMT_WIRE_HEADER;
+    b->prev_seq = 0;
+    uint32_t s = b->stream;
+    memcpy(b->data + 4, &s, 4);
+}
+
+static void flush_locked(struct tbuf *b)
+{
+    if (b->len <= MEMFMT_WIRE_HEADER) {
+        return;
+    }
+    uint32_t n = (uint32_t)(b->len - 4);
+    memcpy(b->data, &n, 4);
+    send_batch(b->data, b->len);
+    batch_reset(b);
+}
+
+static void ensure_room(struct tbuf *b, size_t need)
+{
+    if (b->len + need > MEMFMT_WIRE_BATCH) {
+        flush_locked(b);
+    }
+}
+
+static void put(struct tbuf *b, uint64_t v)
+{
+    b->len += memfmt_put_varint(b->data + b->len, v);
+}
+
+/* Callers hold the buffer lock: see the ordering argument at the top. */
+static uint64_t take_seq(void)
+{
+    return atomic_fetch_add(&seq_counter, 1);
+}
+
+static void put_seq(struct tbuf *b, uint64_t s)
+{
+    put(b, s - b->prev_seq);
+    b->prev_seq = s;
+}
+
+/* ---- thread buffers ---- */
+
+static pid_t gettid_raw(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
+{
+    struct tbuf *b = ctx;
+    ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
+    b->data[b->len++] = MEMFMT_W_NODE;
+    put(b, parent);
+    put(b, ip);
+}
+
+static void say_hello(struct tbuf *b)
+{
+    b->data[b->len++] = MEMFMT_W_HELLO;
+    put(b, (uint64_t)b->tid);
+}
+
+static struct tbuf *tbuf_create(void)
+{
+    struct tbuf *b = mem_map(sizeof *b);
+    if (!b) {
+        return NULL;
+    }
+    b->stream = atomic_fetch_add(&next_stream, 1);
+    b->tid = gettid_raw();
+    b->orphan = tstate.exited;
+    b->tree_gen = atomic_load(&tree_gen);
+    batch_reset(b);
+    say_hello(b);
+    reg_acquire();
+    b->next = registry;
+    registry = b;
+    reg_release();
+    /* The key's destructor flushes this buffer when the thread exits. */
+    pthread_setspecific(exit_key, b);
+    return b;
+}
+
+static void unregister(struct tbuf *b)
+{
+    reg_acquire();
+    for (struct tbuf **pp = &registry; *pp; pp = &(*pp)->next) {
+        if (*pp == b) {
+            *pp = b->next;
+            break;
+        }
+    }
+    reg_release();
+}
+
+static void tbuf_destroy(struct tbuf *b)
+{
+    spin_lock(&b->lock);
+    ensure_room(b, 1);
+    b->data[b->len++] = MEMFMT_W_BYE;
+    flush_locked(b);
+    spin_unlock(&b->lock);
+    unregister(b);
+    tracetree_release(&b->tree);
+    mem_unmap(b, sizeof *b);
+}
+
+static void on_thread_exit(void *arg)
+{
+    struct tbuf *b = arg;
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1;
+    if (b && tstate.buf == b) {
+        tstate.buf = NULL;
+        tbuf_destroy(b);
+    }
+    tstate.exited = 1;
+    tstate.in_hook = saved;
+}
+
+/* Lock this thread's buffer, creating it on first use, and restart its
+ * trace tree if modules went away since it was built. */
+static struct tbuf *lock_mine(void)
+{
+    struct tbuf *b = tstate.buf;
+    if (!b) {
+        b = tbuf_create();
+        if (!b) {
+            return NULL;
+        }
+        tstate.buf = b;
+    }
+    spin_lock(&b->lock);
+    uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
+    if (b->tree_gen != g) {
+        /* Node ids restart with a new stream, so memrec never confuses
+         * old and new trees of one thread. */
+        flush_locked(b);
+        tracetree_release(&b->tree);
+        b->tree_gen = g;
+        b->stream = atomic_fetch_add(&next_stream, 1);
+        batch_reset(b);
+        say_hello(b);
+    }
+    return b;
+}
+
+static void unlock_mine(struct tbuf *b)
+{
+    if (b->len > MEMFMT_WIRE_BATCH - EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
+        flush_locked(b);
+    }
+    spin_unlock(&b->lock);
+}
+
+static uint32_t capture(struct tbuf *b)
+{
+    uint64_t ips[UNWIND_MAX_DEPTH];
+    int n = unwind_capture(ips, opts.max_depth);
+    return tracetree_insert(&b->tree, ips, n, emit_node, b);
+}
+
+/* ---- events ---- */
+
+void buffer_alloc(unsigned kind, void *p, size_t size)
+{
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return;
+    }
+    uint32_t trace = capture(b);
+    ensure_room(b, EVENT_ROOM);
+    uint64_t s = take_seq();
+    b->data[b->len++] = MEMFMT_W_ALLOC;
+    put_seq(b, s);
+    put(b, kind);
+    put(b, size);
+    put(b, (uint64_t)(uintptr_t)p);
+    put(b, trace);
+    unlock_mine(b);
+}
+
+void buffer_free(unsigned kind, void *p)
+{
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return;
+    }
+    ensure_room(b, EVENT_ROOM);
+    uint64_t s = take_seq();
+    b->data[b->len++] = MEMFMT_W_FREE;
+    put_seq(b, s);
+    put(b, kind);
+    put(b, (uint64_t)(uintptr_t)p);
+    unlock_mine(b);
+}
+
+/* The buffer stays locked between begin and end, so that the service thread
+ * cannot declare the free part's number complete before it is written. */
+uint64_t buffer_realloc_begin(void)
+{
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return 0;
+    }
+    return take_seq();
+}
+
+void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, size_t size)
+{
+    struct tbuf *b = tstate.buf;
+    if (!seq_free || !b) {
+        return;
+    }
+    if (!p && (size != 0 || !old)) {
+        /* Failed: nothing was freed or allocated. */
+        unlock_mine(b);
+        return;
+    }
+    uint32_t trace = p ? capture(b) : 0;
+    ensure_room(b, EVENT_ROOM);
+    uint64_t s2 = take_seq();
+    if (!p) {
+        /* realloc(old, 0) freed old and returned NULL: a free. */
+        b->data[b->len++] = MEMFMT_W_FREE;
+        put_seq(b, seq_free);
+        put(b, kind);
+        put(b, (uint64_t)(uintptr_t)old);
+    } else if (!old) {
+        b->data[b->len++] = MEMFMT_W_ALLOC;
+        put_seq(b, s2);
+        put(b, kind);
+        put(b, size);
+        put(b, (uint64_t)(uintptr_t)p);
+        put(b, trace);
+    } else {
+        b->data[b->len++] = MEMFMT_W_REALLOC;
+        put_seq(b, seq_free);
+        put_seq(b, s2);
+        put(b, kind);
+        put(b, (uint64_t)(uintptr_t)old);
+        put(b, (uint64_t)(uintptr_t)p);
+        put(b, size);
+        put(b, trace);
+    }
+    unlock_mine(b);
+}
+
+void buffer_record(const uint8_t *rec, size_t len)
+{
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return;
+    }
+    if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
+        spin_unlock(&b->lock);
+        return;
+    }
+    ensure_room(b, len + 1 + 2 * MEMFMT_VARINT_MAX);
+    uint64_t s = take_seq();
+    b->data[b->len++] = MEMFMT_W_RECORD;
+    put_seq(b, s);
+    put(b, len);
+    memcpy(b->data + b->len, rec, len);
+    b->len += len;
+    unlock_mine(b);
+}
+
+/* ---- service thread ---- */
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A buffer whose thread exited after its exit destructor ran has no owner
+ * left to flush it: the service thread flushes and reclaims it. */
+static int owner_gone(const struct tbuf *b)
+{
+    return b->orphan && syscall(SYS_tgkill, getpid(), b->tid, 0) < 0 && errno == ESRCH;
+}
+
+static void flush_all(void)
+{
+    struct tbuf *dead = NULL;
+    reg_acquire();
+    for (struct tbuf **pp = &registry; *pp;) {
+        struct tbuf *b = *pp;
+        spin_lock(&b->lock);
+        flush_locked(b);
+        spin_unlock(&b->lock);
+        if (owner_gone(b)) {
+            *pp = b->next;
+            b->next = dead;
+            dead = b;
+            continue;
+        }
+        pp = &b->next;
+    }
+    reg_release();
+    while (dead) {
+        struct tbuf *b = dead;
+        dead = b->next;
+        tracetree_release(&b->tree);
+        mem_unmap(b, sizeof *b);
+    }
+}
+
+static void sync_point(void)
+{
+    uint64_t s = atomic_load(&seq_counter);
+    uint64_t ms = now_ms();
+    flush_all();
+    spin_lock(&service_buf.lock);
+    ensure_room(&service_buf, EVENT_ROOM);
+    service_buf.data[service_buf.len++] = MEMFMT_W_SYNC;
+    put_seq(&service_buf, s);
+    put(&service_buf, ms);
+    put(&service_buf, 0);
+    flush_locked(&service_buf);
+    spin_unlock(&service_buf.lock);
+}
+
+static void *service_main(void *arg)
+{
+    (void)arg;
+    tstate.in_hook = 1; /* this thread's own allocations are the recorder's */
+    struct timespec period = {0, (long)opts.flush_ms * 1000000L};
+    while (atomic_load(&rec_enabled)) {
+        nanosleep(&period, NULL);
+        if (modules_scan()) {
+            atomic_fetch_add(&tree_gen, 1);
+        }
+        sync_point();
+    }
+    return NULL;
+}
+
+void buffer_start_service(void)
+{
+    pthread_t th;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    /* The target's signals must never be delivered to our thread. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256u << 10);
+    if (pthread_create(&th, &attr, service_main, NULL) != 0) {
+        log_msg("cannot start the service thread; events are sent when buffers fill", NULL);
+    }
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---- set-up, exit, fork ---- */
+
+static void atfork_child(void)
+{
+    buffer_forget();
+}
+
+int buffer_setup(int fd)
+{
+    pipe_fd = fd;
+    service_buf.stream = 0;
+    batch_reset(&service_buf);
+    if (pthread_key_create(&exit_key, on_thread_exit) != 0) {
+        return -1;
+    }
+    pthread_atfork(NULL, NULL, atfork_child);
+    atomic_store(&rec_enabled, 1);
+    return 0;
+}
+
+void buffer_finish(void)
+{
+    atomic_store(&direct, 1);
+    sync_point();
+}
+
+void buffer_forget(void)
+{
+    /* The child must not write into the parent's recording: its copies of
+     * the buffers hold the parent's events. */
+    atomic_store(&rec_enabled, 0);
+    if (pipe_fd >= 0) {
+        close(pipe_fd);
+        pipe_fd = -1;
+    }
+    registry = NULL;
+    atomic_flag_clear(&reg_lock);
+    tstate.buf = NULL;
+}

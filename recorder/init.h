@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+/* Start-up state of the recorder, read by every hook. */
+#ifndef RECORDER_INIT_H
+#define RECORDER_INIT_H
+
+/** Start recording if not started yet: resolve the real allocator, read the
+ * options, connect to memrec. Idempotent and thread-safe; other threads
+ * calling during start-up are passed through unrecorded. */
+void init_start(void) __attribute__((visibility("hidden")));
+/** True once start-up is over (whether or not recording is on). */
+int init_is_ready(void) __attribute__((visibility("hidden")));
+
+#endif

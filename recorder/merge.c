@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: MIT
+/* Orders the recorder's events and writes them as file records (merge.h).
+ * Events wait in per-stream queues until a SYNC says every smaller
+ * sequence number has arrived; then they are written smallest first. Runs
+ * in memrec, outside the target, so it may allocate freely. */
+#include "merge.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "memfmt_internal.h"
+#include "util.h"
+
+enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD };
+
+struct qev {
+    uint64_t seq;
+    uint8_t type;
+    uint32_t kind;
+    uint32_t trace;           /* file node id */
+    uint64_t size;
+    uint64_t addr;
+    uint8_t *rec;             /* Q_RECORD: owned copy */
+    uint32_t rec_len;
+    int has_old;              /* Q_RALLOC: the free part found the old block */
+    uint64_t old_slot;
+};
+
+struct stream {
+    int used;
+    uint32_t thread;          /* file thread index */
+    uint32_t *nodes;          /* local node id -> file node id */
+    size_t nnodes, nodes_cap;
+    struct qev *q;            /* pending events, [head, len) */
+    size_t head, len, cap;
+};
+
+/* Open-addressing hash map from a 64-bit key to a 64-bit value. Key 0 is
+ * kept aside because it marks empty cells. */
+struct map {
+    uint64_t *keys;
+    uint64_t *vals;
+    size_t cap, count;
+    int has_zero;
+    uint64_t zero_val;
+};
+
+struct merge {
+    memfmt_writer *w;
+    struct accounting *acct;
+    uint64_t start_ms;
+    uint64_t last_ms;
+    struct stream *streams;
+    size_t nstreams_cap;
+    struct map addr_slot;     /* live block address -> slot */
+    struct map node_ids;      /* hash(parent, ip) chain head -> see node_find */
+    uint64_t *node_ip;
+    uint32_t *node_parent;
+    size_t nnodes, nodes_cap;
+    uint64_t *free_slots;
+    size_t nfree, free_cap;
+    uint64_t next_slot;
+    struct map tid_thread;    /* live tid -> thread index */
+    uint32_t next_thread;
+    struct merge_stats st;
+    int failed;
+};
+
+/* ---- hash map ---- */
+
+static uint64_t mix(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return k;
+}
+
+static void map_put(struct map *m, uint64_t key, uint64_t val);
+
+static void map_grow(struct map *m)
+{
+    struct map old = *m;
+    m->cap = old.cap ? old.cap * 2 : 1024;
+    m->keys = xcalloc(m->cap, sizeof *m->keys);
+    m->vals = xmalloc(m->cap * sizeof *m->vals);
+    m->count = 0;
+    for (size_t i = 0; i < old.cap; i++) {
+        if (old.keys[i]) {
+            map_put(m, old.keys[i], old.vals[i]);
+        }
+    }
+    free(old.keys);
+    free(old.vals);
+}
+
+static void map_put(struct map *m, uint64_t key, uint64_t val)
+{
+    if (key == 0) {
+        m->has_zero = 1;
+        m->zero_val = val;
+        return;
+    }
+    if ((m->count + 1) * 2 > m->cap) {
+        map_grow(m);
+    }
+    size_t mask = m->cap - 1;
+    size_t i = mix(key) & mask;
+    while (m->keys[i] && m->keys[i] != key) {
+        i = (i + 1) & mask;
+    }
+    if (!m->keys[i]) {
+        m->count++;
+    }
+    m->keys[i] = key;
+    m->vals[i] = val;
+}
+
+static int map_get(const struct map *m, uint64_t key, uint64_t *val)
+{
+    if (key == 0) {
+        *val = m->zero_val;
+        return m->has_zero;
+    }
+    if (!m->cap) {
+        return 0;
+    }
+    size_t mask = m->cap - 1;
+    for (size_t i = mix(key) & mask; m->keys[i]; i = (i + 1) & mask) {
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Linear probing deletion with backward shift: no tombstones, so a map of
+ * live blocks stays as fast after a billion frees as at the start. */
+static int map_del(struct map *m, uint64_t key, uint64_t *val)
+{
+    if (key == 0) {
+        if (!m->has_zero) {
+            return 0;
+        }
+        *val = m->zero_val;
+        m->has_zero = 0;
+        return 1;
+    }
+    if (!m->cap) {
+        return 0;
+    }
+    size_t mask = m->cap - 1;
+    size_t i = mix(key) & mask;
+    while (m->keys[i] != key) {
+        if (!m->keys[i]) {
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    *val = m->vals[i];
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->keys[j]) {
+            break;
+        }
+        size_t home = mix(m->keys[j]) & mask;
+        /* Move j back to i if its home is not within (i, j]. */
+        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+            m->keys[i] = m->keys[j];
+            m->vals[i] = m->vals[j];
+            i = j;
+        }
+    }
+    m->keys[i] = 0;
+    m->count--;
+    return 1;
+}
+
+static void map_release(struct map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- set-up ---- */
+
+struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t start_ms)
+{
+    struct merge *m = xcalloc(1, sizeof *m);
+    m->w = w;
+    m->acct = acct;
+    m->start_ms = start_ms;
+    m->next_thread = 1;
+    m->nnodes = 1; /* id 0 is the root */
+    return m;
+}
+
+void merge_free(struct merge *m)
+{
+    if (!m) {
+        return;
+    }
+    for (size_t i = 0; i < m->nstreams_cap; i++) {
+        struct stream *s = &m->streams[i];
+        for (size_t k = s->head; k < s->len; k++) {
+            free(s->q[k].rec);
+        }
+        free(s->q);
+        free(s->nodes);
+    }
+    free(m->streams);
+    map_release(&m->addr_slot);
+    map_release(&m->node_ids);
+    map_release(&m->tid_thread);
+    free(m->node_ip);
+    free(m->node_parent);
+    free(m->free_slots);
+    free(m);
+}
+
+const struct merge_stats *merge_stats(const struct merge *m)
+{
+    return &m->st;
+}
+
+/* ---- output ---- */
+
+static int out(struct merge *m, const struct memfmt_record *r)
+{
+    if (m->failed) {
+        return m->failed;
+    }
+    int rc = memfmt_write(m->w, r);
+    if (rc < 0) {
+        m->failed = rc;
+        return rc;
+    }
+    accounting_feed(m->acct, r);
+    return 0;
+}
+
+static uint64_t slot_take(struct merge *m)
+{
+    if (m->nfree) {
+        return m->free_slots[--m->nfree];
+    }
+    return m->next_slot++;
+}
+
+static void slot_give(struct merge *m, uint64_t s)
+{
+    xgrow((void **)&m->free_slots, &m->free_cap, m->nfree + 1, sizeof *m->free_slots);
+    m->free_slots[m->nfree++] = s;
+}
+
+static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t slot)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_FREE};
+    r.u.free.thread = thread;
+    r.u.free.kind = kind;
+    r.u.free.slot = slot;
+    slot_give(m, slot);
+    return out(m, &r);
+}
+
+/* A new block at an address that is still live means its free was never
+ * seen (made while the recorder could not record): close the old block. */
+static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
+{
+    uint64_t old;
+    if (map_del(&m->addr_slot, addr, &old)) {
+        m->st.unmatched_frees++;
+        return write_free(m, thread, MEMFMT_K_FREE, old);
+    }
+    return 0;
+}
+
+static int apply(struct merge *m, struct stream *s, struct qev *e)
+{
+    int rc = 0;
+    struct memfmt_record r;
+    uint64_t slot;
+    switch (e->type) {
+    case Q_ALLOC:
+        rc = forget_stale(m, s->thread, e->addr);
+        r.tag = MEMFMT_REC_ALLOC;
+        r.u.alloc.thread = s->thread;
+        r.u.alloc.kind = e->kind;
+        r.u.alloc.size = e->size;
+        r.u.alloc.trace = e->trace;
+        r.u.alloc.old_slot = 0;
+        map_put(&m->addr_slot, e->addr, slot_take(m));
+        if (rc == 0) {
+            rc = out(m, &r);
+        }
+        break;
+    case Q_FREE:
+        if (!map_del(&m->addr_slot, e->addr, &slot)) {
+            m->st.unmatched_frees++;
+            break;
+        }
+        rc = write_free(m, s->thread, e->kind, slot);
+        break;
+    case Q_RFREE:
+        /* The old address is free from now on; its slot stays taken until
+         * the realloc's second part (always the next event of this stream),
+         * which names it. */
+        if (s->head + 1 < s->len && s->q[s->head + 1].type == Q_RALLOC) {
+            struct qev *next = &s->q[s->head + 1];
+            next->has_old = map_del(&m->addr_slot, e->addr, &next->old_slot);
+        }
+        break;
+    case Q_RALLOC:
+        rc = forget_stale(m, s->thread, e->addr);
+        if (e->has_old) {
+            r.tag = MEMFMT_REC_REALLOC;
+            r.u.alloc.old_slot = e->old_slot;
+            slot_give(m, r.u.alloc.old_slot);
+        } else {
+            r.tag = MEMFMT_REC_ALLOC; /* the old block was unknown */
+            m->st.unmatched_frees++;
+            r.u.alloc.old_slot = 0;
+        }
+        r.u.alloc.thread = s->thread;
+        r.u.alloc.kind = e->kind;
+        r.u.alloc.size = e->size;
+        r.u.alloc.trace = e->trace;
+        map_put(&m->addr_slot, e->addr, slot_take(m));
+        if (rc == 0) {
+            rc = out(m, &r);
+        }
+        break;
+    case Q_RECORD: {
+        int n = memfmt_decode(e->rec, e->rec_len, &r);
+        if (n > 0) {
+            rc = out(m, &r);
+        }
+        free(e->rec);
+        e->rec = NULL;
+        break;
+    }
+    }
+    return rc;
+}
+
+/* ---- queues ---- */
+
+static struct stream *stream_get(struct merge *m, uint32_t id)
+{
+    if (id >= m->nstreams_cap) {
+        xgrow((void **)&m->streams, &m->nstreams_cap, (size_t)id + 1, sizeof *m->streams);
+    }
+    struct stream *s = &m->streams[id];
+    s->used = 1;
+    return s;
+}
+
+static void push(struct stream *s, const struct qev *e)
+{
+    if (s->head > 0 && s->head == s->len) {
+        s->head = s->len = 0;
+    }
+    if (s->len == s->cap) {
+        if (s->head > s->cap / 2) {
+            memmove(s->q, s->q + s->head, (s->len - s->head) * sizeof *s->q);
+            s->len -= s->head;
+            s->head = 0;
+        } else {
+            xgrow((void **)&s->q, &s->cap, s->len + 1, sizeof *s->q);
+        }
+    }
+    s->q[s->len++] = *e;
+}
+
+/* Write every queued event with seq < limit, smallest first. */
+static int release_until(struct merge *m, uint64_t limit)
+{
+    for (;;) {
+        struct stream *best = NULL;
+        for (size_t i = 0; i < m->nstreams_cap; i++) {
+            struct stream *s = &m->streams[i];
+            if (s->head < s->len && s->q[s->head].seq < limit && (!best || s->q[s->head].seq < best->q[best->head].seq)) {
+                best = s;
+            }
+        }
+        if (!best) {
+            return 0;
+        }
+        /* Drain this stream while it stays ahead of every other. */
+        uint64_t bound = limit;
+        for (size_t i = 0; i < m->nstreams_cap; i++) {
+            struct stream *s = &m->streams[i];
+            if (s != best && s->head < s->len && s->q[s->head].seq < bound) {
+                bound = s->q[s->head].seq;
+            }
+        }
+        while (best->head < best->len && best->q[best->head].seq < bound) {
+            int rc = apply(m, best, &best->q[best->head]);
+            best->head++;
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+}
+
+static uint32_t thread_for(struct merge *m, uint64_t tid)
+{
+    uint64_t idx;
+    if (map_get(&m->tid_thread, tid, &idx)) {
+        return (uint32_t)idx;
+    }
+    idx = m->next_thread++;
+    map_put(&m->tid_thread, tid, idx);
+    struct memfmt_record r = {.tag = MEMFMT_REC_THREAD};
+    r.u.thread.index = (uint32_t)idx;
+    r.u.thread.tid = (uint32_t)tid;
+    out(m, &r);
+    return (uint32_t)idx;
+}
+
+/* One global tree: (parent, ip) pairs from all threads map to one id. */
+static uint32_t node_file_id(struct merge *m, uint32_t parent, uint64_t ip)
+{
+    uint64_t key = mix(ip) ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull);
+    uint64_t id;
+    key = key ? key : 1;
+    /* Chained through a probe on the key space: collisions of the 64-bit
+     * key are resolved by checking the stored pair and rehashing. */
+    for (uint64_t k = key;; k = mix(k + 1) | 1) {
+        if (!map_get(&m->node_ids, k, &id)) {
+            id = m->nnodes++;
+            xgrow((void **)&m->node_ip, &m->nodes_cap, m->nnodes, sizeof *m->node_ip);
+            size_t cap = m->nodes_cap;
+            m->node_parent = xrealloc(m->node_parent, cap * sizeof *m->node_parent);
+            m->node_ip[id] = ip;
+            m->node_parent[id] = parent;
+            map_put(&m->node_ids, k, id);
+            struct memfmt_record r = {.tag = MEMFMT_REC_NODE};
+            r.u.node.parent = parent;
+            r.u.node.ip = ip;
+            out(m, &r);
+            return (uint32_t)id;
+        }
+        if (m->node_ip[id] == ip && m->node_parent[id] == parent) {
+            return (uint32_t)id;
+        }
+    }
+}
+
+static uint32_t map_trace(struct stream *s, uint64_t local)
+{
+    if (local == 0 || local > s->nnodes) {
+        return 0;
+    }
+    return s->nodes[local - 1];
+}
+
+int merge_batch(struct merge *m, const uint8_t *p, size_t len)
+{
+    if (len < 4) {
+        return MEMFMT_E_CORRUPT;
+    }
+    uint32_t sid;
+    memcpy(&sid, p, 4);
+    const uint8_t *end = p + len;
+    p += 4;
+    struct stream *s = stream_get(m, sid);
+    uint64_t prev = 0;
+    m->st.batches++;
+    while (p < end) {
+        struct memfmt_wire_event ev;
+        int rc = memfmt_wire_decode(&p, end, &prev, &ev);
+        if (rc < 0) {
+            return rc;
+        }
+        struct qev q = {0};
+        switch (ev.tag) {
+        case MEMFMT_W_HELLO:
+            s->thread = thread_for(m, ev.a);
+            s->nnodes = 0;
+            continue;
+        case MEMFMT_W_BYE: {
+            uint64_t dummy;
+            /* A later thread may get the same tid: give it a new index. */
+            for (size_t i = 0; i < m->tid_thread.cap; i++) {
+                if (m->tid_thread.keys[i] && m->tid_thread.vals[i] == s->thread) {
+                    map_del(&m->tid_thread, m->tid_thread.keys[i], &dummy);
+                    break;
+                }
+            }
+            continue;
+        }
+        case MEMFMT_W_NODE: {
+            uint32_t parent = map_trace(s, ev.a);
+            uint32_t id = node_file_id(m, parent, ev.b);
+            xgrow((void **)&s->nodes, &s->nodes_cap, s->nnodes + 1, sizeof *s->nodes);
+            s->nodes[s->nnodes++] = id;
+            continue;
+        }
+        case MEMFMT_W_LOST:
+            m->st.lost_events += ev.a;
+            continue;
+        case MEMFMT_W_SYNC:
+            rc = release_until(m, ev.seq);
+            if (rc < 0) {
+                return rc;
+            }
+            if (ev.a > m->start_ms && ev.a - m->start_ms > m->last_ms) {
+                m->last_ms = ev.a - m->start_ms;
+                struct memfmt_record r = {.tag = MEMFMT_REC_TIME};
+                r.u.time.ms = m->last_ms;
+                rc = out(m, &r);
+                if (rc < 0) {
+                    return rc;
+                }
+            }
+            continue;
+        case MEMFMT_W_ALLOC:
+            q.type = Q_ALLOC;
+            q.seq = ev.seq;
+            q.kind = ev.kind;
+            q.size = ev.size;
+            q.addr = ev.addr;
+            q.trace = map_trace(s, ev.a);
+            break;
+        case MEMFMT_W_FREE:
+            q.type = Q_FREE;
+            q.seq = ev.seq;
+            q.kind = ev.kind;
+            q.addr = ev.addr;
+            break;
+        case MEMFMT_W_REALLOC:
+            q.type = Q_RFREE;
+            q.seq = ev.seq;
+            q.kind = ev.kind;
+            q.addr = ev.addr;
+            push(s, &q);
+            m->st.events++;
+            q.type = Q_RALLOC;
+            q.seq = ev.seq2;
+            q.size = ev.size;
+            q.addr = ev.addr2;
+            q.trace = map_trace(s, ev.a);
+            break;
+        case MEMFMT_W_RECORD:
+            q.type = Q_RECORD;
+            q.seq = ev.seq;
+            q.rec = xmalloc(ev.rec_len ? ev.rec_len : 1);
+            memcpy(q.rec, ev.rec, ev.rec_len);
+            q.rec_len = ev.rec_len;
+            break;
+        default:
+            return MEMFMT_E_CORRUPT;
+        }
+        m->st.events++;
+        push(s, &q);
+    }
+    return 0;
+}
+
+int merge_rss(struct merge *m, uint64_t bytes)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_RSS};
+    r.u.rss.bytes = bytes;
+    return out(m, &r);
+}
+
+int merge_drain(struct merge *m)
+{
+    return release_until(m, UINT64_MAX);
+}
+
+int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_STATS};
+    r.u.stats.lost_events = m->st.lost_events;
+    r.u.stats.unmatched_frees = m->st.unmatched_frees;
+    int rc = out(m, &r);
+    if (rc < 0) {
+        return rc;
+    }
+    r.tag = MEMFMT_REC_END;
+    r.u.end.how = how;
+    r.u.end.value = value;
+    r.u.end.runtime_ms = runtime_ms;
+    return out(m, &r);
+}

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/* memrec's side of the pipe: decodes the recorder's per-thread batches and
+ * writes file records in one total order (by sequence number), turning
+ * addresses into slots and per-thread trace ids into one global tree. */
+#ifndef MERGE_H
+#define MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accounting.h"
+#include "memfmt.h"
+
+struct merge;
+
+struct merge_stats {
+    uint64_t batches;
+    uint64_t events;
+    uint64_t unmatched_frees; /* frees of addresses never seen allocated */
+    uint64_t lost_events;     /* reported lost by the recorder */
+    uint64_t late_events;     /* arrived after their SYNC: written at once */
+};
+
+/** New merger writing to `w` and feeding every written record to `acct`
+ * (both stay owned by the caller). `start_ms` is CLOCK_MONOTONIC at the
+ * start of the recording, the origin of TIME records. */
+struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t start_ms);
+/** Release; accepts NULL. */
+void merge_free(struct merge *m);
+/** Take one batch (the bytes after its length field). Returns 0, or a
+ * negative status when the batch is malformed (its events are dropped) or
+ * the writer failed (memfmt_writer's code). */
+int merge_batch(struct merge *m, const uint8_t *p, size_t len);
+/** Write a resident-set sample at the current position. */
+int merge_rss(struct merge *m, uint64_t bytes);
+/** Write every event still queued, in order (end of the input). */
+int merge_drain(struct merge *m);
+/** Write the closing STATS and END records. */
+int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms);
+/** Counters so far. */
+const struct merge_stats *merge_stats(const struct merge *m);
+
+#endif

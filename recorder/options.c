@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+/* MEMREC_* environment options, read once at start-up by scanning environ
+ * directly: getenv is fine, but parsing must not allocate, and one table
+ * keeps names, defaults and docs together. */
+#include "recorder_internal.h"
+
+#include <string.h>
+
+HIDDEN struct rec_options opts = {
+    .max_depth = 256,
+    .verbose = 0,
+    .freeres = 1,
+    .flush_ms = 10,
+};
+
+struct option_def {
+    const char *name;
+    int *value;
+    int min, max;
+    const char *doc;
+};
+
+static const struct option_def defs[] = {
+    {"MEMREC_MAX_DEPTH", &opts.max_depth, 8, UNWIND_MAX_DEPTH, "frames kept per stack (outermost kept when deeper)"},
+    {"MEMREC_VERBOSE", &opts.verbose, 0, 2, "print the options in effect at start"},
+    {"MEMREC_FREERES", &opts.freeres, 0, 1, "release the C++ runtime's emergency pool at exit"},
+    {"MEMREC_FLUSH_MS", &opts.flush_ms, 1, 100, "period of buffer flushes, time and RSS samples"},
+};
+
+const char *options_env(char **envp, const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = envp; e && *e; e++) {
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') {
+            return *e + n + 1;
+        }
+    }
+    return NULL;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    long v = 0;
+    if (!*s) {
+        return -1;
+    }
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000000) {
+            return -1;
+        }
+        v = v * 10 + (*s - '0');
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static void fmt_int(char *buf, int v)
+{
+    char tmp[16];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && n < 15);
+    for (int i = 0; i < n; i++) {
+        buf[i] = tmp[n - 1 - i];
+    }
+    buf[n] = 0;
+}
+
+void options_init(char **envp)
+{
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
+        const char *s = options_env(envp, defs[i].name);
+        int v;
+        if (!s) {
+            continue;
+        }
+        if (parse_int(s, &v) < 0 || v < defs[i].min || v > defs[i].max) {
+            log_msg("ignoring invalid option value", defs[i].name);
+            continue;
+        }
+        *defs[i].value = v;
+    }
+    if (opts.verbose) {
+        for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
+            char num[16];
+            fmt_int(num, *defs[i].value);
+            char line[160];
+            size_t n = strlen(defs[i].name);
+            memcpy(line, defs[i].name, n);
+            line[n++] = '=';
+            size_t k = strlen(num);
+            memcpy(line + n, num, k);
+            line[n + k] = 0;
+            log_msg(line, defs[i].doc);
+        }
+    }
+}

@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: MIT
+/* The interposed allocation functions: the malloc family and the C++
+ * operators new/delete in all their forms. Each forwards to the next
+ * definition in the chain and records the call; calls made while the
+ * recorder itself is running on this thread (dlsym, libunwind, libstdc++'s
+ * operator new calling malloc) pass straight through, so nothing is counted
+ * twice and the recorder's own work never shows. Built with -fexceptions:
+ * a throwing operator new must unwind through these frames. */
+#define _GNU_SOURCE
+#include "init.h"
+#include "memfmt.h"
+#include "recorder_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- entry and exit of a recorded call ---- */
+
+/* Returns 1 when this call is to be recorded; it then owns the thread's
+ * in_hook flag until leave(). */
+static inline int enter(void)
+{
+    if (tstate.in_hook) {
+        return 0;
+    }
+    if (__builtin_expect(!init_is_ready(), 0)) {
+        init_start();
+        if (!init_is_ready()) {
+            return 0;
+        }
+    }
+    if (!atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+        return 0;
+    }
+    tstate.in_hook = 1;
+    return 1;
+}
+
+static inline void leave(void)
+{
+    tstate.in_hook = 0;
+}
+
+/* Cleanup handler for the C++ operators: runs on return and on unwinding. */
+static void leave_cleanup(int *recording)
+{
+    if (*recording) {
+        tstate.in_hook = 0;
+    }
+}
+
+/* The real functions are unknown until dlsym has run; before that, and
+ * while dlsym itself allocates, blocks come from the bootstrap pool. */
+static inline int have_real(void)
+{
+    if (__builtin_expect(real.free != NULL, 1)) {
+        return 1;
+    }
+    if (!resolve_in_progress()) {
+        resolve_init();
+    }
+    return real.free != NULL;
+}
+
+/* ---- the C allocation functions ---- */
+
+EXPORT void *malloc(size_t size)
+{
+    if (!have_real()) {
+        return resolve_pool_alloc(size, 16);
+    }
+    if (!enter()) {
+        return real.malloc(size);
+    }
+    void *p = real.malloc(size);
+    if (p) {
+        buffer_alloc(MEMFMT_K_MALLOC, p, size);
+    }
+    leave();
+    return p;
+}
+
+EXPORT void free(void *p)
+{
+    if (!p || resolve_pool_owns(p)) {
+        return;
+    }
+    if (!have_real()) {
+        return;
+    }
+    if (!enter()) {
+        real.free(p);
+        return;
+    }
+    buffer_free(MEMFMT_K_FREE, p);
+    real.free(p);
+    leave();
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+    if (!have_real()) {
+        size_t total;
+        if (__builtin_mul_overflow(n, size, &total)) {
+            return NULL;
+        }
+        return resolve_pool_alloc(total, 16); /* static storage is zeroed */
+    }
+    if (!enter()) {
+        return real.calloc(n, size);
+    }
+    void *p = real.calloc(n, size);
+    if (p) {
+        buffer_alloc(MEMFMT_K_CALLOC, p, n * size);
+    }
+    leave();
+    return p;
+}
+
+/* realloc of a block from the bootstrap pool: move it to the real heap. */
+static void *realloc_from_pool(void *old, size_t size)
+{
+    void *p = malloc(size);
+    if (p) {
+        size_t keep = resolve_pool_size(old);
+        memcpy(p, old, keep < size ? keep : size);
+    }
+    return p;
+}
+
+static void *do_realloc(unsigned kind, void *old, size_t size, size_t n, int is_array)
+{
+    if (!have_real()) {
+        void *p = resolve_pool_alloc(size, 16);
+        if (p && old) {
+            size_t keep = resolve_pool_size(old);
+            memcpy(p, old, keep < size ? keep : size);
+        }
+        return p;
+    }
+    if (old && resolve_pool_owns(old)) {
+        return realloc_from_pool(old, size);
+    }
+    int rec = enter();
+    uint64_t seq_free = rec ? buffer_realloc_begin() : 0;
+    void *p;
+    if (is_array && real.reallocarray) {
+        p = real.reallocarray(old, n, size / (n ? n : 1));
+    } else {
+        p = real.realloc(old, size);
+    }
+    if (rec) {
+        int saved = errno;
+        buffer_realloc_end(seq_free, kind, old, p, size);
+        errno = saved;
+        leave();
+    }
+    return p;
+}
+
+EXPORT void *realloc(void *old, size_t size)
+{
+    return do_realloc(MEMFMT_K_REALLOC, old, size, 0, 0);
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return do_realloc(MEMFMT_K_REALLOCARRAY, old, total, n, 1);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+    if (!have_real()) {
+        void *p = resolve_pool_alloc(size, align);
+        if (!p) {
+            return ENOMEM;
+        }
+        *out = p;
+        return 0;
+    }
+    if (!enter()) {
+        return real.posix_memalign(out, align, size);
+    }
+    int rc = real.posix_memalign(out, align, size);
+    if (rc == 0) {
+        buffer_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
+    }
+    leave();
+    return rc;
+}
+
+/* aligned_alloc, memalign, valloc and pvalloc may be missing from another
+ * malloc: then posix_memalign serves them. */
+static void *aligned_via(unsigned kind, size_t align, size_t size)
+{
+    void *p = NULL;
+    if (!have_real()) {
+        return resolve_pool_alloc(size, align);
+    }
+    int rec = enter();
+    switch (kind) {
+    case MEMFMT_K_ALIGNED_ALLOC:
+        p = real.aligned_alloc ? real.aligned_alloc(align, size) : NULL;
+        break;
+    case MEMFMT_K_MEMALIGN:
+        p = real.memalign ? real.memalign(align, size) : NULL;
+        break;
+    case MEMFMT_K_VALLOC:
+        p = real.valloc ? real.valloc(size) : NULL;
+        break;
+    default:
+        p = real.pvalloc ? real.pvalloc(size) : NULL;
+        break;
+    }
+    int have = kind == MEMFMT_K_ALIGNED_ALLOC ? real.aligned_alloc != NULL
+               : kind == MEMFMT_K_MEMALIGN    ? real.memalign != NULL
+               : kind == MEMFMT_K_VALLOC      ? real.valloc != NULL
+                                              : real.pvalloc != NULL;
+    if (!p && !have && real.posix_memalign(&p, align, size) != 0) {
+        p = NULL;
+    }
+    if (rec) {
+        if (p) {
+            int saved = errno;
+            buffer_alloc(kind, p, size);
+            errno = saved;
+        }
+        leave();
+    }
+    return p;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    return aligned_via(MEMFMT_K_ALIGNED_ALLOC, align, size);
+}
+
+EXPORT void *memalign(size_t align, size_t size)
+{
+    return aligned_via(MEMFMT_K_MEMALIGN, align, size);
+}
+
+EXPORT void *valloc(size_t size)
+{
+    return aligned_via(MEMFMT_K_VALLOC, (size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+    return aligned_via(MEMFMT_K_PVALLOC, (size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+/* ---- C++ operators new and delete ---- */
+
+/* The next definitions, normally libstdc++'s, looked up on first use. They
+ * are called rather than malloc so that the new-handler loop, bad_alloc and
+ * a replacement allocator (tcmalloc's operator new) all keep working. */
+enum next_op {
+    OP_NEW, OP_NEW_ARR, OP_NEW_NT, OP_NEW_ARR_NT,
+    OP_NEW_AL, OP_NEW_ARR_AL, OP_NEW_AL_NT, OP_NEW_ARR_AL_NT,
+    OP_DEL, OP_DEL_ARR, OP_DEL_SZ, OP_DEL_ARR_SZ,
+    OP_DEL_AL, OP_DEL_ARR_AL, OP_DEL_SZ_AL, OP_DEL_ARR_SZ_AL,
+    OP_DEL_NT, OP_DEL_ARR_NT, OP_DEL_AL_NT, OP_DEL_ARR_AL_NT,
+    OP_COUNT
+};
+
+static const char *const op_names[OP_COUNT] = {
+    "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
+    "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
+    "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+};
+
+static void *_Atomic next_ops[OP_COUNT];
+
+static void *next_op(enum next_op op)
+{
+    void *f = atomic_load_explicit(&next_ops[op], memory_order_acquire);
+    if (!f) {
+        int saved = tstate.in_hook;
+        tstate.in_hook = 1;
+        resolve_init();
+        f = resolve_next(op_names[op]);
+        tstate.in_hook = saved;
+        atomic_store_explicit(&next_ops[op], f, memory_order_release);
+    }
+    return f;
+}
+
+typedef void *(*new_fn)(size_t);
+typedef void *(*new_nt_fn)(size_t, const void *);
+typedef void *(*new_al_fn)(size_t, size_t);
+typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
+
+static void *new_common(enum next_op op, unsigned kind, size_t size, size_t align, const void *nt)
+{
+    int rec __attribute__((cleanup(leave_cleanup))) = enter();
+    void *f = next_op(op);
+    void *p;
+    if (!f) {
+        /* No C++ runtime after us: serve from the C allocator. */
+        if (align) {
+            p = real.posix_memalign(&p, align, size) == 0 ? p : NULL;
+        } else {
+            p = real.malloc(size ? size : 1);
+        }
+        if (!p && !nt) {
+            log_msg("operator new failed with no C++ runtime to throw", NULL);
+            abort();
+        }
+    } else if (op == OP_NEW || op == OP_NEW_ARR) {
+        p = ((new_fn)f)(size);
+    } else if (op == OP_NEW_NT || op == OP_NEW_ARR_NT) {
+        p = ((new_nt_fn)f)(size, nt);
+    } else if (op == OP_NEW_AL || op == OP_NEW_ARR_AL) {
+        p = ((new_al_fn)f)(size, align);
+    } else {
+        p = ((new_al_nt_fn)f)(size, align, nt);
+    }
+    if (rec && p) {
+        buffer_alloc(kind, p, size);
+    }
+    return p;
+}
+
+EXPORT void *_Znwm(size_t size)
+{
+    return new_common(OP_NEW, MEMFMT_K_NEW, size, 0, NULL);
+}
+
+EXPORT void *_Znam(size_t size)
+{
+    return new_common(OP_NEW_ARR, MEMFMT_K_NEW_ARRAY, size, 0, NULL);
+}
+
+EXPORT void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt)
+{
+    return new_common(OP_NEW_NT, MEMFMT_K_NEW, size, 0, nt);
+}
+
+EXPORT void *_ZnamRKSt9nothrow_t(size_t size, const void *nt)
+{
+    return new_common(OP_NEW_ARR_NT, MEMFMT_K_NEW_ARRAY, size, 0, nt);
+}
+
+EXPORT void *_ZnwmSt11align_val_t(size_t size, size_t align)
+{
+    return new_common(OP_NEW_AL, MEMFMT_K_NEW, size, align, NULL);
+}
+
+EXPORT void *_ZnamSt11align_val_t(size_t size, size_t align)
+{
+    return new_common(OP_NEW_ARR_AL, MEMFMT_K_NEW_ARRAY, size, align, NULL);
+}
+
+EXPORT void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *nt)
+{
+    return new_common(OP_NEW_AL_NT, MEMFMT_K_NEW, size, align, nt);
+}
+
+EXPORT void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *nt)
+{
+    return new_common(OP_NEW_ARR_AL_NT, MEMFMT_K_NEW_ARRAY, size, align, nt);
+}
+
+typedef void (*del_fn)(void *);
+typedef void (*del_x_fn)(void *, size_t);
+typedef void (*del_xy_fn)(void *, size_t, size_t);
+typedef void (*del_nt_fn)(void *, const void *);
+typedef void (*del_al_nt_fn)(void *, size_t, const void *);
+
+/* `shape` says which extra arguments the next delete takes. */
+enum del_shape { DS_PLAIN, DS_ONE, DS_TWO, DS_NT, DS_AL_NT };
+
+static void delete_common(enum next_op op, enum del_shape shape, unsigned kind, void *p,
+                          size_t a, size_t b, const void *nt)
+{
+    if (!p) {
+        return;
+    }
+    int rec __attribute__((cleanup(leave_cleanup))) = enter();
+    if (rec) {
+        buffer_free(kind, p);
+    }
+    void *f = next_op(op);
+    if (!f && op != OP_DEL && op != OP_DEL_ARR) {
+        /* An older runtime without sized or aligned forms. */
+        f = next_op(kind == MEMFMT_K_DELETE ? OP_DEL : OP_DEL_ARR);
+        shape = DS_PLAIN;
+    }
+    if (!f) {
+        real.free(p);
+        return;
+    }
+    switch (shape) {
+    case DS_PLAIN:
+        ((del_fn)f)(p);
+        break;
+    case DS_ONE:
+        ((del_x_fn)f)(p, a);
+        break;
+    case DS_TWO:
+        ((del_xy_fn)f)(p, a, b);
+        break;
+    case DS_NT:
+        ((del_nt_fn)f)(p, nt);
+        break;
+    case DS_AL_NT:
+        ((del_al_nt_fn)f)(p, a, nt);
+        break;
+    }
+}
+
+EXPORT void _ZdlPv(void *p)
+{
+    delete_common(OP_DEL, DS_PLAIN, MEMFMT_K_DELETE, p, 0, 0, NULL);
+}
+
+EXPORT void _ZdaPv(void *p)
+{
+    delete_common(OP_DEL_ARR, DS_PLAIN, MEMFMT_K_DELETE_ARRAY, p, 0, 0, NULL);
+}
+
+EXPORT void _ZdlPvm(void *p, size_t size)
+{
+    delete_common(OP_DEL_SZ, DS_ONE, MEMFMT_K_DELETE, p, size, 0, NULL);
+}
+
+EXPORT void _ZdaPvm(void *p, size_t size)
+{
+    delete_common(OP_DEL_ARR_SZ, DS_ONE, MEMFMT_K_DELETE_ARRAY, p, size, 0, NULL);
+}
+
+EXPORT void _ZdlPvSt11align_val_t(void *p, size_t align)
+{
+    delete_common(OP_DEL_AL, DS_ONE, MEMFMT_K_DELETE, p, align, 0, NULL);
+}
+
+EXPORT void _ZdaPvSt11align_val_t(void *p, size_t align)
+{
+    delete_common(OP_DEL_ARR_AL, DS_ONE, MEMFMT_K_DELETE_ARRAY, p, align, 0, NULL);
+}
+
+EXPORT void _ZdlPvmSt11align_val_t(void *p, size_t size, size_t align)
+{
+    delete_common(OP_DEL_SZ_AL, DS_TWO, MEMFMT_K_DELETE, p, size, align, NULL);
+}
+
+EXPORT void _ZdaPvmSt11align_val_t(void *p, size_t size, size_t align)
+{
+    delete_common(OP_DEL_ARR_SZ_AL, DS_TWO, MEMFMT_K_DELETE_ARRAY, p, size, align, NULL);
+}
+
+EXPORT void _ZdlPvRKSt9nothrow_t(void *p, const void *nt)
+{
+    delete_common(OP_DEL_NT, DS_NT, MEMFMT_K_DELETE, p, 0, 0, nt);
+}
+
+EXPORT void _ZdaPvRKSt9nothrow_t(void *p, const void *nt)
+{
+    delete_common(OP_DEL_ARR_NT, DS_NT, MEMFMT_K_DELETE_ARRAY, p, 0, 0, nt);
+}
+
+EXPORT void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t align, const void *nt)
+{
+    delete_common(OP_DEL_AL_NT, DS_AL_NT, MEMFMT_K_DELETE, p, align, 0, nt);
+}
+
+EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t align, const void *nt)
+{
+    delete_common(OP_DEL_ARR_AL_NT, DS_AL_NT, MEMFMT_K_DELETE_ARRAY, p, align, 0, nt);
+}

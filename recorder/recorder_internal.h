@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/* Cross-file declarations of the recorder library, grouped by the file that
+ * defines them. Everything here runs inside the target process: nothing may
+ * call the hooked malloc, use stdio, or take a process-wide lock on the path
+ * of an allocation. */
+#ifndef RECORDER_INTERNAL_H
+#define RECORDER_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- resolve.c: the next allocator in the chain ---- */
+
+struct real_funcs {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+};
+
+HIDDEN extern struct real_funcs real;
+
+/** Resolve the real functions with dlsym(RTLD_NEXT). Safe to call from any
+ * hook, any number of times; while it runs, allocations are served from a
+ * static bootstrap pool. Aborts only if malloc/free cannot be found. */
+HIDDEN void resolve_init(void);
+/** True while resolve_init() is looking symbols up on this thread. */
+HIDDEN int resolve_in_progress(void);
+/** Bootstrap pool: allocation used before dlsym works. */
+HIDDEN void *resolve_pool_alloc(size_t size, size_t align);
+/** True if `p` came from the bootstrap pool (such blocks are never freed). */
+HIDDEN int resolve_pool_owns(const void *p);
+/** Usable size of a pool block (for realloc out of the pool). */
+HIDDEN size_t resolve_pool_size(const void *p);
+/** Look up a C++ operator of the next library; NULL when none is loaded. */
+HIDDEN void *resolve_next(const char *name);
+
+/* ---- guard.c: per-thread reentrancy state ---- */
+
+struct tbuf;
+
+struct thread_state {
+    int in_hook;          /* inside the recorder on this thread: nested calls pass through */
+    struct tbuf *buf;     /* this thread's event buffer, NULL until its first event */
+    int exited;           /* thread-exit destructor ran */
+};
+
+HIDDEN extern __thread struct thread_state tstate __attribute__((tls_model("initial-exec")));
+
+/* ---- options.c ---- */
+
+struct rec_options {
+    int max_depth;        /* frames kept per stack */
+    int verbose;          /* MEMREC_VERBOSE */
+    int freeres;          /* free the C++ runtime's one-time pool at exit */
+    int flush_ms;         /* service thread period */
+};
+
+HIDDEN extern struct rec_options opts;
+
+/** Read MEMREC_* from `envp` (no getenv: it must work before libc is
+ * fully set up, and never allocates). */
+HIDDEN void options_init(char **envp);
+/** Find `name`'s value in `envp`, or NULL. */
+HIDDEN const char *options_env(char **envp, const char *name);
+
+/* ---- log.c ---- */
+
+/** Write one line "memrec: <msg>" to stderr with write(2), at most
+ * 20 lines per process. Async-signal-safe, never allocates. */
+HIDDEN void log_msg(const char *msg, const char *detail);
+
+/* ---- unwind.c ---- */
+
+#define UNWIND_MAX_DEPTH 1024
+
+/** Set up libunwind (caching policy) and learn our own text range. */
+HIDDEN void unwind_init(void);
+/** Capture the caller's stack into `ips`, innermost first, skipping the
+ * recorder's own frames. At most `max` entries; when the stack is deeper,
+ * keeps the innermost quarter and the outermost rest, with a 0 entry marking
+ * the gap. Returns the number of entries. */
+HIDDEN int unwind_capture(uint64_t *ips, int max);
+
+/* ---- tracetree.c: stack -> trace id, per thread ---- */
+
+struct tracetree {
+    uint64_t *keys_ip;    /* open addressing; 0 ip = empty */
+    uint32_t *keys_parent;
+    uint32_t *ids;
+    uint32_t cap;         /* power of two */
+    uint32_t count;       /* nodes so far; ids are 1..count */
+    size_t map_bytes;
+};
+
+/** Called for each new node so it can be written out before its first use. */
+typedef void (*tracetree_emit_fn)(void *ctx, uint32_t parent, uint64_t ip);
+
+/** Insert the path of `ips` (innermost first) and return the leaf id.
+ * New nodes are reported through `emit`, parents first. Returns 0 if the
+ * tree cannot grow (mmap failed). */
+HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n,
+                                 tracetree_emit_fn emit, void *ctx);
+/** Unmap the tree's memory and reset it to empty. */
+HIDDEN void tracetree_release(struct tracetree *t);
+
+/* ---- buffer.c: per-thread buffers, sequence numbers, the service thread ---- */
+
+/** Set up the pipe and start recording. Returns 0 or -1 (recording off). */
+HIDDEN int buffer_setup(int fd);
+/** Start the service thread (flushes, time and RSS samples). */
+HIDDEN void buffer_start_service(void);
+/** Record an allocation / free / realloc of this thread. */
+HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
+HIDDEN void buffer_free(unsigned kind, void *p);
+/** Realloc is recorded in two parts around the real call, so that another
+ * thread's reuse of the old address is ordered after the free. */
+HIDDEN uint64_t buffer_realloc_begin(void);
+HIDDEN void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, size_t size);
+/** Send an already encoded file record (module list, process) in order. */
+HIDDEN void buffer_record(const uint8_t *rec, size_t len);
+/** Flush every thread's buffer and send everything directly from now on. */
+HIDDEN void buffer_finish(void);
+/** In a forked child: drop all state without touching the parent's pipe. */
+HIDDEN void buffer_forget(void);
+
+/** Global switches read on the hot path. */
+HIDDEN extern atomic_int rec_enabled;
+
+/* ---- modules.c ---- */
+
+/** Scan loaded modules and send records for those new or gone since the
+ * last scan. Cheap when nothing changed. Returns 1 if anything changed. */
+HIDDEN int modules_scan(void);
+/** Send the PROCESS record. */
+HIDDEN void modules_send_process(char **envp);
+
+/* ---- mem.c: the recorder's own memory ---- */
+
+/** Zeroed, page-granular memory straight from mmap; NULL on failure. */
+HIDDEN void *mem_map(size_t bytes);
+HIDDEN void mem_unmap(void *p, size_t bytes);
+
+#endif

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/* Message and memory helpers of the tools (see util.h). */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *util_progname = "memrec";
+
+static void vreport(const char *prefix, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: %s", util_progname, prefix);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("", fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+void die_code(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("", fmt, ap);
+    va_end(ap);
+    exit(code);
+}
+
+int error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("", fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void util_bug(const char *file, int line, const char *msg)
+{
+    fprintf(stderr, "%s: BUG at %s:%d: %s\n", util_progname, file, line, msg);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        die("out of memory (%zu bytes)", n);
+    }
+    return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        die("out of memory (%zu x %zu bytes)", n, size);
+    }
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        die("out of memory (%zu bytes)", n);
+    }
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    char *d = strdup(s);
+    if (!d) {
+        die("out of memory");
+    }
+    return d;
+}
+
+void xgrow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) {
+        return;
+    }
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need) {
+        ncap *= 2;
+    }
+    *p = xrealloc(*p, ncap * elem);
+    memset((char *)*p + *cap * elem, 0, (ncap - *cap) * elem);
+    *cap = ncap;
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+/* Helpers for the command-line tools: messages in one style, memory that
+ * dies on exhaustion. Never linked into the recorder library: these
+ * allocate and print. */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stddef.h>
+
+/** Program name used as the message prefix ("memprint"). Set once in main(). */
+extern const char *util_progname;
+
+/** Print "<prog>: <message>" to stderr and exit(1). */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/** Print "<prog>: <message>" to stderr and exit with `code`. */
+void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/** Print "<prog>: <message>" to stderr; returns -1. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Print "<prog>: warning: <message>" to stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** An internal error: file:line and message, then abort(). */
+#define BUG(msg) util_bug(__FILE__, __LINE__, (msg))
+void util_bug(const char *file, int line, const char *msg) __attribute__((noreturn));
+
+/** malloc/calloc/realloc/strdup that die when memory runs out. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/** Grow `*p` (of `*cap` elements of `elem` bytes) to hold at least `need`. */
+void xgrow(void **p, size_t *cap, size_t need, size_t elem);
+
+#endif
