@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: MIT
+"""Shared helpers of the integration tests: run memrec and memprint from
+the build tree, parse memprint --json, and report checks the way ctest
+understands (exit 0 = pass, 77 = skipped, anything else = fail)."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.environ.get("MEMREC_BUILD_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MEMREC = os.path.join(BUILD, "memrec")
+MEMPRINT = os.path.join(BUILD, "memprint")
+PROGS = os.path.join(BUILD, "tests", "progs")
+SKIP = 77
+
+failures = []
+
+
+def check(cond, what):
+    """Record one named check; print it either way."""
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def check_eq(actual, expected, what):
+    return check(actual == expected, "%s: %r (expected %r)" % (what, actual, expected))
+
+
+def done():
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("all checks passed")
+    sys.exit(0)
+
+
+def skip(why):
+    print("SKIPPED: " + why)
+    sys.exit(SKIP)
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="memrec-test-")
+
+
+def prog(name):
+    return os.path.join(PROGS, name)
+
+
+def run(cmd, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    kw.setdefault("timeout", 120)
+    return subprocess.run(cmd, **kw)
+
+
+def record(argv, out, extra=(), env=None, cwd=None):
+    """memrec -q -o out argv...; returns the CompletedProcess."""
+    return run([MEMREC, "-q", "-o", out] + list(extra) + ["--"] + list(argv), env=env, cwd=cwd)
+
+
+def report_json(path, top=20):
+    r = run([MEMPRINT, "--json", "-n", str(top), path])
+    if r.returncode != 0:
+        raise RuntimeError("memprint failed on %s: %s" % (path, r.stderr.decode()))
+    return json.loads(r.stdout.decode())
+
+
+def report_text(path, top=20):
+    r = run([MEMPRINT, "-n", str(top), path])
+    return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+
+def marker_line(relpath, marker):
+    """Line number of the line carrying /* marker */ in a source file."""
+    with open(os.path.join(SRC, relpath)) as f:
+        for i, line in enumerate(f, 1):
+            if "/* %s */" % marker in line:
+                return i
+    raise KeyError(marker)
+
+
+def has_frame(entry, function, file_suffix=None, line=None, inlined=None):
+    for fr in entry["frames"]:
+        if fr["function"] != function:
+            continue
+        if file_suffix and not (fr["file"] or "").endswith(file_suffix):
+            continue
+        if line is not None and fr["line"] != line:
+            continue
+        if inlined is not None and fr["inlined"] != inlined:
+            continue
+        return True
+    return False

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of the format library: varints, every record kind through
+ * encode/decode, the file writer and reader, and what the reader says
+ * about files that end early or hold garbage. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "memfmt.h"
+#include "memfmt_internal.h"
+
+static void test_varint(void)
+{
+    uint64_t values[] = {0, 1, 127, 128, 300, 16383, 16384, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        uint8_t buf[MEMFMT_VARINT_MAX];
+        size_t n = memfmt_put_varint(buf, values[i]);
+        const uint8_t *p = buf;
+        uint64_t v = 0;
+        CHECK(memfmt_get_varint(&p, buf + n, &v) == 0);
+        CHECK_EQ(v, values[i]);
+        CHECK(p == buf + n);
+        p = buf;
+        CHECK(n == 1 || memfmt_get_varint(&p, buf + n - 1, &v) == MEMFMT_E_TRUNCATED);
+    }
+    uint8_t over[11];
+    memset(over, 0xff, sizeof over);
+    const uint8_t *p = over;
+    uint64_t v;
+    CHECK(memfmt_get_varint(&p, over + sizeof over, &v) == MEMFMT_E_CORRUPT);
+}
+
+static int roundtrip(const struct memfmt_record *in, struct memfmt_record *out)
+{
+    uint8_t buf[8192];
+    int n = memfmt_encode(in, buf, sizeof buf);
+    if (n <= 0) {
+        return -1;
+    }
+    /* Every prefix is truncated, never corrupt and never a success. */
+    for (int k = 0; k < n; k++) {
+        struct memfmt_record tmp;
+        if (memfmt_decode(buf, (size_t)k, &tmp) != MEMFMT_E_TRUNCATED) {
+            return -2;
+        }
+    }
+    return memfmt_decode(buf, (size_t)n, out) == n ? 0 : -3;
+}
+
+static void test_records(void)
+{
+    struct memfmt_record a = {0}, b;
+    a.tag = MEMFMT_REC_ALLOC;
+    a.u.alloc.thread = 3;
+    a.u.alloc.kind = MEMFMT_K_CALLOC;
+    a.u.alloc.size = 10001;
+    a.u.alloc.trace = 77;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.tag, MEMFMT_REC_ALLOC);
+    CHECK_EQ(b.u.alloc.thread, 3);
+    CHECK_EQ(b.u.alloc.kind, MEMFMT_K_CALLOC);
+    CHECK_EQ(b.u.alloc.size, 10001);
+    CHECK_EQ(b.u.alloc.trace, 77);
+
+    a.tag = MEMFMT_REC_REALLOC;
+    a.u.alloc.old_slot = 123456;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.alloc.old_slot, 123456);
+    CHECK_EQ(b.u.alloc.size, 10001);
+
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_FREE;
+    a.u.free.thread = 9;
+    a.u.free.kind = MEMFMT_K_DELETE_ARRAY;
+    a.u.free.slot = 5;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.free.slot, 5);
+    CHECK_EQ(b.u.free.kind, MEMFMT_K_DELETE_ARRAY);
+
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_MODULE;
+    a.u.module.id = 4;
+    a.u.module.bias = 0x7f0000000000ull;
+    a.u.module.path = "/usr/lib/libx.so";
+    a.u.module.path_len = (uint32_t)strlen(a.u.module.path);
+    uint8_t bid[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+    a.u.module.build_id = bid;
+    a.u.module.build_id_len = 20;
+    a.u.module.nsegments = 2;
+    a.u.module.segments[0] = (struct memfmt_segment){0, 0x1000, 4};
+    a.u.module.segments[1] = (struct memfmt_segment){0x1000, 0x5000, 5};
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.module.bias, 0x7f0000000000ull);
+    CHECK(b.u.module.path_len == a.u.module.path_len && memcmp(b.u.module.path, a.u.module.path, a.u.module.path_len) == 0);
+    CHECK(b.u.module.build_id_len == 20 && memcmp(b.u.module.build_id, bid, 20) == 0);
+    CHECK_EQ(b.u.module.nsegments, 2);
+    CHECK_EQ(b.u.module.segments[1].memsz, 0x5000);
+    CHECK_EQ(b.u.module.segments[1].flags, 5);
+
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_END;
+    a.u.end.how = MEMFMT_END_SIGNALED;
+    a.u.end.value = -11;
+    a.u.end.runtime_ms = 1234;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.end.value, (unsigned long long)(long long)-11);
+    CHECK_EQ(b.u.end.runtime_ms, 1234);
+
+    /* An unknown tag is returned, with its length, for the reader to skip. */
+    uint8_t unknown[] = {200, 3, 1, 2, 3};
+    CHECK(memfmt_decode(unknown, sizeof unknown, &b) == 5);
+    CHECK_EQ(b.tag, 200);
+    /* A payload shorter than its fields is corrupt, not truncated. */
+    uint8_t shortrec[] = {MEMFMT_REC_ALLOC, 1, 1};
+    CHECK(memfmt_decode(shortrec, sizeof shortrec, &b) == MEMFMT_E_CORRUPT);
+    /* Too small a buffer is reported, never overrun. */
+    uint8_t tiny[3];
+    CHECK(memfmt_encode(&a, tiny, sizeof tiny) == MEMFMT_E_TOOBIG);
+}
+
+static int temp_fd(void)
+{
+    return memfd_create("memfmt-test", 0);
+}
+
+static void test_file(void)
+{
+    int fd = temp_fd();
+    CHECK(fd >= 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, MEMFMT_HF_ATTACHED};
+    int rc;
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 3, &rc);
+    CHECK(w != NULL);
+    enum { N = 100000 };
+    for (int i = 0; i < N; i++) {
+        struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
+        r.u.alloc.size = (uint64_t)i;
+        r.u.alloc.thread = 1;
+        CHECK(memfmt_write(w, &r) == 0);
+        if (i == N / 2) {
+            CHECK(memfmt_writer_flush(w) == 0);
+        }
+    }
+    CHECK(memfmt_writer_finish(w) == 0);
+    uint64_t total = memfmt_writer_bytes(w);
+    memfmt_writer_free(w);
+
+    /* Whole file: every record, then a clean end. */
+    lseek(fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r != NULL);
+    CHECK_EQ(memfmt_reader_header(r)->flags, MEMFMT_HF_ATTACHED);
+    struct memfmt_record rec;
+    int n = 0, bad = 0;
+    while ((rc = memfmt_read(r, &rec)) > 0) {
+        bad += rec.u.alloc.size != (uint64_t)n;
+        n++;
+    }
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(n, N);
+    CHECK_EQ(bad, 0);
+    memfmt_reader_free(r);
+
+    /* Cut in the middle: the records up to the cut, then TRUNCATED. */
+    CHECK(ftruncate(fd, (off_t)(total * 3 / 4)) == 0);
+    lseek(fd, 0, SEEK_SET);
+    r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r != NULL);
+    n = 0;
+    while ((rc = memfmt_read(r, &rec)) > 0) {
+        n++;
+    }
+    CHECK_EQ(rc, MEMFMT_E_TRUNCATED);
+    CHECK(n >= N / 2 && n < N);
+    memfmt_reader_free(r);
+    close(fd);
+}
+
+static void test_bad_files(void)
+{
+    int rc;
+    int fd = temp_fd();
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r == NULL && rc == MEMFMT_E_EMPTY);
+    CHECK(write(fd, "hello, this is text\n", 20) == 20);
+    lseek(fd, 0, SEEK_SET);
+    r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r == NULL && rc == MEMFMT_E_NOT_MEMREC);
+    close(fd);
+
+    /* A newer version in a valid file. */
+    fd = temp_fd();
+    struct memfmt_header h = {MEMFMT_VERSION + 1, 8, 1, 0};
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 1, &rc);
+    CHECK(memfmt_writer_finish(w) == 0);
+    memfmt_writer_free(w);
+    lseek(fd, 0, SEEK_SET);
+    r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r == NULL && rc == MEMFMT_E_VERSION);
+    close(fd);
+
+    CHECK(memfmt_reader_open("/nonexistent/file.zst", &rc) == NULL && rc == MEMFMT_E_IO);
+    CHECK(strcmp(memfmt_strerror(MEMFMT_E_TRUNCATED), "truncated") == 0);
+}
+
+static void test_wire(void)
+{
+    uint8_t buf[256];
+    size_t n = 0;
+    uint64_t seqs[] = {5, 6, 100};
+    uint64_t prev = 0;
+    for (int i = 0; i < 3; i++) {
+        buf[n++] = MEMFMT_W_ALLOC;
+        n += memfmt_put_varint(buf + n, seqs[i] - prev);
+        prev = seqs[i];
+        n += memfmt_put_varint(buf + n, MEMFMT_K_MALLOC);
+        n += memfmt_put_varint(buf + n, 16 + (uint64_t)i);
+        n += memfmt_put_varint(buf + n, 0x1000 * (uint64_t)(i + 1));
+        n += memfmt_put_varint(buf + n, 1);
+    }
+    const uint8_t *p = buf;
+    uint64_t dprev = 0;
+    for (int i = 0; i < 3; i++) {
+        struct memfmt_wire_event ev;
+        CHECK(memfmt_wire_decode(&p, buf + n, &dprev, &ev) == 0);
+        CHECK_EQ(ev.seq, seqs[i]);
+        CHECK_EQ(ev.size, 16 + (uint64_t)i);
+        CHECK_EQ(ev.addr, 0x1000 * (uint64_t)(i + 1));
+    }
+    CHECK(p == buf + n);
+    uint8_t junk[] = {0xee, 1, 2};
+    p = junk;
+    struct memfmt_wire_event ev;
+    CHECK(memfmt_wire_decode(&p, junk + sizeof junk, &dprev, &ev) == MEMFMT_E_CORRUPT);
+}
+
+int main(void)
+{
+    test_varint();
+    test_records();
+    test_file();
+    test_bad_files();
+    test_wire();
+    return check_summary("test_format");
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of memrec's merge (recorder/merge.c): events of several
+ * threads arrive out of order and leave in sequence order; a free that
+ * arrives before its allocation is still written after it; addresses
+ * become slots; per-thread trace ids become one tree. */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "memfmt_internal.h"
+#include "merge.h"
+
+struct batch {
+    uint8_t b[512];
+    size_t n;
+    uint64_t prev;
+};
+
+static void start(struct batch *b, uint32_t stream)
+{
+    memcpy(b->b, &stream, 4);
+    b->n = 4;
+    b->prev = 0;
+}
+
+static void put(struct batch *b, uint64_t v)
+{
+    b->n += memfmt_put_varint(b->b + b->n, v);
+}
+
+static void seq(struct batch *b, uint64_t s)
+{
+    put(b, s - b->prev);
+    b->prev = s;
+}
+
+static void hello(struct batch *b, uint64_t tid)
+{
+    b->b[b->n++] = MEMFMT_W_HELLO;
+    put(b, tid);
+}
+
+static void node(struct batch *b, uint64_t parent, uint64_t ip)
+{
+    b->b[b->n++] = MEMFMT_W_NODE;
+    put(b, parent);
+    put(b, ip);
+}
+
+static void w_alloc(struct batch *b, uint64_t s, uint64_t size, uint64_t addr, uint64_t trace)
+{
+    b->b[b->n++] = MEMFMT_W_ALLOC;
+    seq(b, s);
+    put(b, MEMFMT_K_MALLOC);
+    put(b, size);
+    put(b, addr);
+    put(b, trace);
+}
+
+static void w_free(struct batch *b, uint64_t s, uint64_t addr)
+{
+    b->b[b->n++] = MEMFMT_W_FREE;
+    seq(b, s);
+    put(b, MEMFMT_K_FREE);
+    put(b, addr);
+}
+
+static void w_sync(struct batch *b, uint64_t s)
+{
+    b->b[b->n++] = MEMFMT_W_SYNC;
+    seq(b, s);
+    put(b, 1000);
+    put(b, 0);
+}
+
+int main(void)
+{
+    int fd = memfd_create("merge-test", 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
+    int rc;
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 1, &rc);
+    struct accounting *acct = accounting_new(0);
+    struct merge *m = merge_new(w, acct, 0);
+
+    struct batch t1, t2, svc;
+    /* Thread 2 frees 0x1000 (seq 3) and its batch arrives first; thread 1
+     * allocated it at seq 2. Both threads share the stack (ip 0x10 <- 0x20). */
+    start(&t2, 2);
+    hello(&t2, 202);
+    node(&t2, 0, 0x20);
+    node(&t2, 1, 0x10);
+    w_free(&t2, 3, 0x1000);
+    w_alloc(&t2, 4, 30, 0x1000, 2); /* reuse of the address by thread 2 */
+    CHECK(merge_batch(m, t2.b, t2.n) == 0);
+    start(&t1, 1);
+    hello(&t1, 101);
+    node(&t1, 0, 0x20);
+    node(&t1, 1, 0x10);
+    w_alloc(&t1, 1, 10, 0x2000, 2);
+    w_alloc(&t1, 2, 20, 0x1000, 2);
+    CHECK(merge_batch(m, t1.b, t1.n) == 0);
+    start(&svc, 0);
+    w_sync(&svc, 5);
+    CHECK(merge_batch(m, svc.b, svc.n) == 0);
+    /* A free of an address never allocated is counted and dropped. */
+    start(&t1, 1);
+    w_free(&t1, 6, 0x9999);
+    CHECK(merge_batch(m, t1.b, t1.n) == 0);
+    CHECK(merge_drain(m) == 0);
+    CHECK(merge_end(m, MEMFMT_END_EXITED, 0, 1000) == 0);
+    CHECK(memfmt_writer_finish(w) == 0);
+
+    const struct acct_totals *t = accounting_totals(acct);
+    CHECK_EQ(t->allocations, 3);
+    CHECK_EQ(t->frees, 1);
+    CHECK_EQ(t->bad_slots, 0);
+    CHECK_EQ(t->live_bytes, 40);
+    CHECK_EQ(t->peak_bytes, 40);
+    CHECK_EQ(merge_stats(m)->unmatched_frees, 1);
+
+    /* Read back: order is alloc(10), alloc(20), free, alloc(30); the two
+     * threads' identical stacks are one pair of nodes. */
+    lseek(fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r != NULL);
+    struct memfmt_record rec;
+    unsigned order[8];
+    int n = 0, nodes = 0, threads = 0;
+    while ((rc = memfmt_read(r, &rec)) > 0) {
+        if (rec.tag == MEMFMT_REC_NODE) {
+            nodes++;
+        } else if (rec.tag == MEMFMT_REC_THREAD) {
+            threads++;
+        } else if ((rec.tag == MEMFMT_REC_ALLOC || rec.tag == MEMFMT_REC_FREE) && n < 8) {
+            order[n++] = rec.tag == MEMFMT_REC_ALLOC ? (unsigned)rec.u.alloc.size : 0;
+            if (rec.tag == MEMFMT_REC_ALLOC) {
+                CHECK_EQ(rec.u.alloc.trace, 2);
+            }
+        }
+    }
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(nodes, 2);
+    CHECK_EQ(threads, 2);
+    CHECK_EQ(n, 4);
+    CHECK(n == 4 && order[0] == 10 && order[1] == 20 && order[2] == 0 && order[3] == 30);
+    memfmt_reader_free(r);
+    merge_free(m);
+    accounting_free(acct);
+    memfmt_writer_free(w);
+    close(fd);
+    return check_summary("test_merge");
+}
