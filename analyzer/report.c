@@ -142,7 +142,11 @@ static void collect(struct builder *b, uint32_t trace, struct sym_frame **out, u
     *omitted = 0;
     for (uint32_t node = trace; node != 0; node = m->nodes[node].parent) {
         if (m->nodes[node].ip == 0) {
+            /* The recorder's gap marker: keep its place in the stack. */
             (*omitted)++;
+            xgrow((void **)out, &cap, *nout + 1, sizeof **out);
+            memset(*out + *nout, 0, sizeof **out);
+            (*nout)++;
             continue;
         }
         struct node_frames *nf = frames_of(b, node);
@@ -330,8 +334,18 @@ static const char *base_name(const char *path)
     return s ? s + 1 : (path ? path : "?");
 }
 
+/* The gap left where a too deep stack lost its middle frames. */
+static int is_gap(const struct sym_frame *f)
+{
+    return !f->function && !f->module && f->module_offset == 0;
+}
+
 static void print_frame(const struct sym_frame *f, int depth, FILE *out)
 {
+    if (is_gap(f)) {
+        fputs("      ... frames omitted: the stack was deeper than the recording's depth limit ...\n", out);
+        return;
+    }
     fprintf(out, "      #%-2d ", depth);
     if (f->inlined) {
         fputs("(inlined) ", out);
@@ -391,9 +405,6 @@ static void print_stack(const struct report_stack *st, int max_frames, FILE *out
     }
     if (n < st->nframes) {
         fprintf(out, "      ... %u more frames\n", st->nframes - n);
-    }
-    if (st->omitted) {
-        fprintf(out, "      (stack deeper than the recording's depth limit: middle frames omitted)\n");
     }
     if (st->nframes == 0) {
         fprintf(out, "      (no stack)\n");

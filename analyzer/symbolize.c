@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Symbolizer: resolves (module, ip) to inline chains, names and file:line with elfutils libdwfl/libdw,
-// caching every result. Runs in the offline analyzer only; it never prints and must not crash on
-// stripped, missing, foreign or garbage input.
+// Symbolizer: resolves (module, ip) to inline chains, names and file:line with elfutils
+// libdwfl/libdw, caching every result. Runs in the offline analyzer only; it never prints and
+// must not crash on stripped, missing, foreign or garbage input.
 #include "symbolize.h"
 
 #include <errno.h>
@@ -30,6 +30,26 @@ enum module_state {
     MODULE_OFFSET_ONLY,
 };
 
+/* Address ranges -> DIE, sorted by lo, for the CU and function indexes. */
+struct addr_range {
+    Dwarf_Addr lo;
+    Dwarf_Addr hi;
+    Dwarf_Addr max_hi; /* largest hi of this and all earlier entries, for overlapping ranges */
+    Dwarf_Die die;
+};
+
+struct range_table {
+    struct addr_range *v;
+    size_t nr;
+    size_t alloc;
+};
+
+/* The functions of one CU (keyed by the address of its root DIE's data, unique per file). */
+struct cu_functions {
+    uintptr_t key;
+    struct range_table funcs;
+};
+
 struct module {
     char *path;
     uint64_t bias;
@@ -39,23 +59,19 @@ struct module {
     Dwfl_Module *dwmod;
     uint64_t start; /* address range the ELF headers give at this bias */
     uint64_t end;
-    /* Own CU address index, built on the first miss of dwfl_module_addrdie() (see find_cu). */
+    /* Own CU index, built on the first miss of dwfl_module_addrdie() (see find_cu). */
     bool cu_index_built;
-    struct cu_range *cu_ranges;
-    size_t nr_cu_ranges;
-};
-
-struct cu_range {
-    Dwarf_Addr lo;
-    Dwarf_Addr hi;
-    Dwarf_Addr max_hi; /* largest hi of this and all earlier entries, for overlapping ranges */
-    Dwarf_Die cu;
+    struct range_table cus;
+    /* Function indexes of the CUs looked into so far, sorted by key (see find_function). */
+    struct cu_functions *cu_funcs;
+    size_t nr_cu_funcs;
+    size_t alloc_cu_funcs;
 };
 
 /* One cached lookup result: frames[first .. first + count) of the frame pool. */
 struct cache_slot {
     uint64_t ip;
-    int32_t module; /* -1: empty slot */
+    uint32_t module1; /* module index + 1; 0 = empty slot, so calloc gives an empty table */
     uint32_t first;
     uint32_t count;
 };
@@ -64,6 +80,11 @@ struct die_vec {
     Dwarf_Die *v;
     size_t nr;
     size_t alloc;
+};
+
+struct name_slot {
+    const void *decl; /* Dwarf_Die.addr of the declaration; NULL = empty slot */
+    const char *name; /* interned */
 };
 
 struct frame_vec {
@@ -78,6 +99,7 @@ struct symbolizer {
        debug-file search, so both live here for the whole session. */
     Dwfl_Callbacks callbacks;
     char *debuginfo_path;
+    uint64_t nr_reports; /* for unique Dwfl module names */
 
     struct module *modules;
     size_t nr_modules;
@@ -90,6 +112,10 @@ struct symbolizer {
     struct frame_vec pool;    /* frames of all cached results */
     struct frame_vec scratch; /* frames of the lookup being resolved */
     struct die_vec path;      /* DWARF scopes containing the ip being resolved, outermost first */
+
+    struct name_slot *names; /* qualified names by declaration DIE (open addressing) */
+    size_t name_mask;
+    size_t names_used;
 
     char **strings; /* interned strings (open addressing); NULL = empty */
     size_t string_mask;
@@ -194,10 +220,9 @@ static int frame_vec_push(struct frame_vec *fv, const struct sym_frame *f)
 
 /* ---- result cache ---- */
 
-static size_t slot_index(const struct symbolizer *s, int module, uint64_t ip)
+static size_t slot_index(const struct symbolizer *s, uint32_t module1, uint64_t ip)
 {
-    return mix64(ip ^ ((uint64_t)(uint32_t)module << 48) ^ (uint64_t)(uint32_t)module) &
-           s->slot_mask;
+    return mix64(ip ^ ((uint64_t)module1 << 48) ^ module1) & s->slot_mask;
 }
 
 static const struct cache_slot *cache_find(const struct symbolizer *s, int module, uint64_t ip)
@@ -205,9 +230,10 @@ static const struct cache_slot *cache_find(const struct symbolizer *s, int modul
     if (!s->slots) {
         return NULL;
     }
-    size_t i = slot_index(s, module, ip);
-    while (s->slots[i].module >= 0) {
-        if (s->slots[i].module == module && s->slots[i].ip == ip) {
+    uint32_t module1 = (uint32_t)module + 1;
+    size_t i = slot_index(s, module1, ip);
+    while (s->slots[i].module1 != 0) {
+        if (s->slots[i].module1 == module1 && s->slots[i].ip == ip) {
             return &s->slots[i];
         }
         i = (i + 1) & s->slot_mask;
@@ -219,22 +245,19 @@ static int grow_cache(struct symbolizer *s)
 {
     size_t old_size = s->slots ? s->slot_mask + 1 : 0;
     size_t new_size = old_size ? old_size * 2 : 1024;
-    struct cache_slot *slots = malloc(new_size * sizeof(*slots));
+    struct cache_slot *slots = calloc(new_size, sizeof(*slots));
     if (!slots) {
         return -ENOMEM;
-    }
-    for (size_t i = 0; i < new_size; i++) {
-        slots[i].module = -1;
     }
     struct cache_slot *old = s->slots;
     s->slots = slots;
     s->slot_mask = new_size - 1;
     for (size_t i = 0; i < old_size; i++) {
-        if (old[i].module < 0) {
+        if (old[i].module1 == 0) {
             continue;
         }
-        size_t j = slot_index(s, old[i].module, old[i].ip);
-        while (slots[j].module >= 0) {
+        size_t j = slot_index(s, old[i].module1, old[i].ip);
+        while (slots[j].module1 != 0) {
             j = (j + 1) & s->slot_mask;
         }
         slots[j] = old[i];
@@ -265,11 +288,12 @@ static int cache_insert(struct symbolizer *s, int module, uint64_t ip,
             return rc;
         }
     }
-    size_t i = slot_index(s, module, ip);
-    while (s->slots[i].module >= 0) {
+    uint32_t module1 = (uint32_t)module + 1;
+    size_t i = slot_index(s, module1, ip);
+    while (s->slots[i].module1 != 0) {
         i = (i + 1) & s->slot_mask;
     }
-    s->slots[i].module = module;
+    s->slots[i].module1 = module1;
     s->slots[i].ip = ip;
     s->slots[i].first = (uint32_t)first;
     s->slots[i].count = (uint32_t)s->scratch.nr;
@@ -288,14 +312,13 @@ static bool is_pseudo_path(const char *path)
 }
 
 /* Report one ELF file to the shared Dwfl at the module's bias. */
-static Dwfl_Module *report_file(struct symbolizer *s, int index, const char *kind,
-                                const char *file, uint64_t bias)
+static Dwfl_Module *report_file(struct symbolizer *s, const char *file, uint64_t bias)
 {
-    /* libdwfl merges reports that share a name and address range, and on a mismatch marks the
-       existing module for removal; modules of one recording may overlap (dlclose then dlopen of
-       another library at the same address), so every report gets a unique name. */
-    char name[48];
-    snprintf(name, sizeof(name), "memrec-%s-%d", kind, index);
+    /* libdwfl merges reports that share a name and address range, and on a file mismatch marks
+       the existing module for removal; modules of one recording may overlap (dlclose, then
+       dlopen of another library at the same address), so every report gets a unique name. */
+    char name[32];
+    snprintf(name, sizeof(name), "memrec-%llu", (unsigned long long)s->nr_reports++);
 
     dwfl_report_begin_add(s->dwfl);
     /* add_p_vaddr = true: `bias` is dlpi_addr, the difference between run-time and link-time
@@ -335,7 +358,7 @@ static int build_id_mismatch(const struct module *m, Dwfl_Module *mod)
 }
 
 /* Try DIR/.build-id/xx/rest.debug for every absolute DIR of the debuginfo path. */
-static Dwfl_Module *report_by_build_id(struct symbolizer *s, int index, const struct module *m)
+static Dwfl_Module *report_by_build_id(struct symbolizer *s, const struct module *m)
 {
     if (m->build_id_len < 2) {
         return NULL;
@@ -360,7 +383,7 @@ static Dwfl_Module *report_by_build_id(struct symbolizer *s, int index, const st
             }
             snprintf(file, size, "%.*s/.build-id/%.2s/%s.debug", (int)dir_len, list, hex,
                      hex + 2);
-            Dwfl_Module *mod = report_file(s, index, "debug", file, m->bias);
+            Dwfl_Module *mod = report_file(s, file, m->bias);
             free(file);
             if (mod && !build_id_mismatch(m, mod)) {
                 return mod;
@@ -380,14 +403,14 @@ static void open_module(struct symbolizer *s, int index)
     Dwfl_Module *mod = NULL;
 
     if (!is_pseudo_path(m->path)) {
-        mod = report_file(s, index, "file", m->path, m->bias);
+        mod = report_file(s, m->path, m->bias);
         if (mod && build_id_mismatch(m, mod)) {
             /* The file was replaced after recording: its symbols would be wrong. The module
                object stays inside the Dwfl, unused, because libdwfl cannot drop one module. */
             mod = NULL;
         }
         if (!mod) {
-            mod = report_by_build_id(s, index, m);
+            mod = report_by_build_id(s, m);
         }
     }
     if (!mod) {
@@ -504,10 +527,49 @@ static const char *scope_name(Dwarf_Die *scope)
     }
 }
 
+/* Index of decl's slot in the name cache, or of the empty slot where it belongs. */
+static size_t name_cache_index(const struct symbolizer *s, const void *decl)
+{
+    size_t i = mix64((uint64_t)(uintptr_t)decl) & s->name_mask;
+    while (s->names[i].decl && s->names[i].decl != decl) {
+        i = (i + 1) & s->name_mask;
+    }
+    return i;
+}
+
+static int name_cache_put(struct symbolizer *s, const void *decl, const char *name)
+{
+    if (!s->names || (s->names_used + 1) * 2 > s->name_mask + 1) {
+        size_t old_size = s->names ? s->name_mask + 1 : 0;
+        size_t new_size = old_size ? old_size * 2 : 256;
+        struct name_slot *table = calloc(new_size, sizeof(*table));
+        if (!table) {
+            return -ENOMEM;
+        }
+        struct name_slot *old = s->names;
+        s->names = table;
+        s->name_mask = new_size - 1;
+        for (size_t i = 0; i < old_size; i++) {
+            if (old[i].decl) {
+                table[name_cache_index(s, old[i].decl)] = old[i];
+            }
+        }
+        free(old);
+    }
+    size_t i = name_cache_index(s, decl);
+    if (!s->names[i].decl) {
+        s->names_used++;
+    }
+    s->names[i].decl = decl;
+    s->names[i].name = name;
+    return 0;
+}
+
 /*
  * "ns::Class::name" for a C++ function that has only DW_AT_name: GCC gives functions with
  * internal linkage no DW_AT_linkage_name, so the qualification comes from the enclosing
- * namespace and class DIEs of the declaration. C names are interned as they are.
+ * namespace and class DIEs of the declaration. Finding those walks the CU, so the result is
+ * kept per declaration. C names are interned as they are.
  */
 static int qualified_name(struct symbolizer *s, Dwarf_Die *die, const char *name,
                           const char **out)
@@ -516,6 +578,13 @@ static int qualified_name(struct symbolizer *s, Dwarf_Die *die, const char *name
     declaration(die, &decl);
     if (!is_cxx(&decl)) {
         return intern(s, name, out);
+    }
+    if (s->names) {
+        const struct name_slot *cached = &s->names[name_cache_index(s, decl.addr)];
+        if (cached->decl) {
+            *out = cached->name;
+            return 0;
+        }
     }
     Dwarf_Die *scopes = NULL;
     int n = dwarf_getscopes_die(&decl, &scopes);
@@ -545,7 +614,10 @@ static int qualified_name(struct symbolizer *s, Dwarf_Die *die, const char *name
     free(scopes);
     int rc = intern(s, buf, out);
     free(buf);
-    return rc;
+    if (rc < 0) {
+        return rc;
+    }
+    return name_cache_put(s, decl.addr, *out);
 }
 
 /*
@@ -604,30 +676,88 @@ static void call_site(Dwarf_Die *die, const char **file, unsigned *line)
 
 /* ---- finding the DWARF scopes of an ip ---- */
 
-static int cu_range_cmp(const void *a, const void *b)
+static int range_table_add(struct range_table *t, Dwarf_Addr lo, Dwarf_Addr hi,
+                           const Dwarf_Die *die)
 {
-    const struct cu_range *x = a;
-    const struct cu_range *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-static int push_cu_range(struct module *m, size_t *alloc, Dwarf_Addr lo, Dwarf_Addr hi,
-                         const Dwarf_Die *cu)
-{
-    if (m->nr_cu_ranges == *alloc) {
-        size_t n = *alloc ? *alloc * 2 : 64;
-        struct cu_range *v = realloc(m->cu_ranges, n * sizeof(*v));
+    if (t->nr == t->alloc) {
+        size_t alloc = t->alloc ? t->alloc * 2 : 16;
+        struct addr_range *v = realloc(t->v, alloc * sizeof(*v));
         if (!v) {
             return -ENOMEM;
         }
-        m->cu_ranges = v;
-        *alloc = n;
+        t->v = v;
+        t->alloc = alloc;
     }
-    struct cu_range *r = &m->cu_ranges[m->nr_cu_ranges++];
+    struct addr_range *r = &t->v[t->nr++];
     r->lo = lo;
     r->hi = hi;
-    r->cu = *cu;
+    r->max_hi = hi;
+    r->die = *die;
     return 0;
+}
+
+/* Add every address range of `die`; ranges the linker discarded (left at 0 or at a tombstone
+   past hi) are dropped. */
+static int range_table_add_die(struct range_table *t, Dwarf_Die *die)
+{
+    Dwarf_Addr base = 0;
+    Dwarf_Addr lo = 0;
+    Dwarf_Addr hi = 0;
+    ptrdiff_t off = 0;
+    while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+        if (lo == 0 || hi <= lo) {
+            continue;
+        }
+        int rc = range_table_add(t, lo, hi, die);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int addr_range_cmp(const void *a, const void *b)
+{
+    const struct addr_range *x = a;
+    const struct addr_range *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void range_table_sort(struct range_table *t)
+{
+    if (t->nr == 0) {
+        return;
+    }
+    qsort(t->v, t->nr, sizeof(*t->v), addr_range_cmp);
+    Dwarf_Addr max_hi = 0;
+    for (size_t i = 0; i < t->nr; i++) {
+        if (t->v[i].hi > max_hi) {
+            max_hi = t->v[i].hi;
+        }
+        t->v[i].max_hi = max_hi;
+    }
+}
+
+/* The DIE of a range containing addr, or NULL. */
+static Dwarf_Die *range_table_find(const struct range_table *t, Dwarf_Addr addr)
+{
+    /* Last range starting at or below addr, then back while an earlier one may still reach. */
+    size_t lo = 0;
+    size_t hi = t->nr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].lo <= addr) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (size_t i = lo; i-- > 0 && t->v[i].max_hi > addr;) {
+        if (addr < t->v[i].hi) {
+            return &t->v[i].die;
+        }
+    }
+    return NULL;
 }
 
 /*
@@ -638,7 +768,6 @@ static int push_cu_range(struct module *m, size_t *alloc, Dwarf_Addr lo, Dwarf_A
 static int build_cu_index(struct module *m, Dwarf *dw)
 {
     m->cu_index_built = true;
-    size_t alloc = 0;
     Dwarf_CU *cu = NULL;
     Dwarf_Half version = 0;
     uint8_t unit_type = 0;
@@ -647,32 +776,12 @@ static int build_cu_index(struct module *m, Dwarf *dw)
         if (unit_type == DW_UT_type || unit_type == DW_UT_split_type) {
             continue;
         }
-        Dwarf_Addr base = 0;
-        Dwarf_Addr lo = 0;
-        Dwarf_Addr hi = 0;
-        ptrdiff_t off = 0;
-        while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
-            /* Code the linker discarded is left at 0 (or at a tombstone past hi). */
-            if (lo == 0 || hi <= lo) {
-                continue;
-            }
-            int rc = push_cu_range(m, &alloc, lo, hi, &cudie);
-            if (rc < 0) {
-                return rc;
-            }
+        int rc = range_table_add_die(&m->cus, &cudie);
+        if (rc < 0) {
+            return rc;
         }
     }
-    if (m->nr_cu_ranges == 0) {
-        return 0;
-    }
-    qsort(m->cu_ranges, m->nr_cu_ranges, sizeof(*m->cu_ranges), cu_range_cmp);
-    Dwarf_Addr max_hi = 0;
-    for (size_t i = 0; i < m->nr_cu_ranges; i++) {
-        if (m->cu_ranges[i].hi > max_hi) {
-            max_hi = m->cu_ranges[i].hi;
-        }
-        m->cu_ranges[i].max_hi = max_hi;
-    }
+    range_table_sort(&m->cus);
     return 0;
 }
 
@@ -697,24 +806,104 @@ static int find_cu(struct module *m, uint64_t ip, Dwarf_Die *cu, Dwarf_Addr *dwb
             return rc;
         }
     }
-    Dwarf_Addr addr = ip - *dwbias;
-    /* Last range starting at or below addr, then back while an earlier one may still reach. */
+    found = range_table_find(&m->cus, ip - *dwbias);
+    if (!found) {
+        return 0;
+    }
+    *cu = *found;
+    return 1;
+}
+
+/* Bounds the recursion on corrupt or hostile DWARF; real nesting is far shallower. */
+#define MAX_SCOPE_DEPTH 256
+
+/*
+ * Collect the address ranges of the concrete functions of a CU. Most sit at CU level or inside
+ * namespaces, but member functions of local classes (GCC puts a lambda's _FUN under the closure
+ * type under the enclosing function) and GNU C nested functions sit inside functions and blocks.
+ * Other DIEs (types, variables, inlined code) are not descended into: the scopes inside a
+ * function are searched per lookup in find_scopes.
+ */
+static int collect_functions(Dwarf_Die *parent, struct range_table *t, int depth)
+{
+    Dwarf_Die child;
+    if (depth > MAX_SCOPE_DEPTH || dwarf_child(parent, &child) != 0) {
+        return 0;
+    }
+    for (;;) {
+        int rc = 0;
+        switch (dwarf_tag(&child)) {
+        case DW_TAG_subprogram:
+            rc = range_table_add_die(t, &child);
+            if (rc == 0) {
+                rc = collect_functions(&child, t, depth + 1);
+            }
+            break;
+        case DW_TAG_namespace:
+        case DW_TAG_module:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_lexical_block:
+            rc = collect_functions(&child, t, depth + 1);
+            break;
+        default:
+            break;
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        Dwarf_Die next;
+        if (dwarf_siblingof(&child, &next) != 0) {
+            return 0;
+        }
+        child = next;
+    }
+}
+
+/*
+ * The function DIE containing addr in the CU `root`, or NULL. Each CU is indexed once, on its
+ * first lookup, so a lookup costs two binary searches instead of a walk of the whole CU
+ * (C++ CUs have 100k+ DIEs from headers).
+ */
+static int find_function(struct module *m, Dwarf_Die *root, Dwarf_Addr addr, Dwarf_Die **fn)
+{
+    *fn = NULL;
+    uintptr_t key = (uintptr_t)root->addr;
     size_t lo = 0;
-    size_t hi = m->nr_cu_ranges;
+    size_t hi = m->nr_cu_funcs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->cu_ranges[mid].lo <= addr) {
+        if (m->cu_funcs[mid].key < key) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    for (size_t i = lo; i-- > 0 && m->cu_ranges[i].max_hi > addr;) {
-        if (addr < m->cu_ranges[i].hi) {
-            *cu = m->cu_ranges[i].cu;
-            return 1;
+    if (lo == m->nr_cu_funcs || m->cu_funcs[lo].key != key) {
+        if (m->nr_cu_funcs == m->alloc_cu_funcs) {
+            size_t alloc = m->alloc_cu_funcs ? m->alloc_cu_funcs * 2 : 8;
+            struct cu_functions *v = realloc(m->cu_funcs, alloc * sizeof(*v));
+            if (!v) {
+                return -ENOMEM;
+            }
+            m->cu_funcs = v;
+            m->alloc_cu_funcs = alloc;
         }
+        struct range_table t = { 0 };
+        int rc = collect_functions(root, &t, 0);
+        if (rc < 0) {
+            free(t.v);
+            return rc;
+        }
+        range_table_sort(&t);
+        memmove(&m->cu_funcs[lo + 1], &m->cu_funcs[lo],
+                (m->nr_cu_funcs - lo) * sizeof(*m->cu_funcs));
+        m->cu_funcs[lo].key = key;
+        m->cu_funcs[lo].funcs = t;
+        m->nr_cu_funcs++;
     }
+    *fn = range_table_find(&m->cu_funcs[lo].funcs, addr);
     return 0;
 }
 
@@ -733,16 +922,12 @@ static int die_vec_push(struct die_vec *dv, const Dwarf_Die *die)
     return 0;
 }
 
-/* Bounds the recursion on corrupt or hostile DWARF; real nesting is far shallower. */
-#define MAX_SCOPE_DEPTH 256
-
 /*
- * Append to `path` the scopes below `parent` that contain addr, outermost first; returns 1 if one
- * was found. This walks the concrete DIE tree itself instead of using dwarf_getscopes(), which
- * past an inlined subroutine continues in the *abstract* definition's scopes and gives up when
- * that definition is in another CU, as with GCC's LTO (DW_AT_abstract_origin into early debug).
- * Namespaces and classes have no addresses but can hold function definitions, so they are
- * searched; a scope that contains addr is final, as sibling code ranges do not overlap.
+ * Append to `path` the scopes inside the function DIE `parent` that contain addr, outermost
+ * first. This walks the concrete DIE tree itself instead of using dwarf_getscopes(), which past
+ * an inlined subroutine continues in the *abstract* definition's scopes and gives up when that
+ * definition is in another CU, as with GCC's LTO (DW_AT_abstract_origin into early debug).
+ * A scope that contains addr is final: sibling code ranges do not overlap.
  */
 static int find_scopes(Dwarf_Die *parent, Dwarf_Addr addr, struct die_vec *path, int depth)
 {
@@ -752,7 +937,7 @@ static int find_scopes(Dwarf_Die *parent, Dwarf_Addr addr, struct die_vec *path,
     }
     for (;;) {
         switch (dwarf_tag(&child)) {
-        case DW_TAG_subprogram:
+        case DW_TAG_subprogram: /* GNU C nested function */
         case DW_TAG_inlined_subroutine:
         case DW_TAG_lexical_block:
         case DW_TAG_try_block:
@@ -764,21 +949,9 @@ static int find_scopes(Dwarf_Die *parent, Dwarf_Addr addr, struct die_vec *path,
                 if (rc < 0) {
                     return rc;
                 }
-                rc = find_scopes(&child, addr, path, depth + 1);
-                return rc < 0 ? rc : 1;
+                return find_scopes(&child, addr, path, depth + 1);
             }
             break;
-        case DW_TAG_namespace:
-        case DW_TAG_module:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type: {
-            int rc = find_scopes(&child, addr, path, depth + 1);
-            if (rc != 0) {
-                return rc;
-            }
-            break;
-        }
         default:
             break;
         }
@@ -899,9 +1072,19 @@ static int resolve(struct symbolizer *s, int index, uint64_t ip)
         unit_type == DW_UT_skeleton && dwarf_tag(&split) == DW_TAG_compile_unit) {
         root = split;
     }
-    rc = find_scopes(&root, addr, &s->path, 0);
+    Dwarf_Die *fn = NULL;
+    rc = find_function(m, &root, addr, &fn);
     if (rc < 0) {
         return rc;
+    }
+    if (fn) {
+        rc = die_vec_push(&s->path, fn);
+        if (rc == 0) {
+            rc = find_scopes(fn, addr, &s->path, 0);
+        }
+        if (rc < 0) {
+            return rc;
+        }
     }
     return frames_from_path(s, m, ip, symbol, file, line);
 }
@@ -933,9 +1116,14 @@ void symbolize_free(struct symbolizer *s)
     }
     dwfl_end(s->dwfl);
     for (size_t i = 0; i < s->nr_modules; i++) {
-        free(s->modules[i].path);
-        free(s->modules[i].build_id);
-        free(s->modules[i].cu_ranges);
+        struct module *m = &s->modules[i];
+        free(m->path);
+        free(m->build_id);
+        free(m->cus.v);
+        for (size_t k = 0; k < m->nr_cu_funcs; k++) {
+            free(m->cu_funcs[k].funcs.v);
+        }
+        free(m->cu_funcs);
     }
     free(s->modules);
     if (s->strings) {
@@ -944,6 +1132,7 @@ void symbolize_free(struct symbolizer *s)
         }
     }
     free(s->strings);
+    free(s->names);
     free(s->slots);
     free(s->pool.v);
     free(s->scratch.v);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Symbolizer for the offline analyzer: instruction pointer -> function, inline chain and file:line,
-// read with elfutils libdw from the modules a recording names. It allocates freely and never prints.
+// Symbolizer for the offline analyzer: instruction pointer -> function, inline chain and
+// file:line, read with elfutils libdw from the modules a recording names. It allocates freely and
+// never prints.
 #ifndef MEMREC_SYMBOLIZE_H
 #define MEMREC_SYMBOLIZE_H
 
@@ -19,7 +20,7 @@
  *
  * Modules are registered cheaply; a module's file (and its separate debug file, found by build-id
  * under the debuginfo path or by .gnu_debuglink) is opened on the first lookup that needs it.
- * Every (module, ip) is resolved once and cached, so repeated lookups cost one hash probe and a copy.
+ * Every (module, ip) is resolved once and cached: a repeated lookup is one hash probe and a copy.
  * A symbolizer is not thread-safe: use one per thread, or lock around it.
  * Errors are negative errno values (-EINVAL, -ENOMEM, -EOVERFLOW); a module that cannot be read
  * is not an error, its lookups just carry module + offset.
@@ -74,7 +75,7 @@ void symbolize_free(struct symbolizer *s);
 /**
  * Set where separate debug files are looked for, in libdwfl's debuginfo_path syntax: a
  * colon-separated list of directories, each searched for .build-id/xx/rest.debug and, for
- * .gnu_debuglink, for the link name (relative entries are taken relative to the module's directory).
+ * .gnu_debuglink, for the link name (relative entries are relative to the module's directory).
  * The default (no call, or NULL) is libdwfl's ":.debug:/usr/lib/debug".
  * Only modules opened after the call are affected, so call it before the first lookup.
  * The string is copied. Returns 0, or -ENOMEM.

@@ -39,19 +39,23 @@ struct options {
     const char *output;
     int quiet;
     int level;
+    const char *max_depth;   /* passed to the recorder as MEMREC_MAX_DEPTH */
     char **argv;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: memrec [-o FILE] [-q] [--] PROGRAM [ARGS...]\n"
+            "usage: memrec [-o FILE] [-q] [-d DEPTH] [--] PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM and records every heap allocation with its call stack.\n"
             "\n"
             "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
             "  -q, --quiet         print nothing at the end\n"
             "  -l, --level N       zstd compression level (1-19, default 3)\n"
+            "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
+            "                      keep their innermost and outermost frames and are marked\n"
+            "                      truncated\n"
             "  -h, --help          show this help\n"
             "  -V, --version       show the version\n"
             "\n"
@@ -64,6 +68,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
         {"level", required_argument, NULL, 'l'},
+        {"max-depth", required_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -72,7 +77,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     opterr = 0;
     int c;
     /* '+': stop at the program name, its options are its own. */
-    while ((c = getopt_long(argc, argv, "+o:ql:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ql:d:hV", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -87,6 +92,15 @@ static void parse_args(int argc, char **argv, struct options *o)
                 die_code(2, "invalid compression level '%s' (expected 1-19)", optarg);
             }
             o->level = (int)v;
+            break;
+        }
+        case 'd': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 8 || v > 1024) {
+                die_code(2, "invalid stack depth '%s' (expected 8-1024)", optarg);
+            }
+            o->max_depth = optarg;
             break;
         }
         case 'h':
@@ -243,7 +257,7 @@ static int high_fd(void)
     return top - 1;
 }
 
-static void start_child(struct child *c, char *path, char **argv, int wfd, ino_t ino, const char *preload)
+static void start_child(struct child *c, const struct options *o, char *path, int wfd, ino_t ino, const char *preload)
 {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
@@ -271,6 +285,9 @@ static void start_child(struct child *c, char *path, char **argv, int wfd, ino_t
         char val[96];
         snprintf(val, sizeof val, "%d:%llu:%d", fd, (unsigned long long)ino, (int)getpid());
         setenv("MEMREC_PIPE", val, 1);
+        if (o->max_depth) {
+            setenv("MEMREC_MAX_DEPTH", o->max_depth, 1);
+        }
         const char *old = getenv("LD_PRELOAD");
         char *pre;
         if (old && *old) {
@@ -281,7 +298,7 @@ static void start_child(struct child *c, char *path, char **argv, int wfd, ino_t
         }
         setenv("LD_PRELOAD", pre, 1);
         signal(SIGPIPE, SIG_DFL);
-        execv(path, argv);
+        execv(path, o->argv);
         int e = errno;
         ssize_t k = write(err[1], &e, sizeof e);
         (void)k;
@@ -527,7 +544,7 @@ int main(int argc, char **argv)
     s.start_ms = mono_ms();
     struct timespec wall0;
     clock_gettime(CLOCK_REALTIME, &wall0);
-    start_child(&s.child, path, o.argv, p[1], pst.st_ino, preload);
+    start_child(&s.child, &o, path, p[1], pst.st_ino, preload);
     close(p[1]);
 
     s.outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
@@ -572,8 +589,15 @@ int main(int argc, char **argv)
     }
     if (!s.reaped && got_stop == 0) {
         reap(&s, 0);
-    } else if (!s.reaped) {
+    }
+    /* Stopped by a signal: the program got it too and is likely exiting;
+     * give it the rest of the grace period before calling it detached. */
+    for (int i = 0; !s.reaped && i < STOP_GRACE_MS / 10; i++) {
         reap(&s, WNOHANG);
+        if (!s.reaped) {
+            struct timespec ten_ms = {0, 10 * 1000 * 1000};
+            nanosleep(&ten_ms, NULL);
+        }
     }
     uint64_t runtime = mono_ms() - s.start_ms;
     unsigned how = MEMFMT_END_UNKNOWN;

@@ -75,6 +75,19 @@ check(leak and has_frame(leak[0], "build_table", "inlined.c", call, inlined=Fals
 code, text, err = report_text(os.path.join(d, "inlined.zst"))
 check(code == 0 and "(inlined) make_block at " in text and ("inlined.c:%d" % inl) in text,
       "inlined: the text report marks the inlined frame with file:line")
+# Depth limit: the 300-frame stack is cut in the middle, keeping the
+# allocation site and main; with -d 8 the shallow one is cut too.
+for extra, cut in (((), 1), (("-d", "8"), 2)):
+    out = os.path.join(d, "deep%d.zst" % cut)
+    check_eq(record([prog("deep")], out, extra=extra).returncode, 0, "deep %s: memrec exit status" % (extra,))
+    j = report_json(out)
+    check_eq((j["allocations"], j["leaked_bytes"], j["leaked_allocations"]), (2, 30003, 2), "deep %s: figures" % (extra,))
+    leaks = j["sections"]["most_leaked"]
+    check_eq(sum(1 for e in leaks if e["truncated"]), cut, "deep %s: stacks marked truncated" % (extra,))
+    for e in leaks:
+        names = [f["function"] for f in e["frames"]]
+        check(names and names[0] == "bottom" and "main" in names, "deep %s: %d-byte stack keeps bottom and main" % (extra, e["leaked_bytes"]))
+
 for title in ("MOST CALLS TO ALLOCATION FUNCTIONS", "PEAK MEMORY CONSUMERS", "MOST TEMPORARY ALLOCATIONS",
               "MOST MEMORY LEAKED", "MOST MEMORY ALLOCATED", "total runtime:", "calls to allocation functions:",
               "temporary allocations:", "peak heap memory consumption:", "peak RSS", "total memory leaked:"):

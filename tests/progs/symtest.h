@@ -24,6 +24,9 @@ void *symtest_lib_entry(unsigned *line);
 /** In libsymtest_lib.so: a return address inside a static (non-exported) function and its line. */
 void *symtest_lib_static(unsigned *line);
 
+/** In libsymtest_hi.so (dlopen'ed, first segment linked at 0x10000000): as symtest_lib_entry. */
+void *symtest_hi_entry(unsigned *line);
+
 #ifdef __cplusplus
 }
 #endif
