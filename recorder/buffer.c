@@ -34,6 +34,7 @@ struct tbuf {
     uint32_t tree_gen;
     size_t len;              /* bytes used in data, header included */
     struct tracetree tree;
+    struct unwind_ctx unwind;
     struct tbuf *next;       /* registry */
     uint8_t data[MEMFMT_WIRE_BATCH];
 };
@@ -190,6 +191,7 @@ static struct tbuf *tbuf_create(void)
     b->tid = gettid_raw();
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
+    unwind_thread_init(&b->unwind);
     batch_reset(b);
     say_hello(b);
     reg_acquire();
@@ -222,6 +224,7 @@ static void tbuf_destroy(struct tbuf *b)
     spin_unlock(&b->lock);
     unregister(b);
     tracetree_release(&b->tree);
+    unwind_thread_release(&b->unwind);
     mem_unmap(b, sizeof *b);
 }
 
@@ -276,7 +279,7 @@ static void unlock_mine(struct tbuf *b)
 static uint32_t capture(struct tbuf *b)
 {
     uint64_t ips[UNWIND_MAX_DEPTH];
-    int n = unwind_capture(ips, opts.max_depth);
+    int n = unwind_capture(&b->unwind, ips, opts.max_depth);
     return tracetree_insert(&b->tree, ips, n, emit_node, b);
 }
 
@@ -424,6 +427,7 @@ static void flush_all(void)
         struct tbuf *b = dead;
         dead = b->next;
         tracetree_release(&b->tree);
+        unwind_thread_release(&b->unwind);
         mem_unmap(b, sizeof *b);
     }
 }

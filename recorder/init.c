@@ -106,5 +106,6 @@ __attribute__((destructor)) static void on_unload(void)
     }
     tstate.in_hook = 1;
     buffer_finish();
+    unwind_report();
     tstate.in_hook = 0;
 }

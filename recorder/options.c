@@ -11,6 +11,7 @@ HIDDEN struct rec_options opts = {
     .verbose = 0,
     .freeres = 1,
     .flush_ms = 10,
+    .fast_unwind = 1,
 };
 
 struct option_def {
@@ -25,6 +26,8 @@ static const struct option_def defs[] = {
     {"MEMREC_VERBOSE", &opts.verbose, 0, 2, "print the options in effect at start"},
     {"MEMREC_FREERES", &opts.freeres, 0, 1, "release the C++ runtime's emergency pool at exit"},
     {"MEMREC_FLUSH_MS", &opts.flush_ms, 1, 100, "period of buffer flushes, time and RSS samples"},
+    {"MEMREC_CHECK_UNWIND", &opts.check_unwind, 0, 1, "compare every fast stack walk with libunwind (debugging)"},
+    {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
 };
 
 const char *options_env(char **envp, const char *name)

@@ -21,8 +21,10 @@
 /* ---- entry and exit of a recorded call ---- */
 
 /* Returns 1 when this call is to be recorded; it then owns the thread's
- * in_hook flag until leave(). */
-static inline int enter(void)
+ * in_hook flag until leave(). Always inlined into the exported function,
+ * whose frame it notes: the stack walk starts at that frame's caller, so
+ * the recorder's own frames are never walked. */
+static inline __attribute__((always_inline)) int enter(void)
 {
     if (tstate.in_hook) {
         return 0;
@@ -37,11 +39,13 @@ static inline int enter(void)
         return 0;
     }
     tstate.in_hook = 1;
+    tstate.frame = __builtin_frame_address(0);
     return 1;
 }
 
 static inline void leave(void)
 {
+    tstate.frame = NULL;
     tstate.in_hook = 0;
 }
 
@@ -49,6 +53,7 @@ static inline void leave(void)
 static void leave_cleanup(int *recording)
 {
     if (*recording) {
+        tstate.frame = NULL;
         tstate.in_hook = 0;
     }
 }
@@ -132,7 +137,7 @@ static void *realloc_from_pool(void *old, size_t size)
     return p;
 }
 
-static void *do_realloc(unsigned kind, void *old, size_t size, size_t n, int is_array)
+static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, void *old, size_t size, size_t n, int is_array)
 {
     if (!have_real()) {
         void *p = resolve_pool_alloc(size, 16);
@@ -200,7 +205,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 /* aligned_alloc, memalign, valloc and pvalloc may be missing from another
  * malloc: then posix_memalign serves them. */
-static void *aligned_via(unsigned kind, size_t align, size_t size)
+static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, size_t align, size_t size)
 {
     void *p = NULL;
     if (!have_real()) {
@@ -305,7 +310,7 @@ typedef void *(*new_nt_fn)(size_t, const void *);
 typedef void *(*new_al_fn)(size_t, size_t);
 typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 
-static void *new_common(enum next_op op, unsigned kind, size_t size, size_t align, const void *nt)
+static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align, const void *nt)
 {
     int rec __attribute__((cleanup(leave_cleanup))) = enter();
     void *f = next_op(op);
@@ -385,7 +390,7 @@ typedef void (*del_al_nt_fn)(void *, size_t, const void *);
 /* `shape` says which extra arguments the next delete takes. */
 enum del_shape { DS_PLAIN, DS_ONE, DS_TWO, DS_NT, DS_AL_NT };
 
-static void delete_common(enum next_op op, enum del_shape shape, unsigned kind, void *p,
+static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind, void *p,
                           size_t a, size_t b, const void *nt)
 {
     if (!p) {

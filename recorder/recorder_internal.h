@@ -53,6 +53,7 @@ struct thread_state {
     int in_hook;          /* inside the recorder on this thread: nested calls pass through */
     struct tbuf *buf;     /* this thread's event buffer, NULL until its first event */
     int exited;           /* thread-exit destructor ran */
+    void *frame;          /* frame of the interposed function being recorded */
 };
 
 HIDDEN extern __thread struct thread_state tstate __attribute__((tls_model("initial-exec")));
@@ -64,6 +65,8 @@ struct rec_options {
     int verbose;          /* MEMREC_VERBOSE */
     int freeres;          /* free the C++ runtime's one-time pool at exit */
     int flush_ms;         /* service thread period */
+    int fast_unwind;      /* use cfi.c before libunwind */
+    int check_unwind;     /* compare cfi.c with libunwind on every stack */
 };
 
 HIDDEN extern struct rec_options opts;
@@ -86,11 +89,50 @@ HIDDEN void log_msg(const char *msg, const char *detail);
 
 /** Set up libunwind (caching policy) and learn our own text range. */
 HIDDEN void unwind_init(void);
+/* Per-thread unwinding state: the rule cache and the top of the stack. */
+struct unwind_ctx {
+    struct cfi_cache *cache;  /* NULL: use libunwind only */
+    uintptr_t stack_hi;
+    uint64_t fallbacks;       /* stacks the fast walker handed to libunwind */
+};
+
+/** Prepare `u` for the calling thread (maps its cache). */
+HIDDEN void unwind_thread_init(struct unwind_ctx *u);
+/** Print the MEMREC_CHECK_UNWIND result, if that check is on. */
+HIDDEN void unwind_report(void);
+/** Release what unwind_thread_init() took. */
+HIDDEN void unwind_thread_release(struct unwind_ctx *u);
 /** Capture the caller's stack into `ips`, innermost first, skipping the
  * recorder's own frames. At most `max` entries; when the stack is deeper,
  * keeps the innermost quarter and the outermost rest, with a 0 entry marking
  * the gap. Returns the number of entries. */
-HIDDEN int unwind_capture(uint64_t *ips, int max);
+HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max);
+
+/* ---- cfi.c: fast stack walking from .eh_frame ---- */
+
+#define CFI_CACHE_BITS 11
+
+/* How to find the caller's frame from a pc: the CFA is rsp or rbp plus
+ * cfa_off; the return address and (if saved) rbp are at CFA offsets.
+ * 16 bytes, so the per-thread cache stays within the L1 data cache. */
+struct cfi_rule {
+    uint64_t pc;          /* the key; 0 = empty */
+    int32_t cfa_off;
+    int16_t rbp_off;
+    int8_t ra_off;
+    uint8_t flags;        /* enum rule_flags in cfi.c; bit 7: CFA is rbp-based */
+};
+
+struct cfi_cache {
+    struct cfi_rule rules[1u << CFI_CACHE_BITS];
+};
+
+/** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
+ * leading frames for which skip() is true left out. Returns the count; -2
+ * when more than `max` frames exist; -1 when this walker cannot do it (the
+ * caller uses libunwind). Never reads outside [rsp, stack_hi). */
+HIDDEN int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
+                         int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max);
 
 /* ---- tracetree.c: stack -> trace id, per thread ---- */
 

@@ -10,6 +10,8 @@
 #include <elf.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
+#include <string.h>
 
 static uintptr_t self_lo, self_hi; /* our executable segment */
 
@@ -97,7 +99,110 @@ static int capture_deep(uint64_t *ips, int max)
     return max;
 }
 
-int unwind_capture(uint64_t *ips, int max)
+static int capture_libunwind(uint64_t *ips, int max);
+
+/* MEMREC_CHECK_UNWIND=1: compare every fast walk with libunwind's and say
+ * how many differ (a debugging aid; it costs both walks). */
+static atomic_ulong checked, differed;
+
+static void check_against_libunwind(const uint64_t *ips, int n, int max)
+{
+    uint64_t ref[UNWIND_MAX_DEPTH];
+    int k = capture_libunwind(ref, max);
+    atomic_fetch_add(&checked, 1);
+    if (k != n || memcmp(ref, ips, sizeof *ips * (size_t)n) != 0) {
+        if (atomic_fetch_add(&differed, 1) < 5) {
+            log_msg("fast unwind differs from libunwind", NULL);
+        }
+    }
+}
+
+void unwind_report(void)
+{
+    if (opts.check_unwind) {
+        char line[96];
+        unsigned long c = atomic_load(&checked), d = atomic_load(&differed);
+        int len = 0;
+        char tmp[24];
+        const char *parts[2] = {"stacks checked / differing: ", NULL};
+        (void)parts;
+        /* no stdio here: format two numbers by hand */
+        for (int pass = 0; pass < 2; pass++) {
+            unsigned long v = pass ? d : c;
+            int t = 0;
+            do {
+                tmp[t++] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v);
+            while (t) {
+                line[len++] = tmp[--t];
+            }
+            line[len++] = pass ? 0 : '/';
+        }
+        log_msg("unwind check (checked/differing)", line);
+    }
+}
+
+void unwind_thread_init(struct unwind_ctx *u)
+{
+    pthread_attr_t attr;
+    void *lo;
+    size_t size;
+    u->cache = NULL;
+    u->stack_hi = 0;
+    /* The fast walker needs to know where this thread's stack ends. */
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) {
+        return;
+    }
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+        u->stack_hi = (uintptr_t)lo + size;
+    }
+    pthread_attr_destroy(&attr);
+    if (u->stack_hi && opts.fast_unwind) {
+        u->cache = mem_map(sizeof *u->cache);
+    }
+}
+
+void unwind_thread_release(struct unwind_ctx *u)
+{
+    mem_unmap(u->cache, sizeof *u->cache);
+    u->cache = NULL;
+}
+
+int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max)
+{
+    if (u->cache) {
+        uint64_t rip, rsp, rbp;
+        int is_return = 0;
+        const uint64_t *fp = tstate.frame;
+        if (fp) {
+            /* Start at the caller of the interposed function: it was built
+             * with a frame pointer, so its frame holds the caller's rbp and
+             * the return address, and the caller's rsp is just above. */
+            rbp = fp[0];
+            rip = fp[1];
+            rsp = (uint64_t)(uintptr_t)(fp + 2);
+            is_return = 1;
+        } else {
+            /* This function's own state; its CFI takes the walk from here. */
+            __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(rip), "=r"(rsp), "=r"(rbp));
+        }
+        int n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max);
+        if (n >= 0 && opts.check_unwind) {
+            check_against_libunwind(ips, n, max);
+        }
+        if (n >= 0) {
+            return n;
+        }
+        if (n == -2) {
+            return capture_deep(ips, max);
+        }
+        u->fallbacks++;
+    }
+    return capture_libunwind(ips, max);
+}
+
+static int capture_libunwind(uint64_t *ips, int max)
 {
     void *raw[UNWIND_MAX_DEPTH + 8];
     int want = max + 8 < (int)(sizeof raw / sizeof raw[0]) ? max + 8 : (int)(sizeof raw / sizeof raw[0]);
