@@ -24,8 +24,6 @@ struct accounting {
     struct acct_totals t;
     struct slot *slots;
     size_t nslots, slots_cap;
-    uint64_t *free_stack;      /* freed slot numbers, most recent last */
-    size_t nfree, free_cap;
     uint64_t *last_alloc;      /* per thread index: serial of its last event if it allocated, else 0 */
     size_t threads_cap;
     struct acct_cost *costs;
@@ -48,7 +46,6 @@ void accounting_free(struct accounting *a)
         return;
     }
     free(a->slots);
-    free(a->free_stack);
     free(a->last_alloc);
     free(a->costs);
     free(a);
@@ -78,16 +75,6 @@ static struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
     return c;
 }
 
-/* Same rule as the writer: reuse the most recently freed slot. */
-static uint64_t take_slot(struct accounting *a)
-{
-    if (a->nfree > 0) {
-        return a->free_stack[--a->nfree];
-    }
-    xgrow((void **)&a->slots, &a->slots_cap, a->nslots + 1, sizeof *a->slots);
-    return a->nslots++;
-}
-
 static int release_slot(struct accounting *a, uint64_t s, uint32_t thread)
 {
     if (s >= a->nslots || !a->slots[s].live) {
@@ -112,15 +99,22 @@ static int release_slot(struct accounting *a, uint64_t s, uint32_t thread)
     a->t.live_blocks--;
     a->t.frees++;
     sl->live = 0;
-    xgrow((void **)&a->free_stack, &a->free_cap, a->nfree + 1, sizeof *a->free_stack);
-    a->free_stack[a->nfree++] = s;
     return 0;
 }
 
 static void allocate(struct accounting *a, const struct memfmt_record *r)
 {
-    uint64_t s = take_slot(a);
+    uint64_t s = r->u.alloc.slot;
+    if (s >= a->nslots) {
+        xgrow((void **)&a->slots, &a->slots_cap, s + 1, sizeof *a->slots);
+        a->nslots = s + 1;
+    }
     struct slot *sl = &a->slots[s];
+    if (sl->live) {
+        /* Corrupt input: a slot taken twice. Close the old block first. */
+        a->t.bad_slots++;
+        release_slot(a, s, sl->thread);
+    }
     sl->size = r->u.alloc.size;
     sl->trace = r->u.alloc.trace;
     sl->thread = r->u.alloc.thread;

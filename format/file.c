@@ -26,7 +26,27 @@ struct memfmt_writer {
     uint8_t *out;
     size_t out_cap;
     uint64_t written;
+    size_t block;             /* offset of the open EVENTS block's payload, 0 = none */
+    struct memfmt_evstate ev;
 };
+
+/* An EVENTS block's length is written when the block closes, as a
+ * four-byte LEB128 (padded with continuation bits), so its place can be
+ * reserved before the length is known. */
+#define BLOCK_LEN_BYTES 4
+
+static void close_block(memfmt_writer *w)
+{
+    if (!w->block) {
+        return;
+    }
+    size_t len = w->in_len - w->block;
+    uint8_t *p = w->in + w->block - BLOCK_LEN_BYTES;
+    for (int i = 0; i < BLOCK_LEN_BYTES; i++) {
+        p[i] = (uint8_t)((len >> (7 * i)) & 0x7f) | (i + 1 < BLOCK_LEN_BYTES ? 0x80 : 0);
+    }
+    w->block = 0;
+}
 
 static int write_all(memfmt_writer *w, const uint8_t *p, size_t n)
 {
@@ -52,6 +72,7 @@ static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
     if (w->failed) {
         return w->failed;
     }
+    close_block(w); /* bytes given to zstd can no longer be patched */
     ZSTD_inBuffer in = {w->in, w->in_len, 0};
     for (;;) {
         ZSTD_outBuffer out = {w->out, w->out_cap, 0};
@@ -108,11 +129,39 @@ memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int le
     return w;
 }
 
+static int write_event(memfmt_writer *w, const struct memfmt_record *rec)
+{
+    if (w->block && w->in_len - w->block + MEMFMT_EVENT_MAX > MEMFMT_EVENTS_MAX) {
+        close_block(w);
+    }
+    if (WRITER_IN_CAP - w->in_len < MEMFMT_EVENT_MAX + 1 + BLOCK_LEN_BYTES) {
+        int rc = compress_pending(w, ZSTD_e_continue);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    if (!w->block) {
+        w->in[w->in_len++] = MEMFMT_REC_EVENTS;
+        w->in_len += BLOCK_LEN_BYTES;
+        w->block = w->in_len;
+    }
+    int n = memfmt_event_encode(&w->ev, rec, w->in + w->in_len);
+    if (n < 0) {
+        return n;
+    }
+    w->in_len += (size_t)n;
+    return 0;
+}
+
 int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec)
 {
     if (w->failed) {
         return w->failed;
     }
+    if (rec->tag == MEMFMT_REC_ALLOC || rec->tag == MEMFMT_REC_FREE || rec->tag == MEMFMT_REC_REALLOC) {
+        return write_event(w, rec);
+    }
+    close_block(w);
     if (WRITER_IN_CAP - w->in_len < 64) {
         int rc = compress_pending(w, ZSTD_e_continue);
         if (rc < 0) {
@@ -160,6 +209,7 @@ void memfmt_writer_free(memfmt_writer *w)
         return;
     }
     ZSTD_freeCCtx(w->cctx);
+    memfmt_evstate_release(&w->ev);
     free(w->in);
     free(w->out);
     free(w);
@@ -181,11 +231,14 @@ struct memfmt_reader {
     int file_eof;
     size_t frame_left;      /* last ZSTD_decompressStream hint: 0 = frame complete */
     int seen_frame;
+    int magic_ok;           /* the file starts like zstd: later errors are corruption */
     uint8_t *raw;           /* decompressed window */
     size_t raw_start, raw_end;
     uint64_t raw_base;      /* stream offset of raw[0] */
     uint64_t file_consumed;
     struct memfmt_header hdr;
+    const uint8_t *blk, *blk_end; /* the EVENTS block being read, inside raw */
+    struct memfmt_evstate ev;
 };
 
 /* Read more compressed bytes. Returns 0, or MEMFMT_E_IO. */
@@ -242,13 +295,14 @@ static int refill(memfmt_reader *r)
             if (!(m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)) {
                 return MEMFMT_E_NOT_MEMREC;
             }
+            r->magic_ok = 1;
         }
         ZSTD_outBuffer out = {r->raw, READER_RAW_CAP, r->raw_end};
         size_t before = r->zbuf.pos;
         size_t ret = ZSTD_decompressStream(r->dctx, &out, &r->zbuf);
         r->file_consumed += r->zbuf.pos - before;
         if (ZSTD_isError(ret)) {
-            return r->seen_frame ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
+            return r->seen_frame || r->magic_ok ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
         }
         r->seen_frame = 1;
         r->frame_left = ret;
@@ -266,14 +320,15 @@ static int read_header(memfmt_reader *r)
 {
     while (r->raw_end < MEMFMT_HEADER_LEN) {
         int rc = refill(r);
+        /* What did arrive must at least start like our magic. */
+        if (rc <= 0 && r->raw_end > 0 &&
+            memcmp(r->raw, MEMFMT_MAGIC, r->raw_end < MEMFMT_MAGIC_LEN ? r->raw_end : MEMFMT_MAGIC_LEN) != 0) {
+            return MEMFMT_E_NOT_MEMREC;
+        }
         if (rc == 0) {
             return r->raw_end == 0 ? MEMFMT_E_EMPTY : MEMFMT_E_TRUNCATED;
         }
         if (rc < 0) {
-            if (rc == MEMFMT_E_TRUNCATED && r->raw_end > 0 &&
-                memcmp(r->raw, MEMFMT_MAGIC, r->raw_end < MEMFMT_MAGIC_LEN ? r->raw_end : MEMFMT_MAGIC_LEN) != 0) {
-                return MEMFMT_E_NOT_MEMREC;
-            }
             return rc;
         }
     }
@@ -344,9 +399,30 @@ const struct memfmt_header *memfmt_reader_header(const memfmt_reader *r)
 int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
 {
     for (;;) {
+        if (r->blk) {
+            /* The window is not moved while a block is being read. */
+            int rc = memfmt_event_decode(&r->ev, &r->blk, r->blk_end, rec);
+            if (rc != 0) {
+                return rc;
+            }
+            r->blk = NULL;
+        }
         int n = MEMFMT_E_TRUNCATED;
         if (r->raw_end > r->raw_start) {
             n = memfmt_decode(r->raw + r->raw_start, r->raw_end - r->raw_start, rec);
+        }
+        if (n > 0 && rec->tag == MEMFMT_REC_EVENTS) {
+            /* Enter the block: its payload ends the record. */
+            const uint8_t *p = r->raw + r->raw_start + 1;
+            uint64_t plen;
+            memfmt_get_varint(&p, r->raw + r->raw_end, &plen);
+            r->blk = p;
+            r->blk_end = p + plen;
+            r->raw_start += (size_t)n;
+            continue;
+        }
+        if (n > 0 && (rec->tag == MEMFMT_REC_ALLOC || rec->tag == MEMFMT_REC_FREE || rec->tag == MEMFMT_REC_REALLOC)) {
+            return MEMFMT_E_CORRUPT; /* events exist only inside blocks */
         }
         if (n > 0) {
             r->raw_start += (size_t)n;
@@ -368,6 +444,9 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
 
 uint64_t memfmt_reader_offset(const memfmt_reader *r)
 {
+    if (r->blk) {
+        return r->raw_base + (uint64_t)(r->blk - r->raw);
+    }
     return r->raw_base + r->raw_start;
 }
 
@@ -390,6 +469,7 @@ void memfmt_reader_free(memfmt_reader *r)
         close(r->fd);
     }
     ZSTD_freeDStream(r->dctx);
+    memfmt_evstate_release(&r->ev);
     free(r->zin);
     free(r->raw);
     free(r);

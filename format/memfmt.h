@@ -22,6 +22,7 @@ enum memfmt_status {
     MEMFMT_E_TOOBIG = -7,    /* a record larger than MEMFMT_MAX_RECORD */
     MEMFMT_E_ZSTD = -8,      /* compressor failure */
     MEMFMT_E_EMPTY = -9,     /* the file holds no bytes at all */
+    MEMFMT_E_INVALID = -10,  /* the caller passed something that cannot be written */
 };
 
 /** Name of a status code, as a lowercase phrase ("truncated"). Never NULL. */
@@ -36,13 +37,18 @@ enum memfmt_tag {
     MEMFMT_REC_UNMODULE = 3, /* a module was unloaded */
     MEMFMT_REC_THREAD = 4,   /* a thread index is introduced */
     MEMFMT_REC_NODE = 5,     /* a trace-tree node: (parent, ip); ids are implicit */
-    MEMFMT_REC_ALLOC = 6,    /* a block is allocated; takes a slot */
-    MEMFMT_REC_FREE = 7,     /* the block in a slot is freed */
-    MEMFMT_REC_REALLOC = 8,  /* one call frees a slot and allocates a new block */
+    MEMFMT_REC_EVENTS = 6,   /* a block of compact allocation events (see below) */
     MEMFMT_REC_TIME = 9,     /* milliseconds since start; later events are at or after */
     MEMFMT_REC_RSS = 10,     /* sampled resident set size */
     MEMFMT_REC_END = 11,     /* the recording ended; how the process ended */
     MEMFMT_REC_STATS = 12,   /* recorder counters (lost events, unmatched frees) */
+
+    /* Events. They are never stored as records of their own: the writer
+     * packs them into EVENTS blocks and the reader hands them out one by
+     * one with these tags, each with its slot resolved. */
+    MEMFMT_REC_ALLOC = 64,   /* a block is allocated; takes a slot */
+    MEMFMT_REC_FREE = 65,    /* the block in a slot is freed */
+    MEMFMT_REC_REALLOC = 66, /* one call frees a slot and allocates a new block */
 };
 
 /* Allocation and free functions, stored in ALLOC/FREE/REALLOC records. */
@@ -134,6 +140,7 @@ struct memfmt_record {
             uint32_t kind;           /* enum memfmt_kind */
             uint64_t size;           /* requested bytes */
             uint32_t trace;          /* leaf node id, 0 = no stack */
+            uint64_t slot;           /* the slot the new block takes */
             uint64_t old_slot;       /* REALLOC only: the slot freed */
         } alloc;                     /* ALLOC and REALLOC */
         struct {
@@ -161,11 +168,14 @@ struct memfmt_record {
 
 /* Slots. A block's slot is assigned implicitly, the same way by writer and
  * reader: an allocation takes the most recently freed slot, or the next
- * unused number when none is free. FREE and REALLOC name the slot. This keeps
- * addresses out of the file and lets readers index live blocks in an array. */
+ * unused number when none is free. Frees name the slot. This keeps
+ * addresses out of the file and lets readers index live blocks in an array.
+ * A writer must be given slots assigned by that rule (alloc.slot); the
+ * reader computes them and fills alloc.slot in. */
 
 /** Encode `rec` (tag and length included) into `buf` of `cap` bytes.
- * Returns bytes written, or MEMFMT_E_TOOBIG when it does not fit.
+ * Returns bytes written, MEMFMT_E_TOOBIG when it does not fit, or
+ * MEMFMT_E_INVALID for an event (events only go through a writer).
  * Pure function: no allocation, async-signal-safe. */
 int memfmt_encode(const struct memfmt_record *rec, uint8_t *buf, size_t cap);
 

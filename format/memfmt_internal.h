@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+struct memfmt_record;
+
 /* ---- varint.c: LEB128 unsigned integers ---- */
 
 #define MEMFMT_VARINT_MAX 10
@@ -40,6 +42,53 @@ int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out);
 #define MEMFMT_MAGIC "\x89MEMREC\n"
 #define MEMFMT_MAGIC_LEN 8
 #define MEMFMT_HEADER_LEN 16
+
+/* ---- events.c: the compact events inside EVENTS blocks ----
+ *
+ * An EVENTS record's payload is a sequence of operations, each one byte
+ * (operation in the high nibble, memfmt_kind in the low one) and its fields:
+ *   0 ALLOC         size, trace            the new block takes a slot
+ *   1 FREE          slot
+ *   2 FREE_LAST     -                      slot = this thread's last new slot
+ *   3 REALLOC       old slot, size, trace
+ *   4 REALLOC_LAST  size, trace            old slot = this thread's last new slot
+ *   5 THREAD        thread index           later events are this thread's
+ * The current thread and each thread's last new slot carry over from one
+ * block to the next: they are state of the whole stream. */
+
+#define MEMFMT_EVENTS_MAX 65536  /* payload bytes per block, at most */
+#define MEMFMT_EVENT_MAX 48      /* bytes one operation takes, at most */
+
+enum memfmt_ev_op {
+    MEMFMT_OP_ALLOC = 0,
+    MEMFMT_OP_FREE = 1,
+    MEMFMT_OP_FREE_LAST = 2,
+    MEMFMT_OP_REALLOC = 3,
+    MEMFMT_OP_REALLOC_LAST = 4,
+    MEMFMT_OP_THREAD = 5,
+};
+
+/* Stream state shared by the encoder and the decoder. */
+struct memfmt_evstate {
+    uint32_t thread;           /* current thread index */
+    uint64_t *last_new;        /* per thread: 1 + its last new slot, 0 = none */
+    size_t last_cap;
+    uint64_t *free_slots;      /* decoder: LIFO of free slots */
+    size_t nfree, free_cap;
+    uint64_t next_slot;        /* decoder: first never-used slot */
+};
+
+/** Release the state's arrays; accepts a zeroed state. */
+void memfmt_evstate_release(struct memfmt_evstate *st);
+/** Encode one event (ALLOC/FREE/REALLOC record) at p, which has
+ * MEMFMT_EVENT_MAX bytes of room. Returns bytes written, or a negative
+ * status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
+int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *p);
+/** Decode operations from [*pp, end) until one event is complete; fills
+ * `ev` (slots resolved). Returns 1 with an event, 0 when the block ended
+ * without one, or MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM. */
+int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end,
+                        struct memfmt_record *ev);
 
 /* ---- wire.c: the pipe protocol from the recorder to memrec ----
  *

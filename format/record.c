@@ -2,7 +2,8 @@
 /* Encode and decode single file records into caller buffers. No allocation,
  * no zstd: the recorder links this file. Every record is
  * tag u8, payload length varint, payload; decoders ignore payload bytes past
- * the fields they know, so later versions may append fields. */
+ * the fields they know, so later versions may append fields. Allocation
+ * events are not records of their own: events.c packs them into blocks. */
 #include "memfmt.h"
 #include "memfmt_internal.h"
 
@@ -79,24 +80,6 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.node.parent);
         put_u(o, r->u.node.ip);
         break;
-    case MEMFMT_REC_ALLOC:
-        put_u(o, r->u.alloc.thread);
-        put_u(o, r->u.alloc.kind);
-        put_u(o, r->u.alloc.size);
-        put_u(o, r->u.alloc.trace);
-        break;
-    case MEMFMT_REC_REALLOC:
-        put_u(o, r->u.alloc.thread);
-        put_u(o, r->u.alloc.kind);
-        put_u(o, r->u.alloc.old_slot);
-        put_u(o, r->u.alloc.size);
-        put_u(o, r->u.alloc.trace);
-        break;
-    case MEMFMT_REC_FREE:
-        put_u(o, r->u.free.thread);
-        put_u(o, r->u.free.kind);
-        put_u(o, r->u.free.slot);
-        break;
     case MEMFMT_REC_TIME:
         put_u(o, r->u.time.ms);
         break;
@@ -119,6 +102,9 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
 
 int memfmt_encode(const struct memfmt_record *rec, uint8_t *buf, size_t cap)
 {
+    if (rec->tag >= MEMFMT_REC_ALLOC || rec->tag == MEMFMT_REC_EVENTS || rec->tag == 0) {
+        return MEMFMT_E_INVALID;
+    }
     /* Reserve one length byte, which covers the hot records; move the
      * payload when its length needs more. */
     if (cap < 2) {
@@ -227,25 +213,6 @@ static void get_payload(struct in *in, struct memfmt_record *r)
     case MEMFMT_REC_NODE:
         r->u.node.parent = get_u32(in);
         r->u.node.ip = get_u(in);
-        break;
-    case MEMFMT_REC_ALLOC:
-        r->u.alloc.thread = get_u32(in);
-        r->u.alloc.kind = get_u32(in);
-        r->u.alloc.size = get_u(in);
-        r->u.alloc.trace = get_u32(in);
-        r->u.alloc.old_slot = 0;
-        break;
-    case MEMFMT_REC_REALLOC:
-        r->u.alloc.thread = get_u32(in);
-        r->u.alloc.kind = get_u32(in);
-        r->u.alloc.old_slot = get_u(in);
-        r->u.alloc.size = get_u(in);
-        r->u.alloc.trace = get_u32(in);
-        break;
-    case MEMFMT_REC_FREE:
-        r->u.free.thread = get_u32(in);
-        r->u.free.kind = get_u32(in);
-        r->u.free.slot = get_u(in);
         break;
     case MEMFMT_REC_TIME:
         r->u.time.ms = get_u(in);

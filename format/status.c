@@ -25,6 +25,8 @@ const char *memfmt_strerror(int code)
         return "compression error";
     case MEMFMT_E_EMPTY:
         return "empty file";
+    case MEMFMT_E_INVALID:
+        return "invalid argument";
     default:
         return "unknown error";
     }

@@ -292,7 +292,8 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
         r.u.alloc.old_slot = 0;
-        map_put(&m->addr_slot, e->addr, slot_take(m));
+        r.u.alloc.slot = slot_take(m);
+        map_put(&m->addr_slot, e->addr, r.u.alloc.slot);
         if (rc == 0) {
             rc = out(m, &r);
         }
@@ -328,7 +329,8 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         r.u.alloc.kind = e->kind;
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
-        map_put(&m->addr_slot, e->addr, slot_take(m));
+        r.u.alloc.slot = slot_take(m);
+        map_put(&m->addr_slot, e->addr, r.u.alloc.slot);
         if (rc == 0) {
             rc = out(m, &r);
         }

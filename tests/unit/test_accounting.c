@@ -4,18 +4,20 @@
 #include "accounting.h"
 #include "check.h"
 
-static struct memfmt_record alloc(uint32_t thread, uint64_t size, uint32_t trace)
+static struct memfmt_record alloc(uint32_t thread, uint64_t size, uint32_t trace, uint64_t slot)
 {
     struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
     r.u.alloc.thread = thread;
     r.u.alloc.size = size;
     r.u.alloc.trace = trace;
+    r.u.alloc.slot = slot;
     return r;
 }
 
 static struct memfmt_record realloc_rec(uint32_t thread, uint64_t old_slot, uint64_t size, uint32_t trace)
 {
-    struct memfmt_record r = alloc(thread, size, trace);
+    /* By the slot rule a realloc gets its old slot back. */
+    struct memfmt_record r = alloc(thread, size, trace, old_slot);
     r.tag = MEMFMT_REC_REALLOC;
     r.u.alloc.kind = MEMFMT_K_REALLOC;
     r.u.alloc.old_slot = old_slot;
@@ -39,16 +41,16 @@ int main(void)
 {
     struct accounting *a = accounting_new(1);
     /* slot 0: A (trace 1, 100 B); slot 1: B (trace 2, 50 B); B freed at once: temporary. */
-    feed(a, alloc(1, 100, 1));
-    feed(a, alloc(1, 50, 2));
+    feed(a, alloc(1, 100, 1, 0));
+    feed(a, alloc(1, 50, 2, 1));
     feed(a, free_rec(1, 1));
     /* slot 1 again (most recently freed): C (trace 2, 1000 B) -> peak 1100 */
-    feed(a, alloc(1, 1000, 2));
+    feed(a, alloc(1, 1000, 2, 1));
     /* another thread's event in between does not count for thread 1 */
-    feed(a, alloc(2, 7, 3));          /* slot 2 */
+    feed(a, alloc(2, 7, 3, 2));
     feed(a, free_rec(1, 1));          /* C freed by thread 1's next event: temporary */
     /* realloc chain: D (trace 1) 10 -> 20 -> 30 bytes, each block freed by the next call */
-    feed(a, alloc(1, 10, 1));         /* slot 1 */
+    feed(a, alloc(1, 10, 1, 1));
     feed(a, realloc_rec(1, 1, 20, 1));
     feed(a, realloc_rec(1, 1, 30, 1));
     feed(a, free_rec(2, 2));          /* thread 2's next event frees its block: temporary */
@@ -78,10 +80,10 @@ int main(void)
 
     /* A later, higher peak replaces the earlier snapshot. */
     a = accounting_new(1);
-    feed(a, alloc(1, 500, 1));  /* slot 0 */
+    feed(a, alloc(1, 500, 1, 0));
     feed(a, free_rec(1, 0));
-    feed(a, alloc(1, 300, 2));  /* slot 0 */
-    feed(a, alloc(1, 300, 2));  /* slot 1: peak 600, trace 1 holds 0 */
+    feed(a, alloc(1, 300, 2, 0));
+    feed(a, alloc(1, 300, 2, 1)); /* peak 600, trace 1 holds 0 */
     CHECK_EQ(accounting_totals(a)->peak_bytes, 600);
     CHECK_EQ(accounting_at_peak(a, 1), 0);
     CHECK_EQ(accounting_at_peak(a, 2), 600);
