@@ -53,7 +53,9 @@ void accounting_free(struct accounting *a)
 
 static uint64_t *thread_last(struct accounting *a, uint32_t thread)
 {
-    xgrow((void **)&a->last_alloc, &a->threads_cap, (size_t)thread + 1, sizeof *a->last_alloc);
+    if (thread >= a->threads_cap) {
+        xgrow((void **)&a->last_alloc, &a->threads_cap, (size_t)thread + 1, sizeof *a->last_alloc);
+    }
     return &a->last_alloc[thread];
 }
 
@@ -62,7 +64,9 @@ static struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
     if (!a->per_trace) {
         return NULL;
     }
-    xgrow((void **)&a->costs, &a->costs_cap, (size_t)trace + 1, sizeof *a->costs);
+    if (trace >= a->costs_cap) {
+        xgrow((void **)&a->costs, &a->costs_cap, (size_t)trace + 1, sizeof *a->costs);
+    }
     if (trace + 1 > a->ntraces) {
         a->ntraces = trace + 1;
     }
@@ -106,7 +110,9 @@ static void allocate(struct accounting *a, const struct memfmt_record *r)
 {
     uint64_t s = r->u.alloc.slot;
     if (s >= a->nslots) {
-        xgrow((void **)&a->slots, &a->slots_cap, s + 1, sizeof *a->slots);
+        if (s >= a->slots_cap) {
+            xgrow((void **)&a->slots, &a->slots_cap, s + 1, sizeof *a->slots);
+        }
         a->nslots = s + 1;
     }
     struct slot *sl = &a->slots[s];
@@ -159,6 +165,12 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
         a->serial++;
         rc = release_slot(a, r->u.free.slot, r->u.free.thread);
         *thread_last(a, r->u.free.thread) = 0;
+        break;
+    case MEMFMT_REC_THREAD:
+        /* A thread index handed to a new thread starts with no history. */
+        if (r->u.thread.index < a->threads_cap) {
+            a->last_alloc[r->u.thread.index] = 0;
+        }
         break;
     case MEMFMT_REC_TIME:
         if (r->u.time.ms > a->t.last_ms) {

@@ -44,10 +44,10 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
     uint8_t *start = p;
     uint32_t thread = ev->tag == MEMFMT_REC_FREE ? ev->u.free.thread : ev->u.alloc.thread;
     unsigned kind = ev->tag == MEMFMT_REC_FREE ? ev->u.free.kind : ev->u.alloc.kind;
-    if (kind >= 16) {
+    if (kind >= 16 || thread >= MEMFMT_MAX_THREADS) {
         return MEMFMT_E_INVALID;
     }
-    if (grow_u64(&st->last_new, &st->last_cap, (size_t)thread + 1) < 0) {
+    if (thread >= st->last_cap && grow_u64(&st->last_new, &st->last_cap, (size_t)thread + 1) < 0) {
         return MEMFMT_E_NOMEM;
     }
     if (thread != st->thread) {
@@ -115,7 +115,7 @@ static int give_slot(struct memfmt_evstate *st, uint64_t slot)
     if (slot >= st->next_slot) {
         return MEMFMT_E_CORRUPT;
     }
-    if (grow_u64(&st->free_slots, &st->free_cap, st->nfree + 1) < 0) {
+    if (st->nfree == st->free_cap && grow_u64(&st->free_slots, &st->free_cap, st->nfree + 1) < 0) {
         return MEMFMT_E_NOMEM;
     }
     st->free_slots[st->nfree++] = slot;
@@ -138,7 +138,7 @@ static int new_block(struct memfmt_evstate *st, const uint8_t **pp, const uint8_
         return MEMFMT_E_CORRUPT;
     }
     take_slot(st, &slot);
-    if (grow_u64(&st->last_new, &st->last_cap, (size_t)st->thread + 1) < 0) {
+    if (st->thread >= st->last_cap && grow_u64(&st->last_new, &st->last_cap, (size_t)st->thread + 1) < 0) {
         return MEMFMT_E_NOMEM;
     }
     st->last_new[st->thread] = slot + 1;
@@ -159,7 +159,7 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
         int rc;
         switch (op) {
         case MEMFMT_OP_THREAD:
-            if (get(pp, end, &v) < 0 || v > UINT32_MAX) {
+            if (get(pp, end, &v) < 0 || v >= MEMFMT_MAX_THREADS) {
                 return MEMFMT_E_CORRUPT;
             }
             st->thread = (uint32_t)v;

@@ -93,6 +93,7 @@ struct memfmt_header {
 /* Limits on variable-length fields, so a reader never trusts a length. */
 #define MEMFMT_MAX_RECORD (1u << 20)
 #define MEMFMT_MAX_SEGMENTS 64
+#define MEMFMT_MAX_THREADS (1u << 20) /* thread indexes are below this; writers reuse them */
 
 struct memfmt_segment {
     uint64_t vaddr; /* address relative to the load bias */

@@ -209,6 +209,9 @@ static void get_payload(struct in *in, struct memfmt_record *r)
     case MEMFMT_REC_THREAD:
         r->u.thread.index = get_u32(in);
         r->u.thread.tid = get_u32(in);
+        if (r->u.thread.index >= MEMFMT_MAX_THREADS) {
+            in->rc = MEMFMT_E_CORRUPT;
+        }
         break;
     case MEMFMT_REC_NODE:
         r->u.node.parent = get_u32(in);

@@ -4,12 +4,16 @@
 #include "memfmt.h"
 #include "memfmt_internal.h"
 
-static int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
+    if (*pp < end && !(**pp & 0x80)) {
+        *v = *(*pp)++;
+        return 0;
+    }
     return memfmt_get_varint(pp, end, v);
 }
 
-static int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev, uint64_t *out)
+static inline int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev, uint64_t *out)
 {
     uint64_t d;
     int rc = get(pp, end, &d);

@@ -28,6 +28,9 @@ struct qev {
 
 struct stream {
     int used;
+    int active;               /* listed in merge.active */
+    int ended;                /* BYE seen: free the thread index once drained */
+    uint64_t tid;
     uint32_t thread;          /* file thread index */
     uint32_t *nodes;          /* local node id -> file node id */
     size_t nnodes, nodes_cap;
@@ -62,6 +65,10 @@ struct merge {
     uint64_t next_slot;
     struct map tid_thread;    /* live tid -> thread index */
     uint32_t next_thread;
+    uint32_t *free_threads;   /* indexes of threads that ended, for reuse */
+    size_t nfree_threads, free_threads_cap;
+    uint32_t *active;         /* streams with queued events or waiting to retire */
+    size_t nactive, active_cap;
     struct merge_stats st;
     int failed;
 };
@@ -215,6 +222,8 @@ void merge_free(struct merge *m)
     map_release(&m->addr_slot);
     map_release(&m->node_ids);
     map_release(&m->tid_thread);
+    free(m->free_threads);
+    free(m->active);
     free(m->node_ip);
     free(m->node_parent);
     free(m->free_slots);
@@ -252,7 +261,9 @@ static uint64_t slot_take(struct merge *m)
 
 static void slot_give(struct merge *m, uint64_t s)
 {
-    xgrow((void **)&m->free_slots, &m->free_cap, m->nfree + 1, sizeof *m->free_slots);
+    if (m->nfree == m->free_cap) {
+        xgrow((void **)&m->free_slots, &m->free_cap, m->nfree + 1, sizeof *m->free_slots);
+    }
     m->free_slots[m->nfree++] = s;
 }
 
@@ -360,8 +371,23 @@ static struct stream *stream_get(struct merge *m, uint32_t id)
     return s;
 }
 
-static void push(struct stream *s, const struct qev *e)
+/* Streams with something to do are listed, so that ordering costs grow
+ * with the threads that are busy, not with all threads ever seen. */
+static void activate(struct merge *m, struct stream *s)
 {
+    if (s->active) {
+        return;
+    }
+    s->active = 1;
+    if (m->nactive == m->active_cap) {
+        xgrow((void **)&m->active, &m->active_cap, m->nactive + 1, sizeof *m->active);
+    }
+    m->active[m->nactive++] = (uint32_t)(s - m->streams);
+}
+
+static void push(struct merge *m, struct stream *s, const struct qev *e)
+{
+    activate(m, s);
     if (s->head > 0 && s->head == s->len) {
         s->head = s->len = 0;
     }
@@ -377,28 +403,65 @@ static void push(struct stream *s, const struct qev *e)
     s->q[s->len++] = *e;
 }
 
+/* A thread that ended gives its index back once its last event is
+ * written, so a later thread (maybe with the same tid) gets an index of its
+ * own without mixing with the events still queued. */
+static void retire(struct merge *m, struct stream *s)
+{
+    s->ended = 0;
+    uint64_t idx;
+    if (map_get(&m->tid_thread, s->tid, &idx) && idx == s->thread) {
+        map_del(&m->tid_thread, s->tid, &idx);
+        if (m->nfree_threads == m->free_threads_cap) {
+            xgrow((void **)&m->free_threads, &m->free_threads_cap, m->nfree_threads + 1, sizeof *m->free_threads);
+        }
+        m->free_threads[m->nfree_threads++] = s->thread;
+    }
+}
+
+/* Drop drained streams from the active list, retiring those that ended. */
+static void compact_active(struct merge *m)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < m->nactive; i++) {
+        struct stream *s = &m->streams[m->active[i]];
+        if (s->head < s->len) {
+            m->active[j++] = m->active[i];
+            continue;
+        }
+        s->active = 0;
+        if (s->ended) {
+            retire(m, s);
+        }
+    }
+    m->nactive = j;
+}
+
 /* Write every queued event with seq < limit, smallest first. */
 static int release_until(struct merge *m, uint64_t limit)
 {
     for (;;) {
         struct stream *best = NULL;
-        for (size_t i = 0; i < m->nstreams_cap; i++) {
-            struct stream *s = &m->streams[i];
-            if (s->head < s->len && s->q[s->head].seq < limit && (!best || s->q[s->head].seq < best->q[best->head].seq)) {
-                best = s;
-            }
-        }
-        if (!best) {
-            return 0;
-        }
-        /* Drain this stream while it stays ahead of every other. */
         uint64_t bound = limit;
-        for (size_t i = 0; i < m->nstreams_cap; i++) {
-            struct stream *s = &m->streams[i];
-            if (s != best && s->head < s->len && s->q[s->head].seq < bound) {
+        for (size_t i = 0; i < m->nactive; i++) {
+            struct stream *s = &m->streams[m->active[i]];
+            if (s->head == s->len || s->q[s->head].seq >= limit) {
+                continue;
+            }
+            if (!best || s->q[s->head].seq < best->q[best->head].seq) {
+                if (best) {
+                    bound = best->q[best->head].seq;
+                }
+                best = s;
+            } else if (s->q[s->head].seq < bound) {
                 bound = s->q[s->head].seq;
             }
         }
+        if (!best) {
+            compact_active(m);
+            return 0;
+        }
+        /* Drain the earliest stream while it stays ahead of every other. */
         while (best->head < best->len && best->q[best->head].seq < bound) {
             int rc = apply(m, best, &best->q[best->head]);
             best->head++;
@@ -415,7 +478,13 @@ static uint32_t thread_for(struct merge *m, uint64_t tid)
     if (map_get(&m->tid_thread, tid, &idx)) {
         return (uint32_t)idx;
     }
-    idx = m->next_thread++;
+    /* Reuse the index of a thread that ended, so that indexes stay below
+     * the number of threads alive at once (and MEMFMT_MAX_THREADS). */
+    if (m->nfree_threads) {
+        idx = m->free_threads[--m->nfree_threads];
+    } else {
+        idx = m->next_thread++;
+    }
     map_put(&m->tid_thread, tid, idx);
     struct memfmt_record r = {.tag = MEMFMT_REC_THREAD};
     r.u.thread.index = (uint32_t)idx;
@@ -482,20 +551,14 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
         struct qev q = {0};
         switch (ev.tag) {
         case MEMFMT_W_HELLO:
+            s->tid = ev.a;
             s->thread = thread_for(m, ev.a);
             s->nnodes = 0;
             continue;
-        case MEMFMT_W_BYE: {
-            uint64_t dummy;
-            /* A later thread may get the same tid: give it a new index. */
-            for (size_t i = 0; i < m->tid_thread.cap; i++) {
-                if (m->tid_thread.keys[i] && m->tid_thread.vals[i] == s->thread) {
-                    map_del(&m->tid_thread, m->tid_thread.keys[i], &dummy);
-                    break;
-                }
-            }
+        case MEMFMT_W_BYE:
+            s->ended = 1;
+            activate(m, s); /* retired when drained */
             continue;
-        }
         case MEMFMT_W_NODE: {
             uint32_t parent = map_trace(s, ev.a);
             uint32_t id = node_file_id(m, parent, ev.b);
@@ -540,7 +603,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.seq = ev.seq;
             q.kind = ev.kind;
             q.addr = ev.addr;
-            push(s, &q);
+            push(m, s, &q);
             m->st.events++;
             q.type = Q_RALLOC;
             q.seq = ev.seq2;
@@ -559,7 +622,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             return MEMFMT_E_CORRUPT;
         }
         m->st.events++;
-        push(s, &q);
+        push(m, s, &q);
     }
     return 0;
 }

@@ -136,6 +136,14 @@ HIDDEN int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, ui
 
 /* ---- tracetree.c: stack -> trace id, per thread ---- */
 
+#define TRACETREE_CACHE 4096
+
+/* Whole stacks seen recently: hash of the ips -> leaf id. */
+struct tracetree_hit {
+    uint64_t hash;
+    uint32_t leaf;
+};
+
 struct tracetree {
     uint64_t *keys_ip;    /* open addressing; 0 ip = empty */
     uint32_t *keys_parent;
@@ -143,6 +151,7 @@ struct tracetree {
     uint32_t cap;         /* power of two */
     uint32_t count;       /* nodes so far; ids are 1..count */
     size_t map_bytes;
+    struct tracetree_hit *cache; /* TRACETREE_CACHE entries, mmap'd on first use */
 };
 
 /** Called for each new node so it can be written out before its first use. */

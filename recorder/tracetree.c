@@ -45,8 +45,43 @@ static int grow(struct tracetree *t)
     return 0;
 }
 
+/* Hash of a whole stack. 64 bits: two different stacks meeting in one
+ * cache entry with equal hashes is about as likely as a cosmic-ray bit flip
+ * over a year of recording, and cheaper to accept than to verify. */
+static uint64_t stack_hash(const uint64_t *ips, int n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h | 1; /* 0 marks an empty cache entry */
+}
+
+static uint32_t insert_path(struct tracetree *t, const uint64_t *ips, int n, tracetree_emit_fn emit, void *ctx);
+
 uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n,
                           tracetree_emit_fn emit, void *ctx)
+{
+    /* Most stacks repeat: one probe of the whole-stack cache instead of
+     * one per frame. */
+    if (!t->cache) {
+        t->cache = mem_map(TRACETREE_CACHE * sizeof *t->cache);
+    }
+    uint64_t h = stack_hash(ips, n);
+    struct tracetree_hit *e = t->cache ? &t->cache[h & (TRACETREE_CACHE - 1)] : NULL;
+    if (e && e->hash == h) {
+        return e->leaf;
+    }
+    uint32_t leaf = insert_path(t, ips, n, emit, ctx);
+    if (e && leaf) {
+        e->hash = h;
+        e->leaf = leaf;
+    }
+    return leaf;
+}
+
+static uint32_t insert_path(struct tracetree *t, const uint64_t *ips, int n, tracetree_emit_fn emit, void *ctx)
 {
     uint32_t parent = 0;
     /* Walk from the outermost frame so each node's parent exists first. */
@@ -80,6 +115,7 @@ uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n,
 
 void tracetree_release(struct tracetree *t)
 {
+    mem_unmap(t->cache, TRACETREE_CACHE * sizeof *t->cache);
     mem_unmap(t->keys_ip, t->map_bytes);
     memset(t, 0, sizeof *t);
 }
