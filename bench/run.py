@@ -1,0 +1,610 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench/run.py: measures memrec against KDE heaptrack on the shared workloads
+(recording overhead, file size per allocation, analysis speed and memory) and
+prints one table of medians. Reads the build tree, writes only build/bench/ and
+a temporary directory; never changes the sources. See bench/README.md."""
+import argparse
+import atexit
+import ctypes
+import datetime
+import glob
+import json
+import os
+import resource
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+PROG = "run.py"
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+WORKLOADS = ["churn", "tree", "mt", "cpp", "deep"]
+
+# Arguments per workload. Full size = the workloads' own defaults, spelled out
+# so the table header can show exactly what ran; quick = 1/5 to 1/8 of that.
+ARGS_FULL = {
+    "churn": ["8000000"],
+    "tree": ["1000000"],
+    "mt": ["4", "2500000"],
+    "cpp": ["5", "100000"],
+    "deep": ["1500000"],
+}
+ARGS_QUICK = {
+    "churn": ["1000000"],
+    "tree": ["200000"],
+    "mt": ["4", "300000"],
+    "cpp": ["1", "100000"],
+    "deep": ["200000"],
+}
+
+# Targets from the performance issue (see bench/README.md).
+TARGET_ADDED = 1 / 3       # memrec added time / heaptrack added time
+TARGET_ADDED_MT = 1 / 5
+TARGET_BYTES = 1 / 2       # memrec bytes/alloc / heaptrack bytes/alloc
+TARGET_THROUGHPUT = 5.0    # memprint allocs/s / heaptrack_print allocs/s
+TARGET_PEAK = 1.0          # memprint peak RSS / heaptrack_print peak RSS
+
+errors = []     # (what, command, detail): printed at the end, exit 1
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+SNAPSHOT = {}   # private copy of the tools -> the build directory they came from
+
+
+def show(argv):
+    """Command line to print: the build directory instead of the snapshot."""
+    line = shlex.join(argv)
+    for copy, orig in SNAPSHOT.items():
+        line = line.replace(copy, orig)
+    return line
+
+
+def die(msg, code=1):
+    print(f"{PROG}: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def progress(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---- running one measured command ----
+
+def become_subreaper():
+    """Make orphaned grandchildren (heaptrack's background interpreter and
+    compressor) re-parent to us instead of init, so we can wait for the whole
+    process tree and RUSAGE_CHILDREN counts their CPU time."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_CHILD_SUBREAPER = 36
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants():
+    """Pids of every live process below us, from /proc (ppid links)."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    out, todo = [], [os.getpid()]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def kill_tree(flag):
+    flag.append(True)
+    for pid in descendants():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def measure(argv, out_path, err_path, timeout, rss_file=None):
+    """Run argv with stdin from /dev/null and stdout/stderr to files; wait for
+    it and for every process it left behind. Returns wall seconds, CPU seconds
+    (user+sys of the whole tree, from RUSAGE_CHILDREN deltas), peak RSS in KiB
+    of the process (and its reaped children), exit code (negative = signal)
+    and whether the timeout killed it.
+
+    Peak RSS: the kernel folds the high-water mark of the address space a
+    process had before exec into its ru_maxrss, and posix_spawn's child starts
+    out sharing ours, so wait4 would report at least this Python process's
+    RSS (~17 MB). With rss_file set, argv runs under /usr/bin/time -f %M
+    (about 1 MB before exec, below any real program) and the peak is read
+    from there instead."""
+    if rss_file:
+        argv = [TIME, "-f", "%M", "-o", rss_file] + argv
+    wr = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, out_path, wr, 0o644),
+        (os.POSIX_SPAWN_OPEN, 2, err_path, wr, 0o644),
+    ]
+    killed = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    try:
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=actions, setsid=True)
+    except OSError as e:
+        with open(err_path if err_path != "/dev/null" else os.devnull, "a") as f:
+            f.write(f"cannot run '{argv[0]}': {e.strerror}\n")
+        return {"wall": 0.0, "cpu": 0.0, "maxrss_kib": None, "rc": 127, "timed_out": False}
+    timer = threading.Timer(timeout, kill_tree, (killed,))
+    timer.start()
+    _, status, ru = os.wait4(pid, 0)
+    while True:  # stragglers re-parented to us (we are a subreaper)
+        try:
+            os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+    t1 = time.perf_counter()
+    timer.cancel()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    maxrss = ru.ru_maxrss
+    if rss_file:
+        # GNU time writes "Command exited with non-zero status N" first on failure.
+        lines = read_text(rss_file).split()
+        maxrss = int(lines[-1]) if lines and lines[-1].isdigit() else None
+    return {
+        "wall": t1 - t0,
+        "cpu": cpu,
+        "maxrss_kib": maxrss,
+        "rc": os.waitstatus_to_exitcode(status),
+        "timed_out": bool(killed),
+    }
+
+
+def describe_failure(r, err_path):
+    parts = []
+    if r["timed_out"]:
+        parts.append("timed out (killed)")
+    elif r["rc"] < 0:
+        parts.append(f"killed by signal {-r['rc']} ({signal.Signals(-r['rc']).name})")
+    else:
+        parts.append(f"exit code {r['rc']}")
+    try:
+        with open(err_path, errors="replace") as f:
+            tail = f.read()[-800:].strip()
+        if tail:
+            parts.append("stderr: " + tail.replace("\n", "\n    "))
+    except OSError:
+        pass
+    return "; ".join(parts)
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+# ---- statistics and formatting ----
+
+def med(values):
+    v = [x for x in values if x is not None]
+    return statistics.median(v) if v else None
+
+
+def ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+def fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.1f}k"
+    return f"{v:.0f}"
+
+
+def print_table(headers, rows):
+    widths = [max(len(h[i]) for h in headers + rows) for i in range(len(headers[0]))]
+    for line in headers:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))))
+    print("  ".join("-" * w for w in widths))
+    for line in rows:
+        print("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths))))
+
+
+# ---- the benchmark ----
+
+def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order):
+    """One round of one workload: the three recording variants in the given
+    order, then the two analyzers (order alternating too). Returns the raw
+    numbers of this round; failures go to errors and leave None behind."""
+    res = {"round": r}
+    base = os.path.join(tmp, f"{w}.{r}")
+    mr_file = base + ".mrec"
+    ht_base = base + ".ht"
+
+    variants = {
+        "native": cmd,
+        "memrec": [tools["memrec"], "-q", "-o", mr_file] + cmd,
+        "heaptrack": [tools["heaptrack"], "-o", ht_base] + cmd if with_ht else None,
+    }
+    for v in order:
+        argv = variants[v]
+        if argv is None:
+            continue
+        out, err = f"{base}.{v}.out", f"{base}.{v}.err"
+        m = measure(argv, out, err, timeout)
+        if m["timed_out"] or m["rc"] != 0:
+            errors.append((f"{w} round {r}: {v} failed", show(argv), describe_failure(m, err)))
+            res[v] = None
+            continue
+        res[v] = m
+        if v == "memrec" and read_text(err).strip():
+            errors.append((f"{w} round {r}: memrec -q wrote to stderr", show(argv),
+                           read_text(err).strip()[-800:]))
+        progress(f"  {w} r{r} {v:9s} wall {m['wall']:7.3f} s  cpu {m['cpu']:7.3f} s")
+
+    # Sizes. heaptrack appends .zst (or .gz without zstd) to -o's name.
+    res["mr_size"] = os.path.getsize(mr_file) if res.get("memrec") and os.path.exists(mr_file) else None
+    ht_file = None
+    if res.get("heaptrack"):
+        found = sorted(glob.glob(glob.escape(ht_base) + ".*"))
+        found = [f for f in found if f.endswith((".zst", ".gz"))]
+        if found:
+            ht_file = found[0]
+            res["ht_size"] = os.path.getsize(ht_file)
+        else:
+            errors.append((f"{w} round {r}: heaptrack wrote no file", show(variants["heaptrack"]),
+                           f"expected {ht_base}.zst or .gz"))
+    res.setdefault("ht_size", None)
+    if res.get("memrec") and res["mr_size"] is None:
+        errors.append((f"{w} round {r}: memrec wrote no file", show(variants["memrec"]),
+                       f"expected {mr_file}"))
+
+    # Allocation count of this workload, from memrec's own recording.
+    res["allocs"] = None
+    if res["mr_size"] is not None:
+        argv = [tools["memprint"], "--json", mr_file]
+        try:
+            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+            if p.returncode != 0:
+                raise ValueError(f"exit code {p.returncode}; stderr: {p.stderr.decode(errors='replace')[-800:]}")
+            j = json.loads(p.stdout)
+            res["allocs"] = int(j["allocations"])
+            res["mr_summary"] = {k: j.get(k) for k in
+                                 ("allocations", "frees", "complete", "lost_events", "unmatched_frees", "end")}
+            if not j.get("complete", True) or j.get("lost_events"):
+                errors.append((f"{w} round {r}: recording incomplete", show(argv),
+                               f"complete={j.get('complete')} lost_events={j.get('lost_events')}"))
+        except (ValueError, KeyError, OSError, subprocess.TimeoutExpired) as e:
+            errors.append((f"{w} round {r}: memprint --json failed", show(argv), str(e)))
+
+    # Analysis: memprint vs heaptrack_print, output to /dev/null.
+    analyzers = []
+    if res["mr_size"] is not None:
+        analyzers.append(("memprint", [tools["memprint"], mr_file]))
+    if ht_file and tools.get("heaptrack_print"):
+        analyzers.append(("heaptrack_print", [tools["heaptrack_print"], ht_file]))
+    if r % 2 == 0:
+        analyzers.reverse()
+    for name, argv in analyzers:
+        err = f"{base}.{name}.err"
+        m = measure(argv, "/dev/null", err, timeout, f"{base}.{name}.rss" if TIME else None)
+        if m["timed_out"] or m["rc"] != 0 or m["maxrss_kib"] is None:
+            errors.append((f"{w} round {r}: {name} failed", show(argv), describe_failure(m, err)))
+            res[name] = None
+            continue
+        res[name] = m
+        progress(f"  {w} r{r} {name:15s} wall {m['wall']:7.3f} s  peak {m['maxrss_kib'] / 1024:7.1f} MB")
+    return res
+
+
+def derive(res):
+    """Per-round figures; medians of these go in the table."""
+    n, mr, ht = res.get("native"), res.get("memrec"), res.get("heaptrack")
+    mp, hp = res.get("memprint"), res.get("heaptrack_print")
+    a = res.get("allocs")
+    d = {}
+    d["native_s"] = n["wall"] if n else None
+    d["allocs"] = a
+    d["mr_x"] = ratio(mr and mr["wall"], n and n["wall"])
+    d["ht_x"] = ratio(ht and ht["wall"], n and n["wall"])
+    d["added"] = None
+    if d["mr_x"] is not None and d["ht_x"] is not None:
+        d["added"] = ratio(d["mr_x"] - 1, d["ht_x"] - 1)
+    d["mr_cpu_x"] = ratio(mr and mr["cpu"], n and n["cpu"])
+    d["ht_cpu_x"] = ratio(ht and ht["cpu"], n and n["cpu"])
+    d["mr_bpa"] = ratio(res.get("mr_size"), a)
+    d["ht_bpa"] = ratio(res.get("ht_size"), a)
+    d["bpa_ratio"] = ratio(res.get("mr_size"), res.get("ht_size"))
+    d["mp_s"] = mp["wall"] if mp else None
+    d["hp_s"] = hp["wall"] if hp else None
+    d["mp_aps"] = ratio(a, d["mp_s"])
+    d["hp_aps"] = ratio(a, d["hp_s"])
+    d["aps_ratio"] = ratio(d["hp_s"], d["mp_s"])
+    d["mp_mb"] = mp["maxrss_kib"] / 1024 if mp else None
+    d["hp_mb"] = hp["maxrss_kib"] / 1024 if hp else None
+    d["mb_ratio"] = ratio(d["mp_mb"], d["hp_mb"])
+    return d
+
+
+def snapshot_tools(build, dest):
+    """Copy memrec, memprint and the preload library (which memrec looks for
+    next to itself) to dest, so that a rebuild of the build directory during
+    the run neither breaks it nor mixes two versions in one table. A copy
+    taken while the linker was writing is detected by the mtime moving and
+    taken again."""
+    names = ("memrec", "memprint", "libmemrec_preload.so")
+    os.makedirs(dest)
+    for attempt in range(20):
+        stamps = [os.stat(os.path.join(build, n)).st_mtime_ns for n in names]
+        if time.time_ns() - max(stamps) > 2_000_000_000:
+            for n in names:
+                shutil.copy2(os.path.join(build, n), os.path.join(dest, n))
+            if stamps == [os.stat(os.path.join(build, n)).st_mtime_ns for n in names]:
+                ok = all(subprocess.run([os.path.join(dest, t), "--version"], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL).returncode == 0 for t in ("memrec", "memprint"))
+                if ok:
+                    for n in names:
+                        SNAPSHOT[os.path.join(dest, n)] = os.path.join(build, n)
+                    return {"memrec": os.path.join(dest, "memrec"), "memprint": os.path.join(dest, "memprint")}
+        time.sleep(1)
+    die(f"cannot take a stable copy of the tools in '{build}' (is a build running?)")
+
+
+def build_workloads(src, out_dir):
+    if not os.path.isfile(os.path.join(src, "Makefile")):
+        die(f"cannot find the workloads in '{src}' (set MEMREC_BENCH_SRC or --src)")
+    os.makedirs(out_dir, exist_ok=True)
+    p = subprocess.run(["make", "-s", "-C", src, f"O={out_dir}"], stdout=sys.stderr, stderr=sys.stderr)
+    if p.returncode != 0:
+        die(f"cannot build the workloads: 'make -C {src} O={out_dir}' failed")
+
+
+def tool_version(argv):
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+        return p.stdout.decode(errors="replace").strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "?"
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return " ".join(f.read().split()[:3])
+    except OSError:
+        return "?"
+
+
+def machine_lines(build):
+    lines = []
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    lines.append(f"machine: nproc {os.cpu_count()} (usable {len(os.sched_getaffinity(0))}), "
+                 f"uname -r {os.uname().release}, {cpu}")
+    lines.append("date: " + datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+                 + f", load average at start {loadavg()}")
+    btype = "?"
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("CMAKE_BUILD_TYPE:"):
+                    btype = line.split("=", 1)[1].strip() or "CMAKE_BUILD_TYPE unset: CMakeLists.txt default"
+    except OSError:
+        pass
+    rev = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout.decode().strip() or "?"
+    built = max(os.path.getmtime(p) for p in SNAPSHOT)
+    built = datetime.datetime.fromtimestamp(built).astimezone()
+    lines.append(f"memrec: {rev}, build '{build}' ({btype}), tools built {built:%Y-%m-%d %H:%M:%S %Z}"
+                 " (copied at start)")
+    env = [f"{k}={v}" for k, v in os.environ.items() if k.startswith("MEMREC_")]
+    if env:
+        lines.append("environment: " + " ".join(env))
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog=PROG,
+        description="Benchmark memrec against heaptrack on the shared workloads.")
+    ap.add_argument("build", nargs="?",
+                    help="memrec build directory (default: $MEMREC_BUILD_DIR, else build/ in the repository)")
+    ap.add_argument("-r", "--rounds", type=int, help="rounds per workload (default 5; 1 with --quick)")
+    ap.add_argument("-w", "--workload", action="append", metavar="NAME",
+                    help=f"workload to run, repeatable or comma-separated ({', '.join(WORKLOADS)}; default all)")
+    ap.add_argument("--quick", action="store_true", help="smaller arguments and 1 round: a smoke test")
+    ap.add_argument("--src", help="workload sources (default: $MEMREC_BENCH_SRC, else ../shared/bench)")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds before one run counts as hung (default 600)")
+    ap.add_argument("--keep", action="store_true", help="keep the recordings and logs in the temporary directory")
+    ap.add_argument("--raw", metavar="FILE", help="also write every round's raw numbers to FILE as JSON")
+    ap.add_argument("--no-heaptrack", action="store_true", help="run native and memrec only")
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build or os.environ.get("MEMREC_BUILD_DIR") or os.path.join(REPO, "build"))
+    src = os.path.abspath(args.src or os.environ.get("MEMREC_BENCH_SRC") or os.path.join(REPO, "..", "shared", "bench"))
+    rounds = args.rounds if args.rounds is not None else (1 if args.quick else 5)
+    if rounds < 1:
+        die("invalid rounds (expected 1 or more)", 2)
+    selected = []
+    for item in args.workload or WORKLOADS:
+        for name in item.split(","):
+            if name not in WORKLOADS:
+                die(f"unknown workload '{name}' (expected one of {', '.join(WORKLOADS)})", 2)
+            if name not in selected:
+                selected.append(name)
+    wargs = ARGS_QUICK if args.quick else ARGS_FULL
+
+    for name in ("memrec", "memprint", "libmemrec_preload.so"):
+        if not os.path.isfile(os.path.join(build, name)):
+            die(f"cannot find '{os.path.join(build, name)}' (build memrec first: cmake -B build && cmake --build build)")
+    tmp = tempfile.mkdtemp(prefix="memrec-bench.")
+    if not args.keep:
+        atexit.register(shutil.rmtree, tmp, True)
+    tools = snapshot_tools(build, os.path.join(tmp, "tools"))
+    notes = []
+    with_ht = False
+    if args.no_heaptrack:
+        notes.append("heaptrack skipped (--no-heaptrack): native and memrec only")
+    elif shutil.which("heaptrack"):
+        tools["heaptrack"] = shutil.which("heaptrack")
+        with_ht = True
+        if shutil.which("heaptrack_print"):
+            tools["heaptrack_print"] = shutil.which("heaptrack_print")
+        else:
+            notes.append("heaptrack_print not installed: heaptrack analysis columns are empty")
+    else:
+        notes.append("heaptrack not installed: native and memrec only, heaptrack columns are empty")
+    # Wall and CPU come from perf_counter and getrusage(RUSAGE_CHILDREN);
+    # /usr/bin/time only serves the analyzers' peak RSS (see measure()).
+    if not TIME:
+        floor = measure(["true"], "/dev/null", "/dev/null", 60)["maxrss_kib"] / 1024
+        notes.append(f"/usr/bin/time not found: analyzer peak RSS comes from wait4 and cannot read "
+                     f"below this script's own RSS ({floor:.1f} MB)")
+    if not become_subreaper():
+        notes.append("could not become a child subreaper: CPU of processes that outlive their parent may be missed")
+
+    try:
+        if os.getloadavg()[0] > 0.5:
+            notes.append(f"machine not idle at start (load average {loadavg()}): slowdowns may be inflated")
+    except OSError:
+        pass
+
+    bench_bin = os.path.join(build, "bench")
+    build_workloads(src, bench_bin)
+    for w in selected:
+        if not os.access(os.path.join(bench_bin, w), os.X_OK):
+            die(f"cannot find workload '{os.path.join(bench_bin, w)}' after building")
+
+    command = shlex.join([sys.executable, sys.argv[0]] + sys.argv[1:])
+    header = [f"command: {command}"] + machine_lines(build)
+    header.append(f"versions: {tool_version([tools['memrec'], '--version'])}"
+                  + (f"; {tool_version([tools['heaptrack'], '--version'])}" if with_ht else ""))
+    header.append(f"rounds: {rounds}; workloads: "
+                  + "; ".join(f"{w} {' '.join(wargs[w])}" for w in selected))
+    for line in header:
+        progress(line)
+
+    progress(f"recordings in {tmp}" + ("" if args.keep else " (removed at the end)"))
+    all_rounds = {}
+    orders = [["native", "memrec", "heaptrack"], ["memrec", "heaptrack", "native"],
+              ["heaptrack", "native", "memrec"]]
+    try:
+        for w in selected:
+            cmd = [os.path.join(bench_bin, w)] + wargs[w]
+            progress(f"{w}: {shlex.join(cmd)}")
+            all_rounds[w] = []
+            # One untimed native run first: page cache, CPU frequency, lazy binding.
+            measure(cmd, "/dev/null", "/dev/null", args.timeout)
+            for r in range(1, rounds + 1):
+                res = run_round(w, r, cmd, tools, tmp, args.timeout, with_ht, orders[(r - 1) % 3])
+                all_rounds[w].append(res)
+                if not args.keep:  # disk: a round's recordings reach tens of MB
+                    for f in glob.glob(os.path.join(tmp, f"{w}.{r}.*")):
+                        os.unlink(f)
+    except KeyboardInterrupt:
+        progress(f"{PROG}: interrupted; printing what was measured")
+
+    # ---- table ----
+    headers = [
+        ["", "native", "", "memrec", "heaptrack", "added", "memrec", "heaptrack", "memrec", "heaptrack", "B/alloc",
+         "memprint", "ht_print", "memprint", "ht_print", "allocs/s", "memprint", "ht_print", "peak"],
+        ["workload", "s", "allocs", "x wall", "x wall", "mr/ht", "x cpu", "x cpu", "B/alloc", "B/alloc", "mr/ht",
+         "s", "s", "allocs/s", "allocs/s", "mp/hp", "peak MB", "peak MB", "mp/hp"],
+    ]
+    rows = []
+    summary = {}
+    for w in selected:
+        ds = [derive(res) for res in all_rounds.get(w, [])]
+        m = {k: med([d[k] for d in ds]) for k in (ds[0].keys() if ds else [])}
+        summary[w] = m
+        if not ds:
+            continue
+        rows.append([
+            w, fmt(m["native_s"], ".3f"), fmt_rate(m["allocs"]),
+            fmt(m["mr_x"], ".2f"), fmt(m["ht_x"], ".2f"), fmt(m["added"], ".3f"),
+            fmt(m["mr_cpu_x"], ".2f"), fmt(m["ht_cpu_x"], ".2f"),
+            fmt(m["mr_bpa"], ".2f"), fmt(m["ht_bpa"], ".2f"), fmt(m["bpa_ratio"], ".3f"),
+            fmt(m["mp_s"], ".3f"), fmt(m["hp_s"], ".3f"), fmt_rate(m["mp_aps"]), fmt_rate(m["hp_aps"]),
+            fmt(m["aps_ratio"], ".2f"), fmt(m["mp_mb"], ".1f"), fmt(m["hp_mb"], ".1f"), fmt(m["mb_ratio"], ".2f"),
+        ])
+
+    print()
+    for line in header:
+        print(line)
+    for n in notes:
+        print("note: " + n)
+    print()
+    print_table(headers, rows)
+    print()
+    print(f"medians over rounds; ratio columns are medians of per-round ratios; "
+          f"load average at end {loadavg()}")
+
+    # ---- targets ----
+    if with_ht and rows:
+        print()
+        print("targets (on medians): added mr/ht <= 0.333 (mt <= 0.200); B/alloc mr/ht <= 0.5; "
+              "allocs/s mp/hp >= 5; peak mp/hp <= 1")
+        for w in selected:
+            m = summary.get(w)
+            if not m:
+                continue
+            lim = TARGET_ADDED_MT if w == "mt" else TARGET_ADDED
+            checks = [
+                ("added", m.get("added"), lambda v: v <= lim),
+                ("bytes", m.get("bpa_ratio"), lambda v: v <= TARGET_BYTES),
+                ("allocs/s", m.get("aps_ratio"), lambda v: v >= TARGET_THROUGHPUT),
+                ("peak", m.get("mb_ratio"), lambda v: v <= TARGET_PEAK),
+            ]
+            cells = []
+            for name, v, ok in checks:
+                cells.append(f"{name} {'n/a ' if v is None else ('pass' if ok(v) else 'FAIL')}")
+            print(f"  {w:6s} " + "   ".join(cells))
+
+    if args.raw:
+        with open(args.raw, "w") as f:
+            json.dump({"header": header, "notes": notes, "rounds": all_rounds, "medians": summary}, f, indent=1)
+
+    if errors:
+        print()
+        print(f"errors ({len(errors)}):")
+        for what, cmd, detail in errors:
+            print(f"  {what}\n    command: {cmd}\n    {detail}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
