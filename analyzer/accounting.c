@@ -11,21 +11,9 @@
 
 #include "util.h"
 
-struct slot {
-    uint64_t size;
-    uint64_t serial;  /* allocation event serial, tells reuse apart */
-    uint32_t trace;
-    uint32_t thread;
-    int live;
-};
-
 struct accounting {
     int per_trace;
     struct acct_totals t;
-    struct slot *slots;
-    size_t nslots, slots_cap;
-    uint64_t *last_alloc;      /* per thread index: serial of its last event if it allocated, else 0 */
-    size_t threads_cap;
     struct acct_cost *costs;
     size_t costs_cap;
     uint32_t ntraces;
@@ -45,18 +33,8 @@ void accounting_free(struct accounting *a)
     if (!a) {
         return;
     }
-    free(a->slots);
-    free(a->last_alloc);
     free(a->costs);
     free(a);
-}
-
-static uint64_t *thread_last(struct accounting *a, uint32_t thread)
-{
-    if (thread >= a->threads_cap) {
-        xgrow((void **)&a->last_alloc, &a->threads_cap, (size_t)thread + 1, sizeof *a->last_alloc);
-    }
-    return &a->last_alloc[thread];
 }
 
 static struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
@@ -79,66 +57,43 @@ static struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
     return c;
 }
 
-static int release_slot(struct accounting *a, uint64_t s, uint32_t thread)
+static int release(struct accounting *a, uint64_t size, uint32_t trace, int temporary)
 {
-    if (s >= a->nslots || !a->slots[s].live) {
-        a->t.bad_slots++;
+    struct acct_cost *c = cost_of(a, trace);
+    if (a->t.live_blocks == 0 || a->t.live_bytes < size || (c && (c->live_blocks == 0 || c->live < size))) {
+        a->t.bad_frees++;
         return MEMFMT_E_CORRUPT;
     }
-    struct slot *sl = &a->slots[s];
-    uint64_t *last = thread_last(a, thread);
-    if (*last && *last == sl->serial && sl->thread == thread) {
+    if (temporary) {
         a->t.temporary++;
-        struct acct_cost *c = cost_of(a, sl->trace);
         if (c) {
             c->temporary++;
         }
     }
-    struct acct_cost *c = cost_of(a, sl->trace);
     if (c) {
-        c->live -= sl->size;
+        c->live -= size;
         c->live_blocks--;
     }
-    a->t.live_bytes -= sl->size;
+    a->t.live_bytes -= size;
     a->t.live_blocks--;
     a->t.frees++;
-    sl->live = 0;
     return 0;
 }
 
-static void allocate(struct accounting *a, const struct memfmt_record *r)
+static void allocate(struct accounting *a, uint32_t kind, uint64_t size, uint32_t trace)
 {
-    uint64_t s = r->u.alloc.slot;
-    if (s >= a->nslots) {
-        if (s >= a->slots_cap) {
-            xgrow((void **)&a->slots, &a->slots_cap, s + 1, sizeof *a->slots);
-        }
-        a->nslots = s + 1;
-    }
-    struct slot *sl = &a->slots[s];
-    if (sl->live) {
-        /* Corrupt input: a slot taken twice. Close the old block first. */
-        a->t.bad_slots++;
-        release_slot(a, s, sl->thread);
-    }
-    sl->size = r->u.alloc.size;
-    sl->trace = r->u.alloc.trace;
-    sl->thread = r->u.alloc.thread;
-    sl->serial = a->serial;
-    sl->live = 1;
-    *thread_last(a, r->u.alloc.thread) = a->serial;
     a->t.allocations++;
-    if (r->u.alloc.kind < MEMFMT_K_COUNT) {
-        a->t.calls_by_kind[r->u.alloc.kind]++;
+    if (kind < MEMFMT_K_COUNT) {
+        a->t.calls_by_kind[kind]++;
     }
-    a->t.allocated_bytes += sl->size;
-    a->t.live_bytes += sl->size;
+    a->t.allocated_bytes += size;
+    a->t.live_bytes += size;
     a->t.live_blocks++;
-    struct acct_cost *c = cost_of(a, sl->trace);
+    struct acct_cost *c = cost_of(a, trace);
     if (c) {
         c->calls++;
-        c->allocated += sl->size;
-        c->live += sl->size;
+        c->allocated += size;
+        c->live += size;
         c->live_blocks++;
     }
     if (a->t.live_bytes > a->t.peak_bytes) {
@@ -154,23 +109,16 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
     switch (r->tag) {
     case MEMFMT_REC_ALLOC:
         a->serial++;
-        allocate(a, r);
+        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
         break;
     case MEMFMT_REC_REALLOC:
         a->serial++;
-        rc = release_slot(a, r->u.alloc.old_slot, r->u.alloc.thread);
-        allocate(a, r);
+        rc = release(a, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
+        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
         break;
     case MEMFMT_REC_FREE:
         a->serial++;
-        rc = release_slot(a, r->u.free.slot, r->u.free.thread);
-        *thread_last(a, r->u.free.thread) = 0;
-        break;
-    case MEMFMT_REC_THREAD:
-        /* A thread index handed to a new thread starts with no history. */
-        if (r->u.thread.index < a->threads_cap) {
-            a->last_alloc[r->u.thread.index] = 0;
-        }
+        rc = release(a, r->u.free.size, r->u.free.trace, r->u.free.temporary);
         break;
     case MEMFMT_REC_TIME:
         if (r->u.time.ms > a->t.last_ms) {

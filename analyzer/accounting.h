@@ -3,7 +3,8 @@
  * a recording in file order and it keeps the totals (allocations,
  * temporaries, peak, leaks) and, optionally, the same costs per trace.
  * Used by memprint (per trace) and by memrec for its closing summary.
- * Memory grows with live blocks, threads and traces, never with events. */
+ * Memory grows with traces only: events carry the size and trace of the
+ * block they free, and whether it was a temporary. */
 #ifndef ACCOUNTING_H
 #define ACCOUNTING_H
 
@@ -23,7 +24,7 @@ struct acct_totals {
     uint64_t peak_rss;
     uint64_t last_ms;          /* time of the latest TIME record */
     uint64_t calls_by_kind[MEMFMT_K_COUNT];
-    uint64_t bad_slots;        /* frees naming a slot that is not live */
+    uint64_t bad_frees;        /* frees of blocks that are not live (corrupt input) */
 };
 
 /* Per-trace costs (trace = leaf node id). */
@@ -44,7 +45,7 @@ struct accounting *accounting_new(int per_trace);
 /** Release; accepts NULL. */
 void accounting_free(struct accounting *a);
 /** Apply one record. Returns 0, or MEMFMT_E_CORRUPT when the record cannot
- * be applied (a free of a slot that is not live); totals stay usable. */
+ * be applied (a free of a block that is not live); totals stay usable. */
 int accounting_feed(struct accounting *a, const struct memfmt_record *rec);
 /** The totals so far. */
 const struct acct_totals *accounting_totals(const struct accounting *a);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Encoder and decoder of the compact events inside EVENTS blocks (layout in
- * memfmt_internal.h). The decoder assigns slots by the format's rule, so
- * readers get every event with its slot and never see addresses. Never
- * trusts its input: any impossible slot or operation is corruption. */
+ * memfmt_internal.h). The decoder keeps the table of (size, trace) pairs,
+ * so readers get every event complete and never see addresses. Never
+ * trusts its input: an unknown info, a temporary free of a thread that has
+ * not allocated, or an unknown operation is corruption. */
 #include <stdlib.h>
 
 #include "memfmt.h"
@@ -10,44 +11,66 @@
 
 void memfmt_evstate_release(struct memfmt_evstate *st)
 {
-    free(st->last_new);
-    free(st->free_slots);
+    free(st->last_info);
+    free(st->infos);
     memset(st, 0, sizeof *st);
 }
 
-static int grow_u64(uint64_t **p, size_t *cap, size_t need)
+/* Grow an array of `elem`-byte items to hold index `need - 1`. */
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap) {
-        return 0;
-    }
     size_t ncap = *cap ? *cap : 64;
     while (ncap < need) {
-        if (ncap > SIZE_MAX / 16) {
+        if (ncap > SIZE_MAX / 4 / elem) {
             return MEMFMT_E_NOMEM;
         }
         ncap *= 2;
     }
-    uint64_t *q = realloc(*p, ncap * sizeof *q);
+    void *q = realloc(*p, ncap * elem);
     if (!q) {
         return MEMFMT_E_NOMEM;
     }
-    memset(q + *cap, 0, (ncap - *cap) * sizeof *q);
+    memset((char *)q + *cap * elem, 0, (ncap - *cap) * elem);
     *p = q;
     *cap = ncap;
     return 0;
 }
 
+static int thread_room(struct memfmt_evstate *st, uint32_t thread)
+{
+    if (thread < st->last_cap) {
+        return 0;
+    }
+    return grow((void **)&st->last_info, &st->last_cap, (size_t)thread + 1, sizeof *st->last_info);
+}
+
 /* ---- encoder ---- */
+
+/* The allocated pair: its id, or NEW with size and trace. */
+static uint8_t *put_new_block(struct memfmt_evstate *st, uint8_t *p, uint8_t *op, uint32_t info, uint64_t size,
+                              uint32_t trace)
+{
+    if (info == st->ninfo + 1) {
+        *op |= MEMFMT_OP_NEW;
+        p += memfmt_put_varint(p, size);
+        p += memfmt_put_varint(p, trace);
+        st->ninfo++;
+    } else {
+        p += memfmt_put_varint(p, info);
+    }
+    return p;
+}
 
 int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *p)
 {
     uint8_t *start = p;
-    uint32_t thread = ev->tag == MEMFMT_REC_FREE ? ev->u.free.thread : ev->u.alloc.thread;
-    unsigned kind = ev->tag == MEMFMT_REC_FREE ? ev->u.free.kind : ev->u.alloc.kind;
+    int is_free = ev->tag == MEMFMT_REC_FREE;
+    uint32_t thread = is_free ? ev->u.free.thread : ev->u.alloc.thread;
+    unsigned kind = is_free ? ev->u.free.kind : ev->u.alloc.kind;
     if (kind >= 16 || thread >= MEMFMT_MAX_THREADS) {
         return MEMFMT_E_INVALID;
     }
-    if (thread >= st->last_cap && grow_u64(&st->last_new, &st->last_cap, (size_t)thread + 1) < 0) {
+    if (thread_room(st, thread) < 0) {
         return MEMFMT_E_NOMEM;
     }
     if (thread != st->thread) {
@@ -55,36 +78,55 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
         p += memfmt_put_varint(p, thread);
         st->thread = thread;
     }
-    uint64_t last = st->last_new[thread];
+    uint8_t *opp = p++;
+    uint8_t op;
     switch (ev->tag) {
     case MEMFMT_REC_ALLOC:
-        *p++ = (uint8_t)(MEMFMT_OP_ALLOC << 4 | kind);
-        p += memfmt_put_varint(p, ev->u.alloc.size);
-        p += memfmt_put_varint(p, ev->u.alloc.trace);
-        st->last_new[thread] = ev->u.alloc.slot + 1;
+        if (ev->u.alloc.info == 0 || ev->u.alloc.info > st->ninfo + 1) {
+            return MEMFMT_E_INVALID;
+        }
+        op = MEMFMT_OP_ALLOC;
+        p = put_new_block(st, p, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
+        st->last_info[thread] = ev->u.alloc.info;
         break;
     case MEMFMT_REC_FREE:
-        if (last && last - 1 == ev->u.free.slot) {
-            *p++ = (uint8_t)(MEMFMT_OP_FREE_LAST << 4 | kind);
+        op = MEMFMT_OP_FREE;
+        if (ev->u.free.temporary) {
+            if (st->last_info[thread] != ev->u.free.info) {
+                return MEMFMT_E_INVALID;
+            }
+            op |= MEMFMT_OP_TEMP;
         } else {
-            *p++ = (uint8_t)(MEMFMT_OP_FREE << 4 | kind);
-            p += memfmt_put_varint(p, ev->u.free.slot);
+            if (ev->u.free.info == 0 || ev->u.free.info > st->ninfo) {
+                return MEMFMT_E_INVALID;
+            }
+            p += memfmt_put_varint(p, ev->u.free.info);
         }
+        st->last_info[thread] = 0;
         break;
     case MEMFMT_REC_REALLOC:
-        if (last && last - 1 == ev->u.alloc.old_slot) {
-            *p++ = (uint8_t)(MEMFMT_OP_REALLOC_LAST << 4 | kind);
-        } else {
-            *p++ = (uint8_t)(MEMFMT_OP_REALLOC << 4 | kind);
-            p += memfmt_put_varint(p, ev->u.alloc.old_slot);
+        op = MEMFMT_OP_REALLOC;
+        if (ev->u.alloc.info == 0 || ev->u.alloc.info > st->ninfo + 1) {
+            return MEMFMT_E_INVALID;
         }
-        p += memfmt_put_varint(p, ev->u.alloc.size);
-        p += memfmt_put_varint(p, ev->u.alloc.trace);
-        st->last_new[thread] = ev->u.alloc.slot + 1;
+        if (ev->u.alloc.old_temporary) {
+            if (st->last_info[thread] != ev->u.alloc.old_info) {
+                return MEMFMT_E_INVALID;
+            }
+            op |= MEMFMT_OP_TEMP;
+        } else {
+            if (ev->u.alloc.old_info == 0 || ev->u.alloc.old_info > st->ninfo) {
+                return MEMFMT_E_INVALID;
+            }
+            p += memfmt_put_varint(p, ev->u.alloc.old_info);
+        }
+        p = put_new_block(st, p, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
+        st->last_info[thread] = ev->u.alloc.info;
         break;
     default:
         return MEMFMT_E_INVALID;
     }
+    *opp = (uint8_t)(op << 4 | kind);
     return (int)(p - start);
 }
 
@@ -100,52 +142,51 @@ static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
     return memfmt_get_varint(pp, end, v) < 0 ? MEMFMT_E_CORRUPT : 0;
 }
 
-static int take_slot(struct memfmt_evstate *st, uint64_t *slot)
+/* The allocated pair of ALLOC and REALLOC. */
+static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end,
+                         uint32_t *info, uint64_t *size, uint32_t *trace)
 {
-    if (st->nfree) {
-        *slot = st->free_slots[--st->nfree];
-        return 0;
+    uint64_t a, b;
+    if (op & MEMFMT_OP_NEW) {
+        if (get(pp, end, &a) < 0 || get(pp, end, &b) < 0 || b > UINT32_MAX || st->ninfo == UINT32_MAX) {
+            return MEMFMT_E_CORRUPT;
+        }
+        uint32_t id = st->ninfo + 1;
+        if (id >= st->info_cap && grow((void **)&st->infos, &st->info_cap, (size_t)id + 1, sizeof *st->infos) < 0) {
+            return MEMFMT_E_NOMEM;
+        }
+        st->infos[id].size = a;
+        st->infos[id].trace = (uint32_t)b;
+        st->ninfo = id;
+        *info = id;
+    } else {
+        if (get(pp, end, &a) < 0 || a == 0 || a > st->ninfo) {
+            return MEMFMT_E_CORRUPT;
+        }
+        *info = (uint32_t)a;
     }
-    *slot = st->next_slot++;
+    *size = st->infos[*info].size;
+    *trace = st->infos[*info].trace;
     return 0;
 }
 
-static int give_slot(struct memfmt_evstate *st, uint64_t slot)
+/* The freed pair of FREE and REALLOC: named, or the thread's latest. */
+static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end,
+                         uint32_t *info, uint64_t *size, uint32_t *trace, int *temporary)
 {
-    if (slot >= st->next_slot) {
+    uint64_t a;
+    if (op & MEMFMT_OP_TEMP) {
+        if (st->thread >= st->last_cap || st->last_info[st->thread] == 0) {
+            return MEMFMT_E_CORRUPT;
+        }
+        a = st->last_info[st->thread];
+    } else if (get(pp, end, &a) < 0 || a == 0 || a > st->ninfo) {
         return MEMFMT_E_CORRUPT;
     }
-    if (st->nfree == st->free_cap && grow_u64(&st->free_slots, &st->free_cap, st->nfree + 1) < 0) {
-        return MEMFMT_E_NOMEM;
-    }
-    st->free_slots[st->nfree++] = slot;
-    return 0;
-}
-
-static int last_slot(struct memfmt_evstate *st, uint64_t *slot)
-{
-    if (st->thread >= st->last_cap || st->last_new[st->thread] == 0) {
-        return MEMFMT_E_CORRUPT;
-    }
-    *slot = st->last_new[st->thread] - 1;
-    return 0;
-}
-
-static int new_block(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev)
-{
-    uint64_t size, trace, slot;
-    if (get(pp, end, &size) < 0 || get(pp, end, &trace) < 0 || trace > UINT32_MAX) {
-        return MEMFMT_E_CORRUPT;
-    }
-    take_slot(st, &slot);
-    if (st->thread >= st->last_cap && grow_u64(&st->last_new, &st->last_cap, (size_t)st->thread + 1) < 0) {
-        return MEMFMT_E_NOMEM;
-    }
-    st->last_new[st->thread] = slot + 1;
-    ev->u.alloc.thread = st->thread;
-    ev->u.alloc.size = size;
-    ev->u.alloc.trace = (uint32_t)trace;
-    ev->u.alloc.slot = slot;
+    *info = (uint32_t)a;
+    *size = st->infos[a].size;
+    *trace = st->infos[a].trace;
+    *temporary = (op & MEMFMT_OP_TEMP) != 0;
     return 0;
 }
 
@@ -156,48 +197,56 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
         uint8_t h = *(*pp)++;
         unsigned op = h >> 4, kind = h & 15;
         uint64_t v;
-        int rc;
-        switch (op) {
+        if (thread_room(st, st->thread) < 0) {
+            return MEMFMT_E_NOMEM;
+        }
+        switch (op & ~(unsigned)(MEMFMT_OP_NEW | MEMFMT_OP_TEMP)) {
         case MEMFMT_OP_THREAD:
-            if (get(pp, end, &v) < 0 || v >= MEMFMT_MAX_THREADS) {
+            if (op != MEMFMT_OP_THREAD || get(pp, end, &v) < 0 || v >= MEMFMT_MAX_THREADS) {
                 return MEMFMT_E_CORRUPT;
             }
             st->thread = (uint32_t)v;
             continue;
         case MEMFMT_OP_ALLOC:
-            ev->tag = MEMFMT_REC_ALLOC;
-            ev->u.alloc.kind = kind;
-            ev->u.alloc.old_slot = 0;
-            return new_block(st, pp, end, ev) < 0 ? MEMFMT_E_CORRUPT : 1;
-        case MEMFMT_OP_FREE:
-        case MEMFMT_OP_FREE_LAST:
-            if (op == MEMFMT_OP_FREE) {
-                rc = get(pp, end, &v);
-            } else {
-                rc = last_slot(st, &v);
+            if (op & MEMFMT_OP_TEMP) {
+                return MEMFMT_E_CORRUPT;
             }
-            if (rc < 0 || give_slot(st, v) < 0) {
+            ev->tag = MEMFMT_REC_ALLOC;
+            ev->u.alloc.thread = st->thread;
+            ev->u.alloc.kind = kind;
+            ev->u.alloc.old_size = 0;
+            ev->u.alloc.old_trace = 0;
+            ev->u.alloc.old_info = 0;
+            ev->u.alloc.old_temporary = 0;
+            if (get_new_block(st, op, pp, end, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
+                return MEMFMT_E_CORRUPT;
+            }
+            st->last_info[st->thread] = ev->u.alloc.info;
+            return 1;
+        case MEMFMT_OP_FREE:
+            if (op & MEMFMT_OP_NEW) {
                 return MEMFMT_E_CORRUPT;
             }
             ev->tag = MEMFMT_REC_FREE;
             ev->u.free.thread = st->thread;
             ev->u.free.kind = kind;
-            ev->u.free.slot = v;
-            return 1;
-        case MEMFMT_OP_REALLOC:
-        case MEMFMT_OP_REALLOC_LAST:
-            if (op == MEMFMT_OP_REALLOC) {
-                rc = get(pp, end, &v);
-            } else {
-                rc = last_slot(st, &v);
-            }
-            if (rc < 0 || give_slot(st, v) < 0) {
+            if (get_old_block(st, op, pp, end, &ev->u.free.info, &ev->u.free.size, &ev->u.free.trace,
+                              &ev->u.free.temporary) < 0) {
                 return MEMFMT_E_CORRUPT;
             }
+            st->last_info[st->thread] = 0;
+            return 1;
+        case MEMFMT_OP_REALLOC:
             ev->tag = MEMFMT_REC_REALLOC;
+            ev->u.alloc.thread = st->thread;
             ev->u.alloc.kind = kind;
-            ev->u.alloc.old_slot = v;
-            return new_block(st, pp, end, ev) < 0 ? MEMFMT_E_CORRUPT : 1;
+            if (get_old_block(st, op, pp, end, &ev->u.alloc.old_info, &ev->u.alloc.old_size, &ev->u.alloc.old_trace,
+                              &ev->u.alloc.old_temporary) < 0 ||
+                get_new_block(st, op, pp, end, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
+                return MEMFMT_E_CORRUPT;
+            }
+            st->last_info[st->thread] = ev->u.alloc.info;
+            return 1;
         default:
             return MEMFMT_E_CORRUPT;
         }

@@ -141,13 +141,20 @@ struct memfmt_record {
             uint32_t kind;           /* enum memfmt_kind */
             uint64_t size;           /* requested bytes */
             uint32_t trace;          /* leaf node id, 0 = no stack */
-            uint64_t slot;           /* the slot the new block takes */
-            uint64_t old_slot;       /* REALLOC only: the slot freed */
+            uint32_t info;           /* id of the (size, trace) pair, from 1 */
+            /* REALLOC only: the block it replaced */
+            uint64_t old_size;
+            uint32_t old_trace;
+            uint32_t old_info;
+            int old_temporary;       /* replaced right after it was allocated */
         } alloc;                     /* ALLOC and REALLOC */
         struct {
             uint32_t thread;
             uint32_t kind;
-            uint64_t slot;
+            uint64_t size;           /* of the block freed */
+            uint32_t trace;
+            uint32_t info;
+            int temporary;           /* the next event of the thread that allocated it */
         } free;
         struct {
             uint64_t ms;
@@ -167,12 +174,12 @@ struct memfmt_record {
     } u;
 };
 
-/* Slots. A block's slot is assigned implicitly, the same way by writer and
- * reader: an allocation takes the most recently freed slot, or the next
- * unused number when none is free. Frees name the slot. This keeps
- * addresses out of the file and lets readers index live blocks in an array.
- * A writer must be given slots assigned by that rule (alloc.slot); the
- * reader computes them and fills alloc.slot in. */
+/* Events name no addresses. Each distinct (size, trace) pair of a
+ * recording gets an id, its "info", the first time it is allocated; a free
+ * names the info of the block it frees, and says whether the block was a
+ * temporary (freed by the next event of the thread that allocated it).
+ * Writers give alloc.info / free.info (and the temporary flags); readers
+ * get every field filled in, sizes and traces of freed blocks included. */
 
 /** Encode `rec` (tag and length included) into `buf` of `cap` bytes.
  * Returns bytes written, MEMFMT_E_TOOBIG when it does not fit, or

@@ -45,47 +45,55 @@ int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out);
 
 /* ---- events.c: the compact events inside EVENTS blocks ----
  *
- * An EVENTS record's payload is a sequence of operations, each one byte
- * (operation in the high nibble, memfmt_kind in the low one) and its fields:
- *   0 ALLOC         size, trace            the new block takes a slot
- *   1 FREE          slot
- *   2 FREE_LAST     -                      slot = this thread's last new slot
- *   3 REALLOC       old slot, size, trace
- *   4 REALLOC_LAST  size, trace            old slot = this thread's last new slot
- *   5 THREAD        thread index           later events are this thread's
- * The current thread and each thread's last new slot carry over from one
- * block to the next: they are state of the whole stream. */
+ * An EVENTS record's payload is a sequence of operations. Each starts with
+ * one byte: the high nibble is the operation, the low nibble the kind
+ * (enum memfmt_kind). The operation's bits 3-2 are its type, bit 1 NEW
+ * (the allocated (size, trace) pair is new: it is written out and gets the
+ * next info id) and bit 0 TEMP (the freed block is the current thread's
+ * latest allocation, freed as its next event: a temporary, not named).
+ *   type 0 ALLOC    NEW ? size, trace : info
+ *   type 1 FREE     TEMP ? - : info
+ *   type 2 REALLOC  (TEMP ? - : old info), then NEW ? size, trace : info
+ *   type 3 THREAD   thread index (NEW and TEMP clear): later events are its
+ * The current thread and each thread's latest allocated info carry over from
+ * one block to the next: they are state of the whole stream. */
 
 #define MEMFMT_EVENTS_MAX 65536  /* payload bytes per block, at most */
 #define MEMFMT_EVENT_MAX 48      /* bytes one operation takes, at most */
 
 enum memfmt_ev_op {
-    MEMFMT_OP_ALLOC = 0,
-    MEMFMT_OP_FREE = 1,
-    MEMFMT_OP_FREE_LAST = 2,
-    MEMFMT_OP_REALLOC = 3,
-    MEMFMT_OP_REALLOC_LAST = 4,
-    MEMFMT_OP_THREAD = 5,
+    MEMFMT_OP_ALLOC = 0 << 2,
+    MEMFMT_OP_FREE = 1 << 2,
+    MEMFMT_OP_REALLOC = 2 << 2,
+    MEMFMT_OP_THREAD = 3 << 2,
+    MEMFMT_OP_NEW = 1 << 1,
+    MEMFMT_OP_TEMP = 1 << 0,
+};
+
+struct memfmt_info {
+    uint64_t size;
+    uint32_t trace;
 };
 
 /* Stream state shared by the encoder and the decoder. */
 struct memfmt_evstate {
     uint32_t thread;           /* current thread index */
-    uint64_t *last_new;        /* per thread: 1 + its last new slot, 0 = none */
+    uint32_t *last_info;       /* per thread: info of its latest allocation, 0 = none */
     size_t last_cap;
-    uint64_t *free_slots;      /* decoder: LIFO of free slots */
-    size_t nfree, free_cap;
-    uint64_t next_slot;        /* decoder: first never-used slot */
+    struct memfmt_info *infos; /* decoder: per info id */
+    size_t info_cap;
+    uint32_t ninfo;            /* ids in use are 1..ninfo */
 };
 
 /** Release the state's arrays; accepts a zeroed state. */
 void memfmt_evstate_release(struct memfmt_evstate *st);
 /** Encode one event (ALLOC/FREE/REALLOC record) at p, which has
- * MEMFMT_EVENT_MAX bytes of room. Returns bytes written, or a negative
- * status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
+ * MEMFMT_EVENT_MAX bytes of room. An info id above every id used so far
+ * must be the next one (ninfo + 1): it is written out as new. Returns bytes
+ * written, or a negative status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
 int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *p);
 /** Decode operations from [*pp, end) until one event is complete; fills
- * `ev` (slots resolved). Returns 1 with an event, 0 when the block ended
+ * `ev` (every field). Returns 1 with an event, 0 when the block ended
  * without one, or MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM. */
 int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end,
                         struct memfmt_record *ev);

@@ -23,7 +23,7 @@ struct qev {
     uint8_t *rec;             /* Q_RECORD: owned copy */
     uint32_t rec_len;
     int has_old;              /* Q_RALLOC: the free part found the old block */
-    uint64_t old_slot;
+    uint32_t old_block;
 };
 
 struct stream {
@@ -36,6 +36,12 @@ struct stream {
     size_t nnodes, nodes_cap;
     struct qev *q;            /* pending events, [head, len) */
     size_t head, len, cap;
+};
+
+struct block {
+    uint32_t info;            /* its (size, trace) */
+    uint32_t thread;          /* the thread that allocated it */
+    uint64_t serial;          /* the allocation event's number */
 };
 
 /* Open-addressing hash map from a 64-bit key to a 64-bit value. Key 0 is
@@ -55,14 +61,21 @@ struct merge {
     uint64_t last_ms;
     struct stream *streams;
     size_t nstreams_cap;
-    struct map addr_slot;     /* live block address -> slot */
+    struct map addr_block;    /* live block address -> index into blocks */
+    struct block *blocks;     /* what memrec knows of each live block */
+    size_t nblocks, blocks_cap;
+    uint32_t *free_blocks;    /* unused entries of blocks */
+    size_t nfree_blocks, free_blocks_cap;
+    uint64_t serial;          /* counts allocation events */
+    uint64_t *thread_last;    /* per thread index: serial of its latest event */
+    size_t thread_last_cap;
+    struct map info_ids;      /* hash(size, trace) -> info id, see info_id() */
+    struct memfmt_info *infos;/* per info id */
+    size_t ninfos, infos_cap;
     struct map node_ids;      /* hash(parent, ip) chain head -> see node_find */
     uint64_t *node_ip;
     uint32_t *node_parent;
     size_t nnodes, nodes_cap;
-    uint64_t *free_slots;
-    size_t nfree, free_cap;
-    uint64_t next_slot;
     struct map tid_thread;    /* live tid -> thread index */
     uint32_t next_thread;
     uint32_t *free_threads;   /* indexes of threads that ended, for reuse */
@@ -219,14 +232,18 @@ void merge_free(struct merge *m)
         free(s->nodes);
     }
     free(m->streams);
-    map_release(&m->addr_slot);
+    map_release(&m->addr_block);
+    map_release(&m->info_ids);
+    free(m->blocks);
+    free(m->free_blocks);
+    free(m->thread_last);
+    free(m->infos);
     map_release(&m->node_ids);
     map_release(&m->tid_thread);
     free(m->free_threads);
     free(m->active);
     free(m->node_ip);
     free(m->node_parent);
-    free(m->free_slots);
     free(m);
 }
 
@@ -251,29 +268,80 @@ static int out(struct merge *m, const struct memfmt_record *r)
     return 0;
 }
 
-static uint64_t slot_take(struct merge *m)
+/* The id of a (size, trace) pair; new pairs get the next id. */
+static uint32_t info_id(struct merge *m, uint64_t size, uint32_t trace)
 {
-    if (m->nfree) {
-        return m->free_slots[--m->nfree];
+    /* Keys are hashes; a key taken by another pair moves on to a rehash. */
+    uint64_t key = mix(size * 0x9E3779B97F4A7C15ull + trace) | 1;
+    uint64_t id;
+    while (map_get(&m->info_ids, key, &id)) {
+        if (m->infos[id].size == size && m->infos[id].trace == trace) {
+            return (uint32_t)id;
+        }
+        key = mix(key + 1) | 1;
     }
-    return m->next_slot++;
+    id = ++m->ninfos;
+    if (id >= m->infos_cap) {
+        xgrow((void **)&m->infos, &m->infos_cap, id + 1, sizeof *m->infos);
+    }
+    m->infos[id].size = size;
+    m->infos[id].trace = trace;
+    map_put(&m->info_ids, key, id);
+    return (uint32_t)id;
 }
 
-static void slot_give(struct merge *m, uint64_t s)
+/* Each event of a thread is numbered; a block is a temporary when its free
+ * is the allocating thread's very next event. */
+static uint64_t *last_of(struct merge *m, uint32_t thread)
 {
-    if (m->nfree == m->free_cap) {
-        xgrow((void **)&m->free_slots, &m->free_cap, m->nfree + 1, sizeof *m->free_slots);
+    if (thread >= m->thread_last_cap) {
+        xgrow((void **)&m->thread_last, &m->thread_last_cap, (size_t)thread + 1, sizeof *m->thread_last);
     }
-    m->free_slots[m->nfree++] = s;
+    return &m->thread_last[thread];
 }
 
-static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t slot)
+static uint32_t block_new(struct merge *m, uint64_t addr, uint32_t info, uint32_t thread)
+{
+    uint32_t b;
+    if (m->nfree_blocks) {
+        b = m->free_blocks[--m->nfree_blocks];
+    } else {
+        if (m->nblocks == m->blocks_cap) {
+            xgrow((void **)&m->blocks, &m->blocks_cap, m->nblocks + 1, sizeof *m->blocks);
+        }
+        b = (uint32_t)m->nblocks++;
+    }
+    m->blocks[b].info = info;
+    m->blocks[b].thread = thread;
+    m->blocks[b].serial = ++m->serial;
+    *last_of(m, thread) = m->serial;
+    map_put(&m->addr_block, addr, b);
+    return b;
+}
+
+/* Forget block b; returns whether freeing it now by `thread` is a temporary. */
+static int block_gone(struct merge *m, uint32_t b, uint32_t thread)
+{
+    uint64_t *last = last_of(m, thread);
+    int temporary = m->blocks[b].thread == thread && *last == m->blocks[b].serial;
+    *last = ++m->serial;
+    if (m->nfree_blocks == m->free_blocks_cap) {
+        xgrow((void **)&m->free_blocks, &m->free_blocks_cap, m->nfree_blocks + 1, sizeof *m->free_blocks);
+    }
+    m->free_blocks[m->nfree_blocks++] = b;
+    return temporary;
+}
+
+static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint32_t b)
 {
     struct memfmt_record r = {.tag = MEMFMT_REC_FREE};
+    uint32_t info = m->blocks[b].info;
     r.u.free.thread = thread;
     r.u.free.kind = kind;
-    r.u.free.slot = slot;
-    slot_give(m, slot);
+    r.u.free.info = info;
+    r.u.free.size = m->infos[info].size;
+    r.u.free.trace = m->infos[info].trace;
+    r.u.free.temporary = block_gone(m, b, thread);
     return out(m, &r);
 }
 
@@ -282,9 +350,9 @@ static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t 
 static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
 {
     uint64_t old;
-    if (map_del(&m->addr_slot, addr, &old)) {
+    if (map_del(&m->addr_block, addr, &old)) {
         m->st.unmatched_frees++;
-        return write_free(m, thread, MEMFMT_K_FREE, old);
+        return write_free(m, thread, MEMFMT_K_FREE, (uint32_t)old);
     }
     return 0;
 }
@@ -293,55 +361,58 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
 {
     int rc = 0;
     struct memfmt_record r;
-    uint64_t slot;
+    uint64_t b;
     switch (e->type) {
     case Q_ALLOC:
         rc = forget_stale(m, s->thread, e->addr);
+        memset(&r, 0, sizeof r);
         r.tag = MEMFMT_REC_ALLOC;
         r.u.alloc.thread = s->thread;
         r.u.alloc.kind = e->kind;
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
-        r.u.alloc.old_slot = 0;
-        r.u.alloc.slot = slot_take(m);
-        map_put(&m->addr_slot, e->addr, r.u.alloc.slot);
+        r.u.alloc.info = info_id(m, e->size, e->trace);
+        block_new(m, e->addr, r.u.alloc.info, s->thread);
         if (rc == 0) {
             rc = out(m, &r);
         }
         break;
     case Q_FREE:
-        if (!map_del(&m->addr_slot, e->addr, &slot)) {
+        if (!map_del(&m->addr_block, e->addr, &b)) {
             m->st.unmatched_frees++;
             break;
         }
-        rc = write_free(m, s->thread, e->kind, slot);
+        rc = write_free(m, s->thread, e->kind, (uint32_t)b);
         break;
     case Q_RFREE:
-        /* The old address is free from now on; its slot stays taken until
-         * the realloc's second part (always the next event of this stream),
-         * which names it. */
+        /* The old address is free from now on; the block itself ends with
+         * the realloc's second part (always the next event of this stream). */
         if (s->head + 1 < s->len && s->q[s->head + 1].type == Q_RALLOC) {
             struct qev *next = &s->q[s->head + 1];
-            next->has_old = map_del(&m->addr_slot, e->addr, &next->old_slot);
+            next->has_old = map_del(&m->addr_block, e->addr, &b);
+            next->old_block = (uint32_t)b;
         }
         break;
     case Q_RALLOC:
         rc = forget_stale(m, s->thread, e->addr);
-        if (e->has_old) {
-            r.tag = MEMFMT_REC_REALLOC;
-            r.u.alloc.old_slot = e->old_slot;
-            slot_give(m, r.u.alloc.old_slot);
-        } else {
-            r.tag = MEMFMT_REC_ALLOC; /* the old block was unknown */
-            m->st.unmatched_frees++;
-            r.u.alloc.old_slot = 0;
-        }
+        memset(&r, 0, sizeof r);
         r.u.alloc.thread = s->thread;
         r.u.alloc.kind = e->kind;
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
-        r.u.alloc.slot = slot_take(m);
-        map_put(&m->addr_slot, e->addr, r.u.alloc.slot);
+        if (e->has_old) {
+            uint32_t old = m->blocks[e->old_block].info;
+            r.tag = MEMFMT_REC_REALLOC;
+            r.u.alloc.old_info = old;
+            r.u.alloc.old_size = m->infos[old].size;
+            r.u.alloc.old_trace = m->infos[old].trace;
+            r.u.alloc.old_temporary = block_gone(m, e->old_block, s->thread);
+        } else {
+            r.tag = MEMFMT_REC_ALLOC; /* the old block was unknown */
+            m->st.unmatched_frees++;
+        }
+        r.u.alloc.info = info_id(m, e->size, e->trace);
+        block_new(m, e->addr, r.u.alloc.info, s->thread);
         if (rc == 0) {
             rc = out(m, &r);
         }

@@ -115,7 +115,7 @@ static void test_file(void)
         struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
         r.u.alloc.size = (uint64_t)i;
         r.u.alloc.thread = 1;
-        r.u.alloc.slot = (uint64_t)i;
+        r.u.alloc.info = (uint32_t)i + 1; /* every size is a new pair */
         CHECK(memfmt_write(w, &r) == 0);
         if (i == N / 2) {
             CHECK(memfmt_writer_flush(w) == 0);
@@ -133,7 +133,7 @@ static void test_file(void)
     struct memfmt_record rec;
     int n = 0, bad = 0;
     while ((rc = memfmt_read(r, &rec)) > 0) {
-        bad += rec.tag != MEMFMT_REC_ALLOC || rec.u.alloc.size != (uint64_t)n || rec.u.alloc.slot != (uint64_t)n;
+        bad += rec.tag != MEMFMT_REC_ALLOC || rec.u.alloc.size != (uint64_t)n || rec.u.alloc.info != (uint32_t)n + 1;
         n++;
     }
     CHECK_EQ(rc, 0);
@@ -183,19 +183,21 @@ static void test_bad_files(void)
     CHECK(strcmp(memfmt_strerror(MEMFMT_E_TRUNCATED), "truncated") == 0);
 }
 
-/* Events of two threads through a writer and back: every field, slots
- * resolved by the reader, the compact forms (FREE_LAST, REALLOC_LAST). */
+/* Events of two threads through a writer and back: every field, new and
+ * known (size, trace) pairs, temporaries named by the thread's latest. */
 static void test_events(void)
 {
     struct memfmt_record in[] = {
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_MALLOC, .size = 10001, .trace = 3, .slot = 0}},
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW, .size = 20002, .trace = 4, .slot = 1}},
-        {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 1, .kind = MEMFMT_K_FREE, .slot = 0}},      /* FREE_LAST */
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_CALLOC, .size = 5, .trace = 3, .slot = 0}},
-        {.tag = MEMFMT_REC_REALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_REALLOC, .size = 50, .trace = 5, .slot = 0, .old_slot = 0}},
-        {.tag = MEMFMT_REC_REALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_REALLOC, .size = 60, .trace = 5, .slot = 1, .old_slot = 1}},
-        {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 2, .kind = MEMFMT_K_DELETE, .slot = 1}},
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW_ARRAY, .size = 1ull << 40, .trace = 70000, .slot = 1}},
+        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_MALLOC, .size = 10001, .trace = 3, .info = 1}},
+        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW, .size = 20002, .trace = 4, .info = 2}},
+        {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 1, .kind = MEMFMT_K_FREE, .size = 10001, .trace = 3, .info = 1, .temporary = 1}},
+        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_CALLOC, .size = 10001, .trace = 3, .info = 1}},
+        {.tag = MEMFMT_REC_REALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_REALLOC, .size = 50, .trace = 5, .info = 3,
+                                                .old_size = 10001, .old_trace = 3, .old_info = 1, .old_temporary = 1}},
+        {.tag = MEMFMT_REC_REALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_REALLOC, .size = 50, .trace = 5, .info = 3,
+                                                .old_size = 20002, .old_trace = 4, .old_info = 2, .old_temporary = 0}},
+        {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 1, .kind = MEMFMT_K_DELETE, .size = 50, .trace = 5, .info = 3, .temporary = 0}},
+        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW_ARRAY, .size = 1ull << 40, .trace = 70000, .info = 4}},
     };
     enum { N = sizeof in / sizeof in[0] };
     int fd = temp_fd();
@@ -210,6 +212,9 @@ static void test_events(void)
             CHECK(memfmt_write(w, &t) == 0);
         }
     }
+    /* A temporary that is not the thread's latest allocation cannot be written. */
+    struct memfmt_record wrong = {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 2, .info = 1, .temporary = 1}};
+    CHECK(memfmt_write(w, &wrong) == MEMFMT_E_INVALID);
     CHECK(memfmt_writer_finish(w) == 0);
     memfmt_writer_free(w);
     lseek(fd, 0, SEEK_SET);
@@ -228,18 +233,17 @@ static void test_events(void)
         }
         CHECK_EQ(out.tag, in[i].tag);
         if (out.tag == MEMFMT_REC_FREE) {
-            CHECK_EQ(out.u.free.thread, in[i].u.free.thread);
-            CHECK_EQ(out.u.free.kind, in[i].u.free.kind);
-            CHECK_EQ(out.u.free.slot, in[i].u.free.slot);
+            CHECK(memcmp(&out.u.free, &in[i].u.free, sizeof out.u.free) == 0);
         } else {
             CHECK_EQ(out.u.alloc.thread, in[i].u.alloc.thread);
             CHECK_EQ(out.u.alloc.kind, in[i].u.alloc.kind);
             CHECK_EQ(out.u.alloc.size, in[i].u.alloc.size);
             CHECK_EQ(out.u.alloc.trace, in[i].u.alloc.trace);
-            CHECK_EQ(out.u.alloc.slot, in[i].u.alloc.slot);
-            if (out.tag == MEMFMT_REC_REALLOC) {
-                CHECK_EQ(out.u.alloc.old_slot, in[i].u.alloc.old_slot);
-            }
+            CHECK_EQ(out.u.alloc.info, in[i].u.alloc.info);
+            CHECK_EQ(out.u.alloc.old_info, in[i].u.alloc.old_info);
+            CHECK_EQ(out.u.alloc.old_size, in[i].u.alloc.old_size);
+            CHECK_EQ(out.u.alloc.old_trace, in[i].u.alloc.old_trace);
+            CHECK_EQ(out.u.alloc.old_temporary, in[i].u.alloc.old_temporary);
         }
         i++;
     }
@@ -249,22 +253,25 @@ static void test_events(void)
     memfmt_reader_free(r);
     close(fd);
 
-    /* Operations that cannot be: a free of a slot never taken, FREE_LAST
-     * of a thread that never allocated, an unknown operation. */
+    /* Operations that cannot be: an info never defined, a temporary free of
+     * a thread that never allocated, an unknown operation, a cut field. */
     struct memfmt_evstate st = {0};
     struct memfmt_record ev;
     const uint8_t bad1[] = {MEMFMT_OP_FREE << 4, 5};
     const uint8_t *p = bad1;
     CHECK(memfmt_event_decode(&st, &p, bad1 + sizeof bad1, &ev) == MEMFMT_E_CORRUPT);
-    const uint8_t bad2[] = {MEMFMT_OP_FREE_LAST << 4};
+    const uint8_t bad2[] = {(MEMFMT_OP_FREE | MEMFMT_OP_TEMP) << 4};
     p = bad2;
     CHECK(memfmt_event_decode(&st, &p, bad2 + sizeof bad2, &ev) == MEMFMT_E_CORRUPT);
     const uint8_t bad3[] = {0xf0};
     p = bad3;
     CHECK(memfmt_event_decode(&st, &p, bad3 + sizeof bad3, &ev) == MEMFMT_E_CORRUPT);
-    const uint8_t cut[] = {MEMFMT_OP_ALLOC << 4, 0x80};
+    const uint8_t cut[] = {(MEMFMT_OP_ALLOC | MEMFMT_OP_NEW) << 4, 0x80};
     p = cut;
     CHECK(memfmt_event_decode(&st, &p, cut + sizeof cut, &ev) == MEMFMT_E_CORRUPT);
+    const uint8_t big_thread[] = {MEMFMT_OP_THREAD << 4, 0x80, 0x80, 0x80, 0x01};
+    p = big_thread;
+    CHECK(memfmt_event_decode(&st, &p, big_thread + sizeof big_thread, &ev) == MEMFMT_E_CORRUPT);
     memfmt_evstate_release(&st);
 }
 
