@@ -279,8 +279,9 @@ static void unlock_mine(struct tbuf *b)
 static uint32_t capture(struct tbuf *b)
 {
     uint64_t ips[UNWIND_MAX_DEPTH];
-    int n = unwind_capture(&b->unwind, ips, opts.max_depth);
-    return tracetree_insert(&b->tree, ips, n, emit_node, b);
+    uint64_t hash;
+    int n = unwind_capture(&b->unwind, ips, opts.max_depth, &hash);
+    return tracetree_insert(&b->tree, ips, n, hash, emit_node, b);
 }
 
 /* ---- events ---- */

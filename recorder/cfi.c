@@ -457,14 +457,117 @@ static const struct cfi_rule *rule_for(struct cfi_cache *cache, uint64_t pc)
     return e;
 }
 
+/* ---- walks, reusing the previous one ---- */
+
+static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
+                int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max);
+
+/* Complete a walk of cn frames whose frames from `known` outwards are
+ * already complete (hash, needs_rbp): fill in the inner ones, remember the
+ * walk for the next one, and give the stack hash. */
+static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int known, int n)
+{
+    uint64_t h = known < cn ? cur[known].hash : STACK_HASH_SEED;
+    int needs = known < cn ? cur[known].needs_rbp : 0;
+    for (int k = known; k-- > 0;) {
+        struct walk_frame *f = &cur[k];
+        if (f->ip) {
+            h = stack_hash_step(h, f->ip);
+        }
+        f->hash = h;
+        /* The incoming rbp matters if this frame's CFA uses it, or if it
+         * reaches the next frame unchanged and matters there. */
+        needs = f->cfa_rbp || (!f->rbp_at && needs);
+        f->needs_rbp = (uint8_t)needs;
+    }
+    c->walk_n[c->walk_cur] = cn;
+    c->last_hash = cn ? cur[0].hash : STACK_HASH_SEED;
+    return n;
+}
+
+/* Consecutive stacks of a thread mostly share their outer part. A walk
+ * reaching a frame whose registers equal those the previous walk had at
+ * that frame, with every stack cell that walk read beyond it unchanged,
+ * would read the same cells and find the same frames: the previous result
+ * is taken instead of walking on. The check is a few loads per frame. */
+static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, int pn, int j,
+                          struct walk_frame *cur, int cn, uint64_t *ips, int n, int max)
+{
+    for (int k = j; k < pn; k++) {
+        uint64_t v;
+        if (prev[k].ra_at) {
+            memcpy(&v, (const void *)(uintptr_t)prev[k].ra_at, 8);
+            if (v != prev[k].ra) {
+                return -1;
+            }
+        }
+        if (prev[k].rbp_at) {
+            memcpy(&v, (const void *)(uintptr_t)prev[k].rbp_at, 8);
+            if (v != prev[k].rbp_val) {
+                return -1;
+            }
+        }
+    }
+    if (cn + (pn - j) > CFI_WALK_MAX) {
+        return -1;
+    }
+    int first = cn;
+    for (int k = j; k < pn; k++) {
+        if (prev[k].ip) {
+            if (n == max) {
+                return -2;
+            }
+            ips[n++] = prev[k].ip;
+        }
+        cur[cn++] = prev[k];
+    }
+    c->reused++;
+    return finish_walk(c, cur, cn, first, n);
+}
+
 int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
-                  int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max)
+                  int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max, uint64_t *hash)
+{
+    int n = walk(cache, rip, rsp, rbp, stack_hi, rip_is_return, skip, ips, max);
+    *hash = cache->last_hash;
+    return n;
+}
+
+static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
+                int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max)
 {
     int n = 0;
     int leading = 1;
+    /* The previous walk, and where this one is written. */
+    const struct walk_frame *prev = cache->walk[cache->walk_cur];
+    int pn = cache->walk_n[cache->walk_cur];
+    cache->walk_cur ^= 1;
+    struct walk_frame *cur = cache->walk[cache->walk_cur];
+    int cn = 0;
+    int j = 0;
+    cache->walk_n[cache->walk_cur] = 0;
     /* A return address is looked up at the call before it. */
     uint64_t pc = rip_is_return ? rip - 1 : rip;
-    for (int guard = 0; guard < UNWIND_MAX_DEPTH + 64; guard++) {
+    for (int guard = 0; guard < CFI_WALK_MAX; guard++) {
+        /* Frames of the previous walk are ordered by rsp, like this one's. */
+        while (j < pn && prev[j].rsp < rsp) {
+            j++;
+        }
+        if (j < pn && prev[j].rsp == rsp && prev[j].pc == pc && (!prev[j].needs_rbp || prev[j].rbp == rbp)) {
+            int r = reuse_previous(cache, prev, pn, j, cur, cn, ips, n, max);
+            if (r != -1) {
+                return r;
+            }
+            pn = 0; /* changed since: walk on */
+        }
+        struct walk_frame *f = &cur[cn++];
+        f->rsp = rsp;
+        f->rbp = rbp;
+        f->pc = pc;
+        f->ip = 0;
+        f->ra_at = 0; /* the outermost frame reads no cell */
+        f->rbp_at = 0;
+        f->cfa_rbp = 0;
         if (leading && skip(rip)) {
             /* the recorder's own frames */
         } else {
@@ -473,13 +576,14 @@ int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t 
                 return -2; /* deeper than the limit: the caller walks it all */
             }
             ips[n++] = rip;
+            f->ip = rip;
         }
         const struct cfi_rule *rule = rule_for(cache, pc);
         if (!(rule->flags & RULE_VALID)) {
             return -1;
         }
         if (rule->flags & RULE_END) {
-            return n;
+            break;
         }
         uint64_t cfa = ((rule->flags & RULE_CFA_RBP) ? rbp : rsp) + (uint64_t)(int64_t)rule->cfa_off;
         uint64_t ra_at = cfa + (uint64_t)(int64_t)rule->ra_off;
@@ -488,19 +592,28 @@ int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t 
         }
         uint64_t ra;
         memcpy(&ra, (const void *)(uintptr_t)ra_at, 8);
+        f->cfa_rbp = (rule->flags & RULE_CFA_RBP) != 0;
+        f->ra_at = ra_at;
+        f->ra = ra;
         if (rule->flags & RULE_RBP_SAVED) {
             uint64_t rbp_at = cfa + (uint64_t)(int64_t)rule->rbp_off;
             if (rbp_at < rsp || rbp_at + 8 > stack_hi) {
                 return -1;
             }
             memcpy(&rbp, (const void *)(uintptr_t)rbp_at, 8);
+            f->rbp_at = rbp_at;
+            f->rbp_val = rbp;
         }
         rsp = cfa;
         if (ra == 0) {
-            return n;
+            break;
         }
         rip = ra;
         pc = ra - 1;
+        if (guard + 1 == CFI_WALK_MAX) {
+            return -1;
+        }
     }
-    return -1;
+    /* A complete walk: remembered for the next one. */
+    return finish_walk(cache, cur, cn, cn, n);
 }

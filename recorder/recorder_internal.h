@@ -105,8 +105,8 @@ HIDDEN void unwind_thread_release(struct unwind_ctx *u);
 /** Capture the caller's stack into `ips`, innermost first, skipping the
  * recorder's own frames. At most `max` entries; when the stack is deeper,
  * keeps the innermost quarter and the outermost rest, with a 0 entry marking
- * the gap. Returns the number of entries. */
-HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max);
+ * the gap. Returns the number of entries; *hash gets the stack's hash. */
+HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash);
 
 /* ---- cfi.c: fast stack walking from .eh_frame ---- */
 
@@ -123,8 +123,38 @@ struct cfi_rule {
     uint8_t flags;        /* enum rule_flags in cfi.c; bit 7: CFA is rbp-based */
 };
 
+/* One frame of a walk, as the next walk checks it (see cfi.c). */
+struct walk_frame {
+    uint64_t rsp, rbp, pc;    /* registers on reaching the frame; pc is the lookup address */
+    uint64_t ra_at, ra;       /* the cell read for the return address, and its value */
+    uint64_t rbp_at, rbp_val; /* the cell read for the saved rbp (0: none) */
+    uint64_t ip;              /* the address recorded for the frame, 0 if skipped */
+    uint64_t hash;            /* stack hash of the recorded addresses from the outermost to here */
+    uint8_t cfa_rbp;          /* the frame's CFA rule reads rbp */
+    uint8_t needs_rbp;        /* the walk from here on depends on the incoming rbp */
+};
+
+/* The hash of a stack, taken from the outermost frame inwards so that a
+ * walk reusing an outer part reuses its hash too. 64 bits: two different
+ * stacks with equal hashes are about as likely as a bit flipped by a cosmic
+ * ray over a year of recording, and cheaper to accept than to rule out. */
+#define STACK_HASH_SEED 0x9E3779B97F4A7C15ull
+
+static inline uint64_t stack_hash_step(uint64_t h, uint64_t ip)
+{
+    h = (h ^ ip) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+#define CFI_WALK_MAX (UNWIND_MAX_DEPTH + 64)
+
 struct cfi_cache {
     struct cfi_rule rules[1u << CFI_CACHE_BITS];
+    struct walk_frame walk[2][CFI_WALK_MAX]; /* the previous walk and the current one */
+    int walk_n[2];
+    int walk_cur;
+    uint64_t last_hash;       /* stack hash of the latest complete walk */
+    uint64_t reused;          /* walks that took the previous one's outer part */
 };
 
 /** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
@@ -132,7 +162,7 @@ struct cfi_cache {
  * when more than `max` frames exist; -1 when this walker cannot do it (the
  * caller uses libunwind). Never reads outside [rsp, stack_hi). */
 HIDDEN int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
-                         int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max);
+                         int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max, uint64_t *hash);
 
 /* ---- tracetree.c: stack -> trace id, per thread ---- */
 
@@ -157,10 +187,10 @@ struct tracetree {
 /** Called for each new node so it can be written out before its first use. */
 typedef void (*tracetree_emit_fn)(void *ctx, uint32_t parent, uint64_t ip);
 
-/** Insert the path of `ips` (innermost first) and return the leaf id.
- * New nodes are reported through `emit`, parents first. Returns 0 if the
- * tree cannot grow (mmap failed). */
-HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n,
+/** Insert the path of `ips` (innermost first), whose stack hash is `hash`,
+ * and return the leaf id. New nodes are reported through `emit`, parents
+ * first. Returns 0 if the tree cannot grow (mmap failed). */
+HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash,
                                  tracetree_emit_fn emit, void *ctx);
 /** Unmap the tree's memory and reset it to empty. */
 HIDDEN void tracetree_release(struct tracetree *t);

@@ -45,22 +45,9 @@ static int grow(struct tracetree *t)
     return 0;
 }
 
-/* Hash of a whole stack. 64 bits: two different stacks meeting in one
- * cache entry with equal hashes is about as likely as a cosmic-ray bit flip
- * over a year of recording, and cheaper to accept than to verify. */
-static uint64_t stack_hash(const uint64_t *ips, int n)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
-    for (int i = 0; i < n; i++) {
-        h = (h ^ ips[i]) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h | 1; /* 0 marks an empty cache entry */
-}
-
 static uint32_t insert_path(struct tracetree *t, const uint64_t *ips, int n, tracetree_emit_fn emit, void *ctx);
 
-uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n,
+uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash,
                           tracetree_emit_fn emit, void *ctx)
 {
     /* Most stacks repeat: one probe of the whole-stack cache instead of
@@ -68,7 +55,7 @@ uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n,
     if (!t->cache) {
         t->cache = mem_map(TRACETREE_CACHE * sizeof *t->cache);
     }
-    uint64_t h = stack_hash(ips, n);
+    uint64_t h = (hash ^ (uint64_t)n) | 1; /* 0 marks an empty cache entry */
     struct tracetree_hit *e = t->cache ? &t->cache[h & (TRACETREE_CACHE - 1)] : NULL;
     if (e && e->hash == h) {
         return e->leaf;

@@ -169,7 +169,16 @@ void unwind_thread_release(struct unwind_ctx *u)
     u->cache = NULL;
 }
 
-int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max)
+static uint64_t hash_of(const uint64_t *ips, int n)
+{
+    uint64_t h = STACK_HASH_SEED;
+    for (int i = n; i-- > 0;) {
+        h = stack_hash_step(h, ips[i]);
+    }
+    return h;
+}
+
+int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
 {
     if (u->cache) {
         uint64_t rip, rsp, rbp;
@@ -187,7 +196,7 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max)
             /* This function's own state; its CFI takes the walk from here. */
             __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(rip), "=r"(rsp), "=r"(rbp));
         }
-        int n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max);
+        int n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max, hash);
         if (n >= 0 && opts.check_unwind) {
             check_against_libunwind(ips, n, max);
         }
@@ -195,11 +204,15 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max)
             return n;
         }
         if (n == -2) {
-            return capture_deep(ips, max);
+            n = capture_deep(ips, max);
+            *hash = hash_of(ips, n);
+            return n;
         }
         u->fallbacks++;
     }
-    return capture_libunwind(ips, max);
+    int n = capture_libunwind(ips, max);
+    *hash = hash_of(ips, n);
+    return n;
 }
 
 static int capture_libunwind(uint64_t *ips, int max)
