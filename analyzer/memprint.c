@@ -99,7 +99,8 @@ int main(int argc, char **argv)
                 strsignal(m->end.value));
     }
     if (m->bad_records) {
-        warning("'%s': %llu records could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records);
+        warning("'%s': %llu record%s could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records,
+                m->bad_records == 1 ? "" : "s");
     }
     struct report *r = report_new(m);
     if (!r) {

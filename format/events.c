@@ -157,6 +157,7 @@ static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
         }
         st->infos[id].size = a;
         st->infos[id].trace = (uint32_t)b;
+        st->infos[id].live = 0;
         st->ninfo = id;
         *info = id;
     } else {
@@ -167,6 +168,7 @@ static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
     }
     *size = st->infos[*info].size;
     *trace = st->infos[*info].trace;
+    st->infos[*info].live++;
     return 0;
 }
 
@@ -183,6 +185,10 @@ static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
     } else if (get(pp, end, &a) < 0 || a == 0 || a > st->ninfo) {
         return MEMFMT_E_CORRUPT;
     }
+    if (st->infos[a].live == 0) {
+        return MEMFMT_E_CORRUPT; /* more frees than allocations of this pair */
+    }
+    st->infos[a].live--;
     *info = (uint32_t)a;
     *size = st->infos[a].size;
     *trace = st->infos[a].trace;

@@ -217,6 +217,8 @@ void memfmt_writer_free(memfmt_writer *w)
 
 /* ---- reader ---- */
 
+#define READER_SLICE 4096
+
 /* The decoded window holds at least one whole record of the maximum size. */
 #define READER_RAW_CAP (2 * MEMFMT_MAX_RECORD + (256u << 10))
 
@@ -232,6 +234,7 @@ struct memfmt_reader {
     size_t frame_left;      /* last ZSTD_decompressStream hint: 0 = frame complete */
     int seen_frame;
     int magic_ok;           /* the file starts like zstd: later errors are corruption */
+    int zerr;               /* a decompression error, reported once the data before it is read */
     uint8_t *raw;           /* decompressed window */
     size_t raw_start, raw_end;
     uint64_t raw_base;      /* stream offset of raw[0] */
@@ -277,6 +280,9 @@ static int refill(memfmt_reader *r)
         r->raw_start = 0;
         r->raw_end = keep;
     }
+    if (r->zerr) {
+        return r->zerr;
+    }
     for (;;) {
         int rc = fill_zin(r);
         if (rc < 0) {
@@ -299,10 +305,21 @@ static int refill(memfmt_reader *r)
         }
         ZSTD_outBuffer out = {r->raw, READER_RAW_CAP, r->raw_end};
         size_t before = r->zbuf.pos;
-        size_t ret = ZSTD_decompressStream(r->dctx, &out, &r->zbuf);
+        /* Small slices: when zstd finds corruption, what it decoded in the
+         * same call is lost, so keep each call's share of the data small. */
+        ZSTD_inBuffer slice = {r->zbuf.src, r->zbuf.size, r->zbuf.pos};
+        if (slice.size - slice.pos > READER_SLICE) {
+            slice.size = slice.pos + READER_SLICE;
+        }
+        size_t ret = ZSTD_decompressStream(r->dctx, &out, &slice);
+        r->zbuf.pos = slice.pos;
         r->file_consumed += r->zbuf.pos - before;
         if (ZSTD_isError(ret)) {
-            return r->seen_frame || r->magic_ok ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
+            if (out.pos > r->raw_end) {
+                r->raw_end = out.pos; /* hand out what did decode first */
+            }
+            r->zerr = r->seen_frame || r->magic_ok ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
+            return r->raw_end > r->raw_start ? 1 : r->zerr;
         }
         r->seen_frame = 1;
         r->frame_left = ret;
@@ -340,7 +357,10 @@ static int read_header(memfmt_reader *r)
     r->hdr.pointer_size = h[10];
     r->hdr.little_endian = h[11];
     r->hdr.flags = (uint32_t)h[12] | ((uint32_t)h[13] << 8) | ((uint32_t)h[14] << 16) | ((uint32_t)h[15] << 24);
-    if (r->hdr.version > MEMFMT_VERSION || r->hdr.version == 0) {
+    if (r->hdr.version == 0) {
+        return MEMFMT_E_CORRUPT;
+    }
+    if (r->hdr.version > MEMFMT_VERSION) {
         return MEMFMT_E_VERSION;
     }
     r->raw_start = MEMFMT_HEADER_LEN;

@@ -73,6 +73,7 @@ enum memfmt_ev_op {
 struct memfmt_info {
     uint64_t size;
     uint32_t trace;
+    uint64_t live;             /* decoder: blocks of this pair not freed yet */
 };
 
 /* Stream state shared by the encoder and the decoder. */

@@ -108,8 +108,9 @@ static void send_batch(const uint8_t *p, size_t n)
                 struct timespec zero = {0, 0};
                 sigtimedwait(&block, NULL, &zero);
             }
-            atomic_store(&rec_enabled, 0);
-            log_msg("lost the connection to memrec; recording stopped", NULL);
+            if (atomic_exchange(&rec_enabled, 0)) {
+                log_msg("lost the connection to memrec; recording stopped", NULL);
+            }
         }
         break;
     }

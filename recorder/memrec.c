@@ -578,6 +578,10 @@ int main(int argc, char **argv)
         memfmt_writer_free(s.w);
         close(s.out_fd);
         unlink(s.outname);
+        if (exec_errno == ENOENT && access(path, F_OK) == 0) {
+            /* The file is there: what exec could not find is its interpreter. */
+            die_code(127, "cannot run '%s': its interpreter (#! line or ELF loader) was not found", o.argv[0]);
+        }
         die_code(exec_errno == ENOENT ? 127 : 126, "cannot run '%s': %s", o.argv[0], strerror(exec_errno));
     }
     close(s.child.err_fd);

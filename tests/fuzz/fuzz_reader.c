@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/* libFuzzer target: arbitrary bytes as a recording file. Reads them with
+ * memfmt_reader_open_fd record by record into the accounting, then loads
+ * them the way memprint does (model_load). Bad bytes must give an error
+ * status; the reader must never crash, hang, or allocate in proportion to a
+ * number it read from the file. Never asserts on its input: it aborts only
+ * when the library breaks its own contract.
+ *
+ * Input that starts with the memrec magic is the decompressed stream: it
+ * is compressed here first, the way memrec writes it, so that mutations
+ * reach the records and events instead of dying in zstd's checks. Any other
+ * input is the file as it is (zstd framing, truncation, corruption). */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "accounting.h"
+#include "memfmt.h"
+#include "memfmt_internal.h"
+#include "model.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void contract(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "fuzz_reader: contract broken: %s\n", what);
+        abort();
+    }
+}
+
+/* 0 or a status code of memfmt.h (one that memfmt_strerror names, so the
+ * check follows the append-only table); anything else is a bug. */
+static int known_status(int rc)
+{
+    return rc == MEMFMT_OK || (rc < 0 && strcmp(memfmt_strerror(rc), memfmt_strerror(-1000)) != 0);
+}
+
+/* One memfd for the whole run: a file per input would cost a syscall-heavy
+ * open/unlink and leak on a crash. */
+static int input_fd(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    if (fd < 0) {
+        fd = memfd_create("memrec-fuzz-reader", MFD_CLOEXEC);
+        contract(fd >= 0, "memfd_create works");
+    }
+    contract(ftruncate(fd, 0) == 0, "ftruncate of the memfd works");
+    size_t done = 0;
+    while (done < size) {
+        ssize_t k = pwrite(fd, data + done, size - done, (off_t)done);
+        contract(k > 0, "pwrite to the memfd works");
+        done += (size_t)k;
+    }
+    contract(lseek(fd, 0, SEEK_SET) == 0, "lseek of the memfd works");
+    return fd;
+}
+
+static void read_records(int fd)
+{
+    int rc;
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    if (!r) {
+        contract(rc < 0 && known_status(rc), "open fails with a memfmt status");
+        return;
+    }
+    contract(rc == 0, "open succeeds with status 0");
+    const struct memfmt_header *h = memfmt_reader_header(r);
+    contract(h->version >= 1 && h->version <= MEMFMT_VERSION, "an opened file has a supported version");
+
+    struct accounting *a = accounting_new(1);
+    /* Trace ids are checked against the nodes defined so far, as model.c
+     * does before it feeds the accounting: the accounting sizes its per-trace
+     * table by the id it is given. Thread indexes are passed through as
+     * model.c passes them. */
+    uint64_t nodes = 1;
+    uint64_t offset = memfmt_reader_offset(r);
+    struct memfmt_record rec;
+    while ((rc = memfmt_read(r, &rec)) > 0) {
+        uint64_t now = memfmt_reader_offset(r);
+        contract(now > offset, "every record moves the reader forward");
+        offset = now;
+        if (rec.tag == MEMFMT_REC_NODE) {
+            nodes++;
+        }
+        if ((rec.tag == MEMFMT_REC_ALLOC || rec.tag == MEMFMT_REC_REALLOC) && rec.u.alloc.trace >= nodes) {
+            rec.u.alloc.trace = 0;
+        }
+        int frc = accounting_feed(a, &rec);
+        contract(frc == 0 || frc == MEMFMT_E_CORRUPT, "accounting_feed returns 0 or MEMFMT_E_CORRUPT");
+        /* Whatever the input, the figures stay consistent: a record that
+         * cannot be applied is refused, not half applied. */
+        const struct acct_totals *t = accounting_totals(a);
+        contract(t->live_blocks != 0 || t->live_bytes == 0, "accounting: no live bytes without live blocks");
+        contract(t->live_blocks <= t->allocations, "accounting: no more live blocks than allocations");
+    }
+    contract(known_status(rc), "read ends with 0 or a memfmt status");
+    accounting_free(a);
+    memfmt_reader_free(r);
+}
+
+static void load_model(int fd)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    struct model *m;
+    int err;
+    int rc = model_load(path, &m, &err);
+    if (rc < 0) {
+        contract(known_status(rc), "model_load fails with a memfmt status");
+        return;
+    }
+    contract(known_status(m->stop_rc), "model_load stops with 0 or a memfmt status");
+    (void)model_runtime_ms(m);
+    model_free(m);
+}
+
+/* A decompressed stream becomes a file as memrec writes it: one frame, with
+ * a checksum. Returns a malloc'd buffer. */
+static uint8_t *compress(const uint8_t *data, size_t size, size_t *out_size)
+{
+    size_t cap = ZSTD_compressBound(size);
+    uint8_t *out = malloc(cap);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    contract(out != NULL && cctx != NULL, "zstd buffers can be had");
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+    size_t n = ZSTD_compress2(cctx, out, cap, data, size);
+    contract(!ZSTD_isError(n), "zstd compresses");
+    ZSTD_freeCCtx(cctx);
+    *out_size = n;
+    return out;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t *packed = NULL;
+    if (size >= MEMFMT_MAGIC_LEN && memcmp(data, MEMFMT_MAGIC, MEMFMT_MAGIC_LEN) == 0) {
+        packed = compress(data, size, &size);
+        data = packed;
+    }
+    int fd = input_fd(data, size);
+    read_records(fd);
+    load_model(fd);
+    free(packed);
+    return 0;
+}
