@@ -38,6 +38,8 @@ struct stream {
     size_t head, len, cap;
 };
 
+struct info_cell;
+
 struct block {
     uint32_t info;            /* its (size, trace) */
     uint32_t thread;          /* the thread that allocated it */
@@ -69,7 +71,8 @@ struct merge {
     uint64_t serial;          /* counts allocation events */
     uint64_t *thread_last;    /* per thread index: serial of its latest event */
     size_t thread_last_cap;
-    struct map info_ids;      /* hash(size, trace) -> info id, see info_id() */
+    struct info_cell *info_table; /* (size, trace) -> info id, see info_id() */
+    size_t info_table_cap;
     struct memfmt_info *infos;/* per info id */
     size_t ninfos, infos_cap;
     struct map node_ids;      /* hash(parent, ip) chain head -> see node_find */
@@ -88,7 +91,7 @@ struct merge {
 
 /* ---- hash map ---- */
 
-static uint64_t mix(uint64_t k)
+static inline uint64_t mix(uint64_t k)
 {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdull;
@@ -136,7 +139,7 @@ static void map_put(struct map *m, uint64_t key, uint64_t val)
     m->vals[i] = val;
 }
 
-static int map_get(const struct map *m, uint64_t key, uint64_t *val)
+static inline int map_get(const struct map *m, uint64_t key, uint64_t *val)
 {
     if (key == 0) {
         *val = m->zero_val;
@@ -233,7 +236,7 @@ void merge_free(struct merge *m)
     }
     free(m->streams);
     map_release(&m->addr_block);
-    map_release(&m->info_ids);
+    free(m->info_table);
     free(m->blocks);
     free(m->free_blocks);
     free(m->thread_last);
@@ -269,25 +272,65 @@ static int out(struct merge *m, const struct memfmt_record *r)
 }
 
 /* The id of a (size, trace) pair; new pairs get the next id. */
+/* The (size, trace) pairs: an open-addressing table of 16-byte cells that
+ * compare the pair directly, so a lookup is usually one cache line. */
+struct info_cell {
+    uint64_t size;
+    uint32_t trace;
+    uint32_t id;   /* 0 = empty */
+};
+
+static uint64_t pair_hash(uint64_t size, uint32_t trace)
+{
+    return mix(size * 0x9E3779B97F4A7C15ull ^ ((uint64_t)trace << 17) ^ trace);
+}
+
+static void info_table_grow(struct merge *m)
+{
+    size_t ncap = m->info_table_cap ? m->info_table_cap * 2 : 4096;
+    struct info_cell *t = xcalloc(ncap, sizeof *t);
+    for (size_t i = 0; i < m->info_table_cap; i++) {
+        struct info_cell *c = &m->info_table[i];
+        if (!c->id) {
+            continue;
+        }
+        size_t j = pair_hash(c->size, c->trace) & (ncap - 1);
+        while (t[j].id) {
+            j = (j + 1) & (ncap - 1);
+        }
+        t[j] = *c;
+    }
+    free(m->info_table);
+    m->info_table = t;
+    m->info_table_cap = ncap;
+}
+
+/* The id of a (size, trace) pair; new pairs get the next id. */
 static uint32_t info_id(struct merge *m, uint64_t size, uint32_t trace)
 {
-    /* Keys are hashes; a key taken by another pair moves on to a rehash. */
-    uint64_t key = mix(size * 0x9E3779B97F4A7C15ull + trace) | 1;
-    uint64_t id;
-    while (map_get(&m->info_ids, key, &id)) {
-        if (m->infos[id].size == size && m->infos[id].trace == trace) {
-            return (uint32_t)id;
-        }
-        key = mix(key + 1) | 1;
+    if ((m->ninfos + 1) * 2 > m->info_table_cap) {
+        info_table_grow(m);
     }
-    id = ++m->ninfos;
+    size_t mask = m->info_table_cap - 1;
+    size_t j = pair_hash(size, trace) & mask;
+    for (;;) {
+        struct info_cell *c = &m->info_table[j];
+        if (c->id == 0) {
+            break;
+        }
+        if (c->size == size && c->trace == trace) {
+            return c->id;
+        }
+        j = (j + 1) & mask;
+    }
+    uint32_t id = (uint32_t)++m->ninfos;
     if (id >= m->infos_cap) {
-        xgrow((void **)&m->infos, &m->infos_cap, id + 1, sizeof *m->infos);
+        xgrow((void **)&m->infos, &m->infos_cap, (size_t)id + 1, sizeof *m->infos);
     }
     m->infos[id].size = size;
     m->infos[id].trace = trace;
-    map_put(&m->info_ids, key, id);
-    return (uint32_t)id;
+    m->info_table[j] = (struct info_cell){size, trace, id};
+    return id;
 }
 
 /* Each event of a thread is numbered; a block is a temporary when its free
