@@ -6,13 +6,19 @@
  * new peak. */
 #include "accounting.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
 
+/* Sampled figures are kept in 1/SCALE units until accounting_finish(). */
+#define SCALE 1024.0
+
 struct accounting {
     int per_trace;
+    double sample_rate;        /* 0: every event is one allocation */
+    int finished;
     struct acct_totals t;
     struct acct_cost *costs;
     size_t costs_cap;
@@ -57,44 +63,67 @@ static struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
     return c;
 }
 
+void accounting_set_sample_rate(struct accounting *a, uint64_t rate)
+{
+    a->sample_rate = (double)rate;
+}
+
+/* What one event of `size` bytes stands for: one block, `size` bytes; or,
+ * sampled, the expected number of blocks and bytes it represents. */
+static void weigh(const struct accounting *a, uint64_t *size, uint64_t *one)
+{
+    if (a->sample_rate <= 0) {
+        *one = 1;
+        return;
+    }
+    double p = -expm1(-(double)*size / a->sample_rate); /* probability it was sampled */
+    double w = p > 0 ? 1.0 / p : 0;
+    *one = (uint64_t)llround(w * SCALE);
+    *size = (uint64_t)llround((double)*size * w * SCALE);
+}
+
 static int release(struct accounting *a, uint64_t size, uint32_t trace, int temporary)
 {
+    uint64_t one;
+    weigh(a, &size, &one);
     struct acct_cost *c = cost_of(a, trace);
-    if (a->t.live_blocks == 0 || a->t.live_bytes < size || (c && (c->live_blocks == 0 || c->live < size))) {
+    if (a->t.live_blocks < one || a->t.live_bytes < size || (c && (c->live_blocks < one || c->live < size))) {
         a->t.bad_frees++;
         return MEMFMT_E_CORRUPT;
     }
     if (temporary) {
-        a->t.temporary++;
+        a->t.temporary += one;
         if (c) {
-            c->temporary++;
+            c->temporary += one;
         }
     }
     if (c) {
         c->live -= size;
-        c->live_blocks--;
+        c->live_blocks -= one;
     }
     a->t.live_bytes -= size;
-    a->t.live_blocks--;
-    a->t.frees++;
+    a->t.live_blocks -= one;
+    a->t.frees += one;
     return 0;
 }
 
 static void allocate(struct accounting *a, uint32_t kind, uint64_t size, uint32_t trace)
 {
-    a->t.allocations++;
+    uint64_t one;
+    weigh(a, &size, &one);
+    a->t.allocations += one;
     if (kind < MEMFMT_K_COUNT) {
-        a->t.calls_by_kind[kind]++;
+        a->t.calls_by_kind[kind] += one;
     }
     a->t.allocated_bytes += size;
     a->t.live_bytes += size;
-    a->t.live_blocks++;
+    a->t.live_blocks += one;
     struct acct_cost *c = cost_of(a, trace);
     if (c) {
-        c->calls++;
+        c->calls += one;
         c->allocated += size;
         c->live += size;
-        c->live_blocks++;
+        c->live_blocks += one;
     }
     if (a->t.live_bytes > a->t.peak_bytes) {
         a->t.peak_bytes = a->t.live_bytes;
@@ -139,6 +168,37 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
         break;
     }
     return rc;
+}
+
+static uint64_t unscale(uint64_t v)
+{
+    return (uint64_t)llround((double)v / SCALE);
+}
+
+void accounting_finish(struct accounting *a)
+{
+    if (a->sample_rate <= 0 || a->finished) {
+        return;
+    }
+    a->finished = 1;
+    struct acct_totals *t = &a->t;
+    uint64_t *fields[] = {&t->allocations, &t->temporary, &t->frees, &t->allocated_bytes,
+                          &t->live_bytes, &t->live_blocks, &t->peak_bytes};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        *fields[i] = unscale(*fields[i]);
+    }
+    for (int k = 0; k < MEMFMT_K_COUNT; k++) {
+        t->calls_by_kind[k] = unscale(t->calls_by_kind[k]);
+    }
+    for (uint32_t i = 0; i < a->ntraces; i++) {
+        struct acct_cost *c = &a->costs[i];
+        c->calls = unscale(c->calls);
+        c->temporary = unscale(c->temporary);
+        c->allocated = unscale(c->allocated);
+        c->live = unscale(c->live);
+        c->live_blocks = unscale(c->live_blocks);
+        c->peak_saved = unscale(c->peak_saved);
+    }
 }
 
 const struct acct_totals *accounting_totals(const struct accounting *a)

@@ -49,6 +49,14 @@ void accounting_free(struct accounting *a);
 int accounting_feed(struct accounting *a, const struct memfmt_record *rec);
 /** The totals so far. */
 const struct acct_totals *accounting_totals(const struct accounting *a);
+/** Sampling mode: events are a Poisson sample, one per `rate` bytes on
+ * average; each is weighted by 1 / (1 - exp(-size / rate)) so that every
+ * figure becomes an unbiased estimate. Call before the first event. */
+void accounting_set_sample_rate(struct accounting *a, uint64_t rate);
+/** After the last event: turn weighted sums into estimates. Idempotent;
+ * a no-op unless sampling. */
+void accounting_finish(struct accounting *a);
+
 /** Number of traces with costs (ids 1..n-1 valid; 0 = no stack). */
 uint32_t accounting_ntraces(const struct accounting *a);
 /** Costs of one trace, NULL if none recorded. */

@@ -63,15 +63,23 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     fprintf(f, ", \"end\": \"%s\", \"exit_value\": %d", end_how(m), m->has_end ? m->end.value : 0);
     fprintf(f, ", \"complete\": %s", m->has_end && m->stop_rc == 0 ? "true" : "false");
     field_u(f, "runtime_ms", model_runtime_ms(m), 1);
-    field_u(f, "allocations", t->allocations, 1);
-    field_u(f, "temporary", t->temporary, 1);
+    /* Sampling: allocations and allocated_bytes are exact, the other
+     * figures are estimates, and temporaries are not measured (null). */
+    fprintf(f, ", \"sampled\": %s", m->sample_rate ? "true" : "false");
+    field_u(f, "sample_rate", m->sample_rate, 1);
+    field_u(f, "allocations", m->has_counts ? m->exact_calls : t->allocations, 1);
+    if (m->sample_rate) {
+        fputs(", \"temporary\": null", f);
+    } else {
+        field_u(f, "temporary", t->temporary, 1);
+    }
     field_u(f, "frees", t->frees, 1);
     field_u(f, "peak_heap_bytes", t->peak_bytes, 1);
     field_u(f, "peak_heap_ms", t->peak_ms, 1);
     field_u(f, "peak_rss_bytes", t->peak_rss, 1);
     field_u(f, "leaked_bytes", t->live_bytes, 1);
     field_u(f, "leaked_allocations", t->live_blocks, 1);
-    field_u(f, "allocated_bytes", t->allocated_bytes, 1);
+    field_u(f, "allocated_bytes", m->has_counts ? m->exact_bytes : t->allocated_bytes, 1);
     field_u(f, "threads", m->nthreads, 1);
     field_u(f, "unmatched_frees", m->unmatched_frees, 1);
     field_u(f, "lost_events", m->lost_events, 1);

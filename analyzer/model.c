@@ -62,6 +62,11 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
 {
     switch (r->tag) {
     case MEMFMT_REC_PROCESS:
+        /* The weights must be known before the first event. */
+        if (r->u.process.sample_rate && !m->sample_rate && accounting_totals(m->acct)->allocations == 0) {
+            m->sample_rate = r->u.process.sample_rate;
+            accounting_set_sample_rate(m->acct, m->sample_rate);
+        }
         free(m->exe);
         free(m->cmdline);
         m->pid = r->u.process.pid;
@@ -86,6 +91,21 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         break;
     case MEMFMT_REC_THREAD:
         m->nthreads++;
+        /* A reused index: the counts so far belong to the thread that ended. */
+        if (r->u.thread.index < m->counts_cap) {
+            m->retired_calls += m->counts[r->u.thread.index].calls;
+            m->retired_bytes += m->counts[r->u.thread.index].bytes;
+            m->counts[r->u.thread.index].calls = 0;
+            m->counts[r->u.thread.index].bytes = 0;
+        }
+        break;
+    case MEMFMT_REC_COUNTS:
+        if (r->u.counts.thread >= m->counts_cap) {
+            xgrow((void **)&m->counts, &m->counts_cap, (size_t)r->u.counts.thread + 1, sizeof *m->counts);
+        }
+        m->counts[r->u.counts.thread].calls = r->u.counts.calls;
+        m->counts[r->u.counts.thread].bytes = r->u.counts.bytes;
+        m->has_counts = 1;
         break;
     case MEMFMT_REC_NODE: {
         xgrow((void **)&m->nodes, node_cap, (size_t)m->nnodes + 1, sizeof *m->nodes);
@@ -150,6 +170,13 @@ int model_load(const char *path, struct model **out, int *err_errno)
         }
     }
     memfmt_reader_free(rd);
+    accounting_finish(m->acct);
+    m->exact_calls = m->retired_calls;
+    m->exact_bytes = m->retired_bytes;
+    for (size_t i = 0; i < m->counts_cap; i++) {
+        m->exact_calls += m->counts[i].calls;
+        m->exact_bytes += m->counts[i].bytes;
+    }
     /* Nodes seen before their module's record: try every module now. */
     for (uint32_t i = 1; i < m->nnodes; i++) {
         if (m->nodes[i].module < 0 && m->nodes[i].ip) {
@@ -169,6 +196,7 @@ void model_free(struct model *m)
         free(m->modules[i].path);
     }
     free(m->modules);
+    free(m->counts);
     free(m->nodes);
     free(m->exe);
     free(m->cmdline);

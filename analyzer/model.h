@@ -49,6 +49,14 @@ struct model {
     } end;
     uint64_t lost_events;
     uint64_t unmatched_frees;
+    uint64_t sample_rate;    /* 0: complete recording; else sampled, figures estimated */
+    int has_counts;          /* sampling: exact calls and bytes of every thread */
+    uint64_t exact_calls, exact_bytes;
+    struct model_counts {
+        uint64_t calls, bytes;
+    } *counts;               /* latest COUNTS per thread index */
+    size_t counts_cap;
+    uint64_t retired_calls, retired_bytes;
     uint64_t records;
     /* Where reading stopped early: 0, or a negative memfmt status with the
      * offset in the decompressed stream. */

@@ -366,31 +366,32 @@ static double per_second(uint64_t n, uint64_t ms)
     return ms ? (double)n * 1000.0 / (double)ms : 0.0;
 }
 
+/* One entry's cost line; `est` ("~" when sampling) marks estimates. */
 static void print_cost(const struct report_stack *st, enum report_section s, const struct acct_totals *t,
-                       FILE *out)
+                       const char *est, FILE *out)
 {
     char b1[32];
     switch (s) {
     case REPORT_CALLS:
-        fprintf(out, "  %llu calls to allocation functions (%.1f%% of all), %s allocated\n",
+        fprintf(out, "  %s%llu calls to allocation functions (%.1f%% of all), %s%s allocated\n", est,
                 (unsigned long long)st->calls, t->allocations ? 100.0 * (double)st->calls / (double)t->allocations : 0.0,
-                report_bytes(b1, sizeof b1, st->allocated));
+                est, report_bytes(b1, sizeof b1, st->allocated));
         break;
     case REPORT_PEAK:
-        fprintf(out, "  %s (%llu bytes) live at the peak\n", report_bytes(b1, sizeof b1, st->peak),
+        fprintf(out, "  %s%s (%llu bytes) live at the peak\n", est, report_bytes(b1, sizeof b1, st->peak),
                 (unsigned long long)st->peak);
         break;
     case REPORT_TEMPORARY:
-        fprintf(out, "  %llu temporary allocations of %llu calls (%.1f%%)\n", (unsigned long long)st->temporary,
+        fprintf(out, "  %s%llu temporary allocations of %llu calls (%.1f%%)\n", est, (unsigned long long)st->temporary,
                 (unsigned long long)st->calls, st->calls ? 100.0 * (double)st->temporary / (double)st->calls : 0.0);
         break;
     case REPORT_LEAKED:
-        fprintf(out, "  %s (%llu bytes) leaked in %llu blocks\n", report_bytes(b1, sizeof b1, st->leaked),
-                (unsigned long long)st->leaked, (unsigned long long)st->leaked_blocks);
+        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu blocks\n", est, report_bytes(b1, sizeof b1, st->leaked),
+                (unsigned long long)st->leaked, est, (unsigned long long)st->leaked_blocks);
         break;
     case REPORT_ALLOCATED:
-        fprintf(out, "  %s (%llu bytes) allocated in %llu calls\n", report_bytes(b1, sizeof b1, st->allocated),
-                (unsigned long long)st->allocated, (unsigned long long)st->calls);
+        fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, report_bytes(b1, sizeof b1, st->allocated),
+                (unsigned long long)st->allocated, est, (unsigned long long)st->calls);
         break;
     default:
         break;
@@ -444,29 +445,47 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
             end_text(m, b2, sizeof b2));
     fprintf(out, "total runtime: %.3f s\n", (double)ms / 1000.0);
-    fprintf(out, "calls to allocation functions: %llu (%.0f/s)\n", (unsigned long long)t->allocations,
-            per_second(t->allocations, ms));
-    fprintf(out, "temporary allocations: %llu (%.1f%%, %.0f/s)\n", (unsigned long long)t->temporary,
-            t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0,
-            per_second(t->temporary, ms));
-    fprintf(out, "peak heap memory consumption: %s (%llu bytes)", report_bytes(b1, sizeof b1, t->peak_bytes),
+    /* Sampling: calls and bytes are exact (counted by every thread), the
+     * rest are estimates from the sampled stacks, marked with '~'. */
+    const char *est = m->sample_rate ? "~" : "";
+    uint64_t calls = m->has_counts ? m->exact_calls : t->allocations;
+    uint64_t bytes = m->has_counts ? m->exact_bytes : t->allocated_bytes;
+    if (m->sample_rate) {
+        fprintf(out, "sampled: one stack per %llu bytes allocated on average; '~' marks estimates\n",
+                (unsigned long long)m->sample_rate);
+    }
+    fprintf(out, "calls to allocation functions: %s%llu (%.0f/s)\n", m->has_counts || !m->sample_rate ? "" : "~",
+            (unsigned long long)calls, per_second(calls, ms));
+    if (m->sample_rate) {
+        fprintf(out, "temporary allocations: not measured when sampling\n");
+    } else {
+        fprintf(out, "temporary allocations: %llu (%.1f%%, %.0f/s)\n", (unsigned long long)t->temporary,
+                t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0,
+                per_second(t->temporary, ms));
+    }
+    fprintf(out, "peak heap memory consumption: %s%s (%llu bytes)", est, report_bytes(b1, sizeof b1, t->peak_bytes),
             (unsigned long long)t->peak_bytes);
     fprintf(out, " after %.3f s\n", (double)t->peak_ms / 1000.0);
     fprintf(out, "peak RSS (including memrec overhead): %s (%llu bytes)\n", report_bytes(b1, sizeof b1, t->peak_rss),
             (unsigned long long)t->peak_rss);
-    fprintf(out, "total memory leaked: %s (%llu bytes) in %llu blocks\n", report_bytes(b1, sizeof b1, t->live_bytes),
-            (unsigned long long)t->live_bytes, (unsigned long long)t->live_blocks);
-    fprintf(out, "total bytes allocated: %s (%llu bytes)\n", report_bytes(b1, sizeof b1, t->allocated_bytes),
-            (unsigned long long)t->allocated_bytes);
+    fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu blocks\n", est,
+            report_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes, est,
+            (unsigned long long)t->live_blocks);
+    fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", m->has_counts || !m->sample_rate ? "" : "~",
+            report_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         fprintf(out, "\n%s\n", report_title((enum report_section)s));
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
         if (n == 0) {
             fprintf(out, "  (none)\n");
         }
+        if (m->sample_rate && s == REPORT_TEMPORARY) {
+            fprintf(out, "  (not measured when sampling)\n");
+            continue;
+        }
         for (uint32_t i = 0; i < n; i++) {
             const struct report_stack *st = &r->stacks[r->ranked[s][i]];
-            print_cost(st, (enum report_section)s, t, out);
+            print_cost(st, (enum report_section)s, t, m->sample_rate ? "~" : "", out);
             print_stack(st, o->max_frames, out);
         }
         if (r->nranked[s] > n) {

@@ -42,6 +42,7 @@ enum memfmt_tag {
     MEMFMT_REC_RSS = 10,     /* sampled resident set size */
     MEMFMT_REC_END = 11,     /* the recording ended; how the process ended */
     MEMFMT_REC_STATS = 12,   /* recorder counters (lost events, unmatched frees) */
+    MEMFMT_REC_COUNTS = 13,  /* sampling: a thread's exact calls and bytes so far */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -171,6 +172,11 @@ struct memfmt_record {
             uint64_t lost_events;    /* events the recorder could not deliver */
             uint64_t unmatched_frees;/* frees of blocks never seen allocated */
         } stats;
+        struct {
+            uint32_t thread;
+            uint64_t calls;          /* allocation calls of the thread since it started */
+            uint64_t bytes;          /* bytes they requested */
+        } counts;
     } u;
 };
 

@@ -125,6 +125,7 @@ enum memfmt_wire_tag {
     MEMFMT_W_RECORD = 7,  /* seq, len, a file record as memfmt_encode writes it (module, process...) */
     MEMFMT_W_LOST = 8,    /* count of events dropped by the recorder (no seq) */
     MEMFMT_W_BYE = 9,     /* the stream ends (thread exit); no seq */
+    MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
 };
 
 /** One decoded wire event. */

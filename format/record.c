@@ -95,6 +95,11 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.stats.lost_events);
         put_u(o, r->u.stats.unmatched_frees);
         break;
+    case MEMFMT_REC_COUNTS:
+        put_u(o, r->u.counts.thread);
+        put_u(o, r->u.counts.calls);
+        put_u(o, r->u.counts.bytes);
+        break;
     default:
         break;
     }
@@ -231,6 +236,14 @@ static void get_payload(struct in *in, struct memfmt_record *r)
     case MEMFMT_REC_STATS:
         r->u.stats.lost_events = get_u(in);
         r->u.stats.unmatched_frees = get_u(in);
+        break;
+    case MEMFMT_REC_COUNTS:
+        r->u.counts.thread = get_u32(in);
+        r->u.counts.calls = get_u(in);
+        r->u.counts.bytes = get_u(in);
+        if (r->u.counts.thread >= MEMFMT_MAX_THREADS) {
+            in->rc = MEMFMT_E_CORRUPT;
+        }
         break;
     default:
         break;

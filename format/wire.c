@@ -43,6 +43,7 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     case MEMFMT_W_BYE:
         break;
     case MEMFMT_W_NODE:
+    case MEMFMT_W_COUNTS:
         rc = get(&p, end, &ev->a);
         if (rc == 0) {
             rc = get(&p, end, &ev->b);

@@ -32,6 +32,7 @@ struct tbuf {
     int orphan;              /* created after the thread's exit destructor */
     uint64_t prev_seq;       /* delta base of the current batch */
     uint32_t tree_gen;
+    atomic_uint_fast64_t calls, bytes; /* sampling: every allocation, counted exactly */
     size_t len;              /* bytes used in data, header included */
     struct tracetree tree;
     struct unwind_ctx unwind;
@@ -162,10 +163,6 @@ static void put_seq(struct tbuf *b, uint64_t s)
 
 /* ---- thread buffers ---- */
 
-static pid_t gettid_raw(void)
-{
-    return (pid_t)syscall(SYS_gettid);
-}
 
 static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
 {
@@ -189,7 +186,7 @@ static struct tbuf *tbuf_create(void)
         return NULL;
     }
     b->stream = atomic_fetch_add(&next_stream, 1);
-    b->tid = gettid_raw();
+    b->tid = gettid_cached();
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
     unwind_thread_init(&b->unwind);
@@ -216,9 +213,22 @@ static void unregister(struct tbuf *b)
     reg_release();
 }
 
+/* Sampling: the thread's exact totals so far (cumulative). */
+static void put_counts(struct tbuf *b)
+{
+    if (!opts.sample_rate) {
+        return;
+    }
+    ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
+    b->data[b->len++] = MEMFMT_W_COUNTS;
+    put(b, atomic_load_explicit(&b->calls, memory_order_relaxed));
+    put(b, atomic_load_explicit(&b->bytes, memory_order_relaxed));
+}
+
 static void tbuf_destroy(struct tbuf *b)
 {
     spin_lock(&b->lock);
+    put_counts(b);
     ensure_room(b, 1);
     b->data[b->len++] = MEMFMT_W_BYE;
     flush_locked(b);
@@ -287,8 +297,28 @@ static uint32_t capture(struct tbuf *b)
 
 /* ---- events ---- */
 
+/* Sampling: count every allocation exactly (the owner is the only
+ * writer, the service thread reads), and say whether this one is recorded. */
+static int sampled(void *p, size_t size)
+{
+    struct tbuf *b = tstate.buf;
+    if (!b) {
+        b = tbuf_create();
+        if (!b) {
+            return 0;
+        }
+        tstate.buf = b;
+    }
+    atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_store_explicit(&b->bytes, atomic_load_explicit(&b->bytes, memory_order_relaxed) + size, memory_order_relaxed);
+    return sample_hit(size) && sample_add(p);
+}
+
 void buffer_alloc(unsigned kind, void *p, size_t size)
 {
+    if (opts.sample_rate && !sampled(p, size)) {
+        return;
+    }
     struct tbuf *b = lock_mine();
     if (!b) {
         return;
@@ -307,6 +337,9 @@ void buffer_alloc(unsigned kind, void *p, size_t size)
 
 void buffer_free(unsigned kind, void *p)
 {
+    if (opts.sample_rate && !sample_remove(p)) {
+        return; /* not a sampled block */
+    }
     struct tbuf *b = lock_mine();
     if (!b) {
         return;
@@ -414,6 +447,7 @@ static void flush_all(void)
     for (struct tbuf **pp = &registry; *pp;) {
         struct tbuf *b = *pp;
         spin_lock(&b->lock);
+        put_counts(b);
         flush_locked(b);
         spin_unlock(&b->lock);
         if (owner_gone(b)) {
@@ -491,6 +525,9 @@ static void atfork_child(void)
 
 int buffer_setup(int fd)
 {
+    if (opts.sample_rate && sample_setup() < 0) {
+        return -1;
+    }
     pipe_fd = fd;
     service_buf.stream = 0;
     batch_reset(&service_buf);

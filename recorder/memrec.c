@@ -40,19 +40,23 @@ struct options {
     int quiet;
     int level;
     const char *max_depth;   /* passed to the recorder as MEMREC_MAX_DEPTH */
+    char sample_rate[32];    /* passed as MEMREC_SAMPLE_RATE; empty: record all */
     char **argv;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: memrec [-o FILE] [-q] [-d DEPTH] [--] PROGRAM [ARGS...]\n"
+            "usage: memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
             "\n"
             "Runs PROGRAM and records every heap allocation with its call stack.\n"
             "\n"
             "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
             "  -q, --quiet         print nothing at the end\n"
             "  -l, --level N       zstd compression level (1-19, default 3)\n"
+            "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
+            "                      bytes allocated on average (suffixes K, M, G); every call\n"
+            "                      and byte is still counted, the rest is estimated\n"
             "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
             "                      keep their innermost and outermost frames and are marked\n"
             "                      truncated\n"
@@ -69,6 +73,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"quiet", no_argument, NULL, 'q'},
         {"level", required_argument, NULL, 'l'},
         {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -77,7 +82,7 @@ static void parse_args(int argc, char **argv, struct options *o)
     opterr = 0;
     int c;
     /* '+': stop at the program name, its options are its own. */
-    while ((c = getopt_long(argc, argv, "+o:ql:d:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ql:d:s:hV", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -101,6 +106,27 @@ static void parse_args(int argc, char **argv, struct options *o)
                 die_code(2, "invalid stack depth '%s' (expected 8-1024)", optarg);
             }
             o->max_depth = optarg;
+            break;
+        }
+        case 's': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            unsigned long long mult = 1;
+            if (*end == 'K' || *end == 'k') {
+                mult = 1024;
+                end++;
+            } else if (*end == 'M' || *end == 'm') {
+                mult = 1024 * 1024;
+                end++;
+            } else if (*end == 'G' || *end == 'g') {
+                mult = 1024ull * 1024 * 1024;
+                end++;
+            }
+            if (*end || errno || optarg[0] == '-' || v == 0 || v > (1ull << 30) / mult) {
+                die_code(2, "invalid sample rate '%s' (expected bytes from 1 to 1G, e.g. 512K)", optarg);
+            }
+            snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", v * mult);
             break;
         }
         case 'h':
@@ -287,6 +313,9 @@ static void start_child(struct child *c, const struct options *o, char *path, in
         setenv("MEMREC_PIPE", val, 1);
         if (o->max_depth) {
             setenv("MEMREC_MAX_DEPTH", o->max_depth, 1);
+        }
+        if (o->sample_rate[0]) {
+            setenv("MEMREC_SAMPLE_RATE", o->sample_rate, 1);
         }
         const char *old = getenv("LD_PRELOAD");
         char *pre;
@@ -562,6 +591,9 @@ int main(int argc, char **argv)
         die("cannot start '%s': %s", s.outname, memfmt_strerror(rc));
     }
     s.acct = accounting_new(0);
+    if (o.sample_rate[0]) {
+        accounting_set_sample_rate(s.acct, strtoull(o.sample_rate, NULL, 10));
+    }
     s.merge = merge_new(s.w, s.acct, s.start_ms);
     char statm[64];
     snprintf(statm, sizeof statm, "/proc/%d/statm", (int)s.child.pid);
@@ -636,15 +668,21 @@ int main(int argc, char **argv)
         write_failed = 1;
     }
 
+    accounting_finish(s.acct);
     const struct acct_totals *t = accounting_totals(s.acct);
     const struct merge_stats *ms = merge_stats(s.merge);
     if (!o.quiet) {
         char leaked[32];
         human(leaked, sizeof leaked, t->live_bytes);
         fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", o.argv[0], (int)s.child.pid, s.outname);
-        fprintf(stderr, "memrec: %llu allocations, %llu temporary, %llu leaked (%s)\n",
-                (unsigned long long)t->allocations, (unsigned long long)t->temporary,
-                (unsigned long long)t->live_blocks, leaked);
+        if (o.sample_rate[0]) {
+            fprintf(stderr, "memrec: sampled one stack per %s bytes: about %llu allocations, %llu leaked (%s)\n",
+                    o.sample_rate, (unsigned long long)t->allocations, (unsigned long long)t->live_blocks, leaked);
+        } else {
+            fprintf(stderr, "memrec: %llu allocations, %llu temporary, %llu leaked (%s)\n",
+                    (unsigned long long)t->allocations, (unsigned long long)t->temporary,
+                    (unsigned long long)t->live_blocks, leaked);
+        }
         if (how == MEMFMT_END_SIGNALED) {
             fprintf(stderr, "memrec: the program was killed by signal %d (%s)\n", value, strsignal(value));
         } else if (how == MEMFMT_END_DETACHED) {

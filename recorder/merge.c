@@ -683,6 +683,18 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
         case MEMFMT_W_LOST:
             m->st.lost_events += ev.a;
             continue;
+        case MEMFMT_W_COUNTS: {
+            /* Cumulative per thread: order does not matter. */
+            struct memfmt_record r = {.tag = MEMFMT_REC_COUNTS};
+            r.u.counts.thread = s->thread;
+            r.u.counts.calls = ev.a;
+            r.u.counts.bytes = ev.b;
+            rc = out(m, &r);
+            if (rc < 0) {
+                return rc;
+            }
+            continue;
+        }
         case MEMFMT_W_SYNC:
             rc = release_until(m, ev.seq);
             if (rc < 0) {

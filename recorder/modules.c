@@ -207,6 +207,7 @@ void modules_send_process(char **envp)
     rec.u.process.pid = (uint32_t)getpid();
     rec.u.process.ppid = (uint32_t)getppid();
     rec.u.process.start_unix_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    rec.u.process.sample_rate = (uint64_t)opts.sample_rate;
     rec.u.process.exe = exe;
     rec.u.process.exe_len = (uint32_t)strlen(exe);
     rec.u.process.cmdline = cmd;

@@ -26,6 +26,8 @@ static const struct option_def defs[] = {
     {"MEMREC_VERBOSE", &opts.verbose, 0, 2, "print the options in effect at start"},
     {"MEMREC_FREERES", &opts.freeres, 0, 1, "release the C++ runtime's emergency pool at exit"},
     {"MEMREC_FLUSH_MS", &opts.flush_ms, 1, 100, "period of buffer flushes, time and RSS samples"},
+    {"MEMREC_SAMPLE_RATE", &opts.sample_rate, 0, 1 << 30, "sample allocations: mean bytes between samples (0: record all)"},
+    {"MEMREC_SAMPLE_SEED", &opts.sample_seed, 0, 1 << 30, "seed of the sampling (0: different every run)"},
     {"MEMREC_CHECK_UNWIND", &opts.check_unwind, 0, 1, "compare every fast stack walk with libunwind (debugging)"},
     {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
 };
@@ -48,7 +50,7 @@ static int parse_int(const char *s, int *out)
         return -1;
     }
     for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > 100000000) {
+        if (*s < '0' || *s > '9' || v > (1L << 31)) {
             return -1;
         }
         v = v * 10 + (*s - '0');

@@ -97,6 +97,10 @@ EXPORT void free(void *p)
     if (!have_real()) {
         return;
     }
+    if (opts.sample_rate && !sample_maybe(p)) {
+        real.free(p); /* sampling, and not a sampled block: nothing to record */
+        return;
+    }
     if (!enter()) {
         real.free(p);
         return;
@@ -151,6 +155,21 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         return realloc_from_pool(old, size);
     }
     int rec = enter();
+    if (rec && opts.sample_rate) {
+        /* Sampling: the old block's free (if it was sampled) and the new
+         * block (if sampled) are recorded apart; the call is counted once. */
+        void *p = is_array && real.reallocarray ? real.reallocarray(old, n, size / (n ? n : 1)) : real.realloc(old, size);
+        int saved = errno;
+        if (old && (p || size == 0)) {
+            buffer_free(kind, old);
+        }
+        if (p) {
+            buffer_alloc(kind, p, size);
+        }
+        errno = saved;
+        leave();
+        return p;
+    }
     uint64_t seq_free = rec ? buffer_realloc_begin() : 0;
     void *p;
     if (is_array && real.reallocarray) {

@@ -54,7 +54,13 @@ struct thread_state {
     struct tbuf *buf;     /* this thread's event buffer, NULL until its first event */
     int exited;           /* thread-exit destructor ran */
     void *frame;          /* frame of the interposed function being recorded */
+    int64_t sample_left;  /* sampling: bytes until the next sample */
+    uint64_t rng;         /* sampling: random state, 0 until first used */
+    pid_t tid;            /* gettid(), 0 until first asked */
 };
+
+/** This thread's kernel id, asked once. */
+HIDDEN pid_t gettid_cached(void);
 
 HIDDEN extern __thread struct thread_state tstate __attribute__((tls_model("initial-exec")));
 
@@ -67,6 +73,8 @@ struct rec_options {
     int flush_ms;         /* service thread period */
     int fast_unwind;      /* use cfi.c before libunwind */
     int check_unwind;     /* compare cfi.c with libunwind on every stack */
+    int sample_rate;      /* 0: record everything; else mean bytes between sampled allocations */
+    int sample_seed;      /* 0: a different sample every run */
 };
 
 HIDDEN extern struct rec_options opts;
@@ -225,6 +233,47 @@ HIDDEN extern atomic_int rec_enabled;
 HIDDEN int modules_scan(void);
 /** Send the PROCESS record. */
 HIDDEN void modules_send_process(char **envp);
+
+/* ---- sample.c: sampling mode ---- */
+
+/** Map the set of live sampled blocks. Returns 0 or -1. */
+HIDDEN int sample_setup(void);
+/** The slow part of sample_hit(): first use on a thread, or a sample. */
+HIDDEN int sample_hit_slow(size_t size);
+
+/** Whether an allocation of `size` bytes is sampled (Poisson over bytes).
+ * Inline: it runs for every allocation in sampling mode. */
+static inline int sample_hit(size_t size)
+{
+    int64_t left = tstate.sample_left - (int64_t)size;
+    if (left > 0 && tstate.rng) {
+        tstate.sample_left = left;
+        return 0;
+    }
+    return sample_hit_slow(size);
+}
+
+/** Remember a sampled block; 0 when the set has no room for it. */
+HIDDEN int sample_add(void *p);
+#define SAMPLE_FILTER_SIZE (1u << 15)
+
+/* Counters of live sampled blocks per hash of their address (sample.c). */
+HIDDEN extern _Atomic uint8_t *sample_filter;
+
+static inline uint32_t sample_filter_index(const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0xC2B2AE3D27D4EB4Full;
+    return (uint32_t)(h >> 49) & (SAMPLE_FILTER_SIZE - 1);
+}
+
+/** False when p is certainly not a live sampled block (fast, no lock). */
+static inline int sample_maybe(const void *p)
+{
+    return atomic_load_explicit(&sample_filter[sample_filter_index(p)], memory_order_relaxed) != 0;
+}
+
+/** Forget p if it was sampled; returns whether it was. */
+HIDDEN int sample_remove(void *p);
 
 /* ---- mem.c: the recorder's own memory ---- */
 
