@@ -68,8 +68,9 @@ int sample_hit_slow(size_t size)
     if (tstate.rng == 0) {
         /* First allocation of this thread: seed it, the same way every run
          * when MEMREC_SAMPLE_SEED is set. */
-        uint64_t seed = opts.sample_seed ? (uint64_t)opts.sample_seed : (uint64_t)(uintptr_t)&size;
-        tstate.rng = (seed * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)gettid_cached() << 32) ^ 0x5DEECE66Dull;
+        uint64_t seed = opts.sample_seed ? (uint64_t)opts.sample_seed
+                                         : (uint64_t)(uintptr_t)&size ^ ((uint64_t)gettid_cached() << 32);
+        tstate.rng = (seed * 0x9E3779B97F4A7C15ull) ^ 0x5DEECE66Dull;
         if (!tstate.rng) {
             tstate.rng = 1;
         }
