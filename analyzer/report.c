@@ -476,7 +476,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         fprintf(out, "\n%s\n", report_title((enum report_section)s));
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
-        if (n == 0) {
+        if (r->nranked[s] == 0) {
             fprintf(out, "  (none)\n");
         }
         if (m->sample_rate && s == REPORT_TEMPORARY) {
