@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 struct tbuf {
-    atomic_int lock;
+    pthread_mutex_t lock;    /* zeroed memory is an unlocked default mutex */
     uint32_t stream;
     pid_t tid;
     int orphan;              /* created after the thread's exit destructor */
@@ -50,38 +50,36 @@ static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
 static atomic_int direct;        /* after exit started: flush after every event */
 static atomic_uint tree_gen;     /* bumped when a module goes away: trees restart */
-static atomic_flag reg_lock = ATOMIC_FLAG_INIT;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tbuf *registry;
 static pthread_key_t exit_key;
 static struct tbuf service_buf;  /* stream 0: SYNC and service records */
 
 /* ---- locks ---- */
 
-static void spin_lock(atomic_int *l)
+/* A thread's buffer lock is contended only by the service thread, for a
+ * moment every flush period; but the holder may block in write(2) when the
+ * pipe is full, so waiters must sleep rather than spin: a plain mutex. */
+static void buf_lock(pthread_mutex_t *l)
 {
-    int spins = 0;
-    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
-        if (++spins > 100) {
-            sched_yield();
-        }
-    }
+    pthread_mutex_lock(l);
 }
 
-static void spin_unlock(atomic_int *l)
+static void buf_unlock(pthread_mutex_t *l)
 {
-    atomic_store_explicit(l, 0, memory_order_release);
+    pthread_mutex_unlock(l);
 }
 
+/* The registry of buffers: taken when a thread starts or ends, and by the
+ * service thread; never on the allocation path. */
 static void reg_acquire(void)
 {
-    while (atomic_flag_test_and_set_explicit(&reg_lock, memory_order_acquire)) {
-        sched_yield();
-    }
+    pthread_mutex_lock(&reg_lock);
 }
 
 static void reg_release(void)
 {
-    atomic_flag_clear_explicit(&reg_lock, memory_order_release);
+    pthread_mutex_unlock(&reg_lock);
 }
 
 /* ---- pipe ---- */
@@ -227,12 +225,12 @@ static void put_counts(struct tbuf *b)
 
 static void tbuf_destroy(struct tbuf *b)
 {
-    spin_lock(&b->lock);
+    buf_lock(&b->lock);
     put_counts(b);
     ensure_room(b, 1);
     b->data[b->len++] = MEMFMT_W_BYE;
     flush_locked(b);
-    spin_unlock(&b->lock);
+    buf_unlock(&b->lock);
     unregister(b);
     tracetree_release(&b->tree);
     unwind_thread_release(&b->unwind);
@@ -264,7 +262,7 @@ static struct tbuf *lock_mine(void)
         }
         tstate.buf = b;
     }
-    spin_lock(&b->lock);
+    buf_lock(&b->lock);
     uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
     if (b->tree_gen != g) {
         /* Node ids restart with a new stream, so memrec never confuses
@@ -284,7 +282,7 @@ static void unlock_mine(struct tbuf *b)
     if (b->len > MEMFMT_WIRE_BATCH - EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
         flush_locked(b);
     }
-    spin_unlock(&b->lock);
+    buf_unlock(&b->lock);
 }
 
 static uint32_t capture(struct tbuf *b)
@@ -411,7 +409,7 @@ void buffer_record(const uint8_t *rec, size_t len)
         return;
     }
     if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
-        spin_unlock(&b->lock);
+        buf_unlock(&b->lock);
         return;
     }
     ensure_room(b, len + 1 + 2 * MEMFMT_VARINT_MAX);
@@ -446,10 +444,10 @@ static void flush_all(void)
     reg_acquire();
     for (struct tbuf **pp = &registry; *pp;) {
         struct tbuf *b = *pp;
-        spin_lock(&b->lock);
+        buf_lock(&b->lock);
         put_counts(b);
         flush_locked(b);
-        spin_unlock(&b->lock);
+        buf_unlock(&b->lock);
         if (owner_gone(b)) {
             *pp = b->next;
             b->next = dead;
@@ -473,14 +471,14 @@ static void sync_point(void)
     uint64_t s = atomic_load(&seq_counter);
     uint64_t ms = now_ms();
     flush_all();
-    spin_lock(&service_buf.lock);
+    buf_lock(&service_buf.lock);
     ensure_room(&service_buf, EVENT_ROOM);
     service_buf.data[service_buf.len++] = MEMFMT_W_SYNC;
     put_seq(&service_buf, s);
     put(&service_buf, ms);
     put(&service_buf, 0);
     flush_locked(&service_buf);
-    spin_unlock(&service_buf.lock);
+    buf_unlock(&service_buf.lock);
 }
 
 static void *service_main(void *arg)
@@ -555,6 +553,7 @@ void buffer_forget(void)
         pipe_fd = -1;
     }
     registry = NULL;
-    atomic_flag_clear(&reg_lock);
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    reg_lock = fresh; /* it may have been held by a thread that does not exist here */
     tstate.buf = NULL;
 }
