@@ -61,6 +61,24 @@ static uint8_t *put_new_block(struct memfmt_evstate *st, uint8_t *p, uint8_t *op
     return p;
 }
 
+/* The freed pair: TEMP when it is the thread's latest allocation freed as
+ * its next event, else its id. NULL when the caller's claim cannot be. */
+static uint8_t *put_old_block(const struct memfmt_evstate *st, uint8_t *p, uint8_t *op, uint32_t thread,
+                              uint32_t info, int temporary)
+{
+    if (temporary) {
+        if (st->last_info[thread] != info) {
+            return NULL;
+        }
+        *op |= MEMFMT_OP_TEMP;
+        return p;
+    }
+    if (info == 0 || info > st->ninfo) {
+        return NULL;
+    }
+    return p + memfmt_put_varint(p, info);
+}
+
 int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *p)
 {
     uint8_t *start = p;
@@ -91,16 +109,9 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
         break;
     case MEMFMT_REC_FREE:
         op = MEMFMT_OP_FREE;
-        if (ev->u.free.temporary) {
-            if (st->last_info[thread] != ev->u.free.info) {
-                return MEMFMT_E_INVALID;
-            }
-            op |= MEMFMT_OP_TEMP;
-        } else {
-            if (ev->u.free.info == 0 || ev->u.free.info > st->ninfo) {
-                return MEMFMT_E_INVALID;
-            }
-            p += memfmt_put_varint(p, ev->u.free.info);
+        p = put_old_block(st, p, &op, thread, ev->u.free.info, ev->u.free.temporary);
+        if (!p) {
+            return MEMFMT_E_INVALID;
         }
         st->last_info[thread] = 0;
         break;
@@ -109,16 +120,9 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
         if (ev->u.alloc.info == 0 || ev->u.alloc.info > st->ninfo + 1) {
             return MEMFMT_E_INVALID;
         }
-        if (ev->u.alloc.old_temporary) {
-            if (st->last_info[thread] != ev->u.alloc.old_info) {
-                return MEMFMT_E_INVALID;
-            }
-            op |= MEMFMT_OP_TEMP;
-        } else {
-            if (ev->u.alloc.old_info == 0 || ev->u.alloc.old_info > st->ninfo) {
-                return MEMFMT_E_INVALID;
-            }
-            p += memfmt_put_varint(p, ev->u.alloc.old_info);
+        p = put_old_block(st, p, &op, thread, ev->u.alloc.old_info, ev->u.alloc.old_temporary);
+        if (!p) {
+            return MEMFMT_E_INVALID;
         }
         p = put_new_block(st, p, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
         st->last_info[thread] = ev->u.alloc.info;

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>

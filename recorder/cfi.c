@@ -137,6 +137,17 @@ struct cie {
     const uint8_t *insns, *insns_end;
 };
 
+/* DW_CFA_offset and its variants: `reg` was saved at CFA + off. */
+static void saved_at(struct state *st, uint64_t reg, int64_t off)
+{
+    if (reg == REG_RBP) {
+        st->rbp_saved = 1;
+        st->rbp_off = off;
+    } else if (reg == REG_RA) {
+        st->ra_off = off;
+    }
+}
+
 /* Run CFA instructions from `r` until the location passes `pc`. Returns 0,
  * or -1 for an instruction this walker does not model. `init` is the state
  * after the CIE's initial instructions (for DW_CFA_restore). */
@@ -155,13 +166,7 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
             break;
         case 2:
             reg = op & 0x3f;
-            off = (int64_t)uleb(r) * c->data_align;
-            if (reg == REG_RBP) {
-                st->rbp_saved = 1;
-                st->rbp_off = off;
-            } else if (reg == REG_RA) {
-                st->ra_off = off;
-            }
+            saved_at(st, reg, (int64_t)uleb(r) * c->data_align);
             continue;
         case 3:
             reg = op & 0x3f;
@@ -196,12 +201,7 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
             case 0x11: /* offset_extended_sf */
                 reg = uleb(r);
                 off = op == 0x05 ? (int64_t)uleb(r) * c->data_align : sleb(r) * c->data_align;
-                if (reg == REG_RBP) {
-                    st->rbp_saved = 1;
-                    st->rbp_off = off;
-                } else if (reg == REG_RA) {
-                    st->ra_off = off;
-                }
+                saved_at(st, reg, off);
                 continue;
             case 0x06: /* restore_extended */
                 reg = uleb(r);
@@ -220,13 +220,6 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
                 reg = uleb(r);
                 if (reg == REG_RBP) {
                     st->rbp_saved = 0;
-                }
-                continue;
-            case 0x09: /* register: a copy in another register */
-                reg = uleb(r);
-                uleb(r);
-                if (reg == REG_RBP || reg == REG_RA) {
-                    return -1;
                 }
                 continue;
             case 0x0a: /* remember_state */
@@ -266,18 +259,13 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
                     return -1;
                 }
                 continue;
+            case 0x09: /* register: a copy in another register */
             case 0x14: /* val_offset */
-                reg = uleb(r);
-                uleb(r);
-                if (reg == REG_RBP || reg == REG_RA) {
-                    return -1;
-                }
-                continue;
             case 0x15: /* val_offset_sf */
                 reg = uleb(r);
-                sleb(r);
+                uleb(r); /* the operand, signed or not: only skipped */
                 if (reg == REG_RBP || reg == REG_RA) {
-                    return -1;
+                    return -1; /* a rule this walker does not model */
                 }
                 continue;
             case 0x2e: /* GNU_args_size */
