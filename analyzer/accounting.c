@@ -17,13 +17,13 @@
 
 struct accounting {
     int per_trace;
-    double sample_rate;        /* 0: every event is one allocation */
+    double sample_rate; /* 0: every event is one allocation */
     int finished;
     struct acct_totals t;
     struct acct_cost *costs;
     size_t costs_cap;
     uint32_t ntraces;
-    uint64_t serial;           /* counts alloc/free events */
+    uint64_t serial; /* counts alloc/free events */
     uint64_t peak_serial;
 };
 
@@ -164,8 +164,7 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
             a->t.last_ms = r->u.end.runtime_ms;
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return rc;
 }
@@ -182,8 +181,8 @@ void accounting_finish(struct accounting *a)
     }
     a->finished = 1;
     struct acct_totals *t = &a->t;
-    uint64_t *fields[] = {&t->allocations, &t->temporary, &t->frees, &t->allocated_bytes,
-                          &t->live_bytes, &t->live_blocks, &t->peak_bytes};
+    uint64_t *fields[] = {&t->allocations, &t->temporary,   &t->frees,     &t->allocated_bytes,
+                          &t->live_bytes,  &t->live_blocks, &t->peak_bytes};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         *fields[i] = unscale(*fields[i]);
     }

@@ -13,18 +13,18 @@
 #include "memfmt.h"
 
 struct acct_totals {
-    uint64_t allocations;      /* successful calls of allocation functions */
-    uint64_t temporary;        /* freed by the allocating thread's next event */
+    uint64_t allocations; /* successful calls of allocation functions */
+    uint64_t temporary; /* freed by the allocating thread's next event */
     uint64_t frees;
-    uint64_t allocated_bytes;  /* sum of requested sizes */
-    uint64_t live_bytes;       /* currently live (leaked, at the end) */
+    uint64_t allocated_bytes; /* sum of requested sizes */
+    uint64_t live_bytes; /* currently live (leaked, at the end) */
     uint64_t live_blocks;
-    uint64_t peak_bytes;       /* max of live_bytes over the run */
-    uint64_t peak_ms;          /* time of the peak */
+    uint64_t peak_bytes; /* max of live_bytes over the run */
+    uint64_t peak_ms; /* time of the peak */
     uint64_t peak_rss;
-    uint64_t last_ms;          /* time of the latest TIME record */
+    uint64_t last_ms; /* time of the latest TIME record */
     uint64_t calls_by_kind[MEMFMT_K_COUNT];
-    uint64_t bad_frees;        /* frees of blocks that are not live (corrupt input) */
+    uint64_t bad_frees; /* frees of blocks that are not live (corrupt input) */
 };
 
 /* Per-trace costs (trace = leaf node id). */
@@ -32,10 +32,10 @@ struct acct_cost {
     uint64_t calls;
     uint64_t temporary;
     uint64_t allocated;
-    uint64_t live;             /* bytes; at the end: leaked */
+    uint64_t live; /* bytes; at the end: leaked */
     uint64_t live_blocks;
-    uint64_t peak_saved;       /* live at the latest global peak, if changed since */
-    uint64_t stamp;            /* event serial of the last change */
+    uint64_t peak_saved; /* live at the latest global peak, if changed since */
+    uint64_t stamp; /* event serial of the last change */
 };
 
 struct accounting;

@@ -41,14 +41,10 @@ static const char *end_how(const struct model *m)
         return "incomplete";
     }
     switch (m->end.how) {
-    case MEMFMT_END_EXITED:
-        return "exited";
-    case MEMFMT_END_SIGNALED:
-        return "signaled";
-    case MEMFMT_END_DETACHED:
-        return "detached";
-    default:
-        return "unknown";
+    case MEMFMT_END_EXITED: return "exited";
+    case MEMFMT_END_SIGNALED: return "signaled";
+    case MEMFMT_END_DETACHED: return "detached";
+    default: return "unknown";
     }
 }
 

@@ -14,16 +14,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memprint [--json] [-n N] FILE\n"
-            "\n"
-            "Prints the summary and the ranked reports of a memrec recording.\n"
-            "\n"
-            "  -j, --json          one JSON object instead of text\n"
-            "  -n, --top N         entries per section (default 10)\n"
-            "  -f, --frames N      frames printed per call stack (default 48)\n"
-            "  -h, --help          show this help\n"
-            "  -V, --version       show the version\n");
+    fprintf(f, "usage: memprint [--json] [-n N] FILE\n"
+               "\n"
+               "Prints the summary and the ranked reports of a memrec recording.\n"
+               "\n"
+               "  -j, --json          one JSON object instead of text\n"
+               "  -n, --top N         entries per section (default 10)\n"
+               "  -f, --frames N      frames printed per call stack (default 48)\n"
+               "  -h, --help          show this help\n"
+               "  -V, --version       show the version\n");
 }
 
 static int parse_count(const char *s, const char *what)
@@ -41,9 +40,9 @@ int main(int argc, char **argv)
 {
     util_progname = "memprint";
     static const struct option longs[] = {
-        {"json", no_argument, NULL, 'j'},   {"top", required_argument, NULL, 'n'},
+        {"json", no_argument, NULL, 'j'},         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
     struct report_options ro = {10, 48};
     int json = 0;
@@ -51,21 +50,11 @@ int main(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "jn:f:hV", longs, NULL)) != -1) {
         switch (c) {
-        case 'j':
-            json = 1;
-            break;
-        case 'n':
-            ro.top = parse_count(optarg, "entry count");
-            break;
-        case 'f':
-            ro.max_frames = parse_count(optarg, "frame count");
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'V':
-            printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION);
-            return 0;
+        case 'j': json = 1; break;
+        case 'n': ro.top = parse_count(optarg, "entry count"); break;
+        case 'f': ro.max_frames = parse_count(optarg, "frame count"); break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); return 0;
         default:
             if (optopt && optopt != '?') {
                 die_code(2, "unknown option '-%c' (see memprint --help)", optopt);

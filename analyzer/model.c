@@ -79,9 +79,7 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
             }
         }
         break;
-    case MEMFMT_REC_MODULE:
-        add_module(m, r, mod_cap);
-        break;
+    case MEMFMT_REC_MODULE: add_module(m, r, mod_cap); break;
     case MEMFMT_REC_UNMODULE:
         for (uint32_t i = 0; i < m->nmodules; i++) {
             if (m->modules[i].id == r->u.unmodule.id) {
@@ -125,8 +123,7 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->lost_events = r->u.stats.lost_events;
         m->unmatched_frees = r->u.stats.unmatched_frees;
         break;
-    default:
-        break;
+    default: break;
     }
     if ((r->tag == MEMFMT_REC_ALLOC || r->tag == MEMFMT_REC_REALLOC) && r->u.alloc.trace >= m->nnodes) {
         /* A trace id that was never defined: count it without a stack. */

@@ -19,21 +19,21 @@ struct model_module {
     uint32_t build_id_len;
     uint32_t nsegments;
     struct memfmt_segment segments[MEMFMT_MAX_SEGMENTS];
-    int loaded;              /* not unloaded yet at the current read position */
-    int sym_index;           /* symbolizer's index, -1 until registered */
+    int loaded; /* not unloaded yet at the current read position */
+    int sym_index; /* symbolizer's index, -1 until registered */
 };
 
 struct model_node {
     uint32_t parent;
     uint64_t ip;
-    int32_t module;          /* index into modules, -1 = unknown */
+    int32_t module; /* index into modules, -1 = unknown */
 };
 
 struct model {
     struct memfmt_header header;
     uint32_t pid;
     char *exe;
-    char *cmdline;           /* arguments joined by spaces */
+    char *cmdline; /* arguments joined by spaces */
     uint64_t start_unix_ns;
     struct model_module *modules;
     uint32_t nmodules;
@@ -49,12 +49,12 @@ struct model {
     } end;
     uint64_t lost_events;
     uint64_t unmatched_frees;
-    uint64_t sample_rate;    /* 0: complete recording; else sampled, figures estimated */
-    int has_counts;          /* sampling: exact calls and bytes of every thread */
+    uint64_t sample_rate; /* 0: complete recording; else sampled, figures estimated */
+    int has_counts; /* sampling: exact calls and bytes of every thread */
     uint64_t exact_calls, exact_bytes;
     struct model_counts {
         uint64_t calls, bytes;
-    } *counts;               /* latest COUNTS per thread index */
+    } * counts; /* latest COUNTS per thread index */
     size_t counts_cap;
     uint64_t retired_calls, retired_bytes;
     uint64_t records;
@@ -62,7 +62,7 @@ struct model {
      * offset in the decompressed stream. */
     int stop_rc;
     uint64_t stop_offset;
-    uint64_t bad_records;    /* records that could not be applied */
+    uint64_t bad_records; /* records that could not be applied */
 };
 
 /** Load the recording at `path`. Returns 0 with *out set (possibly with

@@ -15,7 +15,7 @@
 /* ---- per-node frames, computed once ---- */
 
 struct node_frames {
-    uint32_t first;   /* index into the frame pool */
+    uint32_t first; /* index into the frame pool */
     uint16_t count;
     uint8_t done;
 };
@@ -45,8 +45,7 @@ static struct node_frames *frames_of(struct builder *b, uint32_t node)
     if (n->module >= 0) {
         struct model_module *mod = &m->modules[n->module];
         if (mod->sym_index < 0) {
-            mod->sym_index = symbolize_add_module(b->r->sym, mod->path, mod->bias, mod->build_id,
-                                                  mod->build_id_len);
+            mod->sym_index = symbolize_add_module(b->r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
         }
         if (mod->sym_index >= 0) {
             /* A return address points after the call: look up the call. */
@@ -132,8 +131,7 @@ static uint32_t table_find(struct builder *b, char *key, uint32_t new_index)
 }
 
 /* Frames of one trace, innermost first, cut after main(). */
-static void collect(struct builder *b, uint32_t trace, struct sym_frame **out, uint32_t *nout,
-                    uint32_t *omitted)
+static void collect(struct builder *b, uint32_t trace, struct sym_frame **out, uint32_t *nout, uint32_t *omitted)
 {
     const struct model *m = b->r->model;
     size_t cap = 0;
@@ -188,18 +186,12 @@ static char *make_key(const struct sym_frame *f, uint32_t n, uint32_t omitted)
 uint64_t report_cost(const struct report_stack *st, enum report_section s)
 {
     switch (s) {
-    case REPORT_CALLS:
-        return st->calls;
-    case REPORT_PEAK:
-        return st->peak;
-    case REPORT_TEMPORARY:
-        return st->temporary;
-    case REPORT_LEAKED:
-        return st->leaked;
-    case REPORT_ALLOCATED:
-        return st->allocated;
-    default:
-        return 0;
+    case REPORT_CALLS: return st->calls;
+    case REPORT_PEAK: return st->peak;
+    case REPORT_TEMPORARY: return st->temporary;
+    case REPORT_LEAKED: return st->leaked;
+    case REPORT_ALLOCATED: return st->allocated;
+    default: return 0;
     }
 }
 
@@ -303,8 +295,11 @@ void report_free(struct report *r)
 const char *report_title(enum report_section s)
 {
     static const char *const titles[REPORT_NSECTIONS] = {
-        "MOST CALLS TO ALLOCATION FUNCTIONS", "PEAK MEMORY CONSUMERS", "MOST TEMPORARY ALLOCATIONS",
-        "MOST MEMORY LEAKED", "MOST MEMORY ALLOCATED",
+        "MOST CALLS TO ALLOCATION FUNCTIONS",
+        "PEAK MEMORY CONSUMERS",
+        "MOST TEMPORARY ALLOCATIONS",
+        "MOST MEMORY LEAKED",
+        "MOST MEMORY ALLOCATED",
     };
     return s < REPORT_NSECTIONS ? titles[s] : "";
 }
@@ -374,8 +369,9 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
     switch (s) {
     case REPORT_CALLS:
         fprintf(out, "  %s%llu calls to allocation functions (%.1f%% of all), %s%s allocated\n", est,
-                (unsigned long long)st->calls, t->allocations ? 100.0 * (double)st->calls / (double)t->allocations : 0.0,
-                est, report_bytes(b1, sizeof b1, st->allocated));
+                (unsigned long long)st->calls,
+                t->allocations ? 100.0 * (double)st->calls / (double)t->allocations : 0.0, est,
+                report_bytes(b1, sizeof b1, st->allocated));
         break;
     case REPORT_PEAK:
         fprintf(out, "  %s%s (%llu bytes) live at the peak\n", est, report_bytes(b1, sizeof b1, st->peak),
@@ -393,8 +389,7 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
         fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, report_bytes(b1, sizeof b1, st->allocated),
                 (unsigned long long)st->allocated, est, (unsigned long long)st->calls);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -419,19 +414,13 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
         return buf;
     }
     switch (m->end.how) {
-    case MEMFMT_END_EXITED:
-        snprintf(buf, cap, "exited with status %d", m->end.value);
-        break;
+    case MEMFMT_END_EXITED: snprintf(buf, cap, "exited with status %d", m->end.value); break;
     case MEMFMT_END_SIGNALED:
         snprintf(buf, cap, "killed by signal %d (%s): the process did not end normally", m->end.value,
                  strsignal(m->end.value));
         break;
-    case MEMFMT_END_DETACHED:
-        snprintf(buf, cap, "still running when the recording stopped");
-        break;
-    default:
-        snprintf(buf, cap, "ended in an unknown way");
-        break;
+    case MEMFMT_END_DETACHED: snprintf(buf, cap, "still running when the recording stopped"); break;
+    default: snprintf(buf, cap, "ended in an unknown way"); break;
     }
     return buf;
 }

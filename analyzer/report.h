@@ -12,19 +12,19 @@
 #include "symbolize.h"
 
 enum report_section {
-    REPORT_CALLS,      /* MOST CALLS TO ALLOCATION FUNCTIONS */
-    REPORT_PEAK,       /* PEAK MEMORY CONSUMERS */
-    REPORT_TEMPORARY,  /* MOST TEMPORARY ALLOCATIONS */
-    REPORT_LEAKED,     /* MOST MEMORY LEAKED */
-    REPORT_ALLOCATED,  /* MOST MEMORY ALLOCATED */
+    REPORT_CALLS, /* MOST CALLS TO ALLOCATION FUNCTIONS */
+    REPORT_PEAK, /* PEAK MEMORY CONSUMERS */
+    REPORT_TEMPORARY, /* MOST TEMPORARY ALLOCATIONS */
+    REPORT_LEAKED, /* MOST MEMORY LEAKED */
+    REPORT_ALLOCATED, /* MOST MEMORY ALLOCATED */
     REPORT_NSECTIONS,
 };
 
 /* One merged call stack and its costs. */
 struct report_stack {
-    struct sym_frame *frames;  /* innermost first; strings owned by the symbolizer */
+    struct sym_frame *frames; /* innermost first; strings owned by the symbolizer */
     uint32_t nframes;
-    uint32_t omitted;          /* frames cut by the depth limit when recorded */
+    uint32_t omitted; /* frames cut by the depth limit when recorded */
     uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
 };
 
@@ -33,13 +33,13 @@ struct report {
     struct symbolizer *sym;
     struct report_stack *stacks;
     uint32_t nstacks;
-    uint32_t *ranked[REPORT_NSECTIONS];  /* indexes into stacks, best first */
+    uint32_t *ranked[REPORT_NSECTIONS]; /* indexes into stacks, best first */
     uint32_t nranked[REPORT_NSECTIONS];
 };
 
 struct report_options {
-    int top;         /* entries per section */
-    int max_frames;  /* frames printed per stack */
+    int top; /* entries per section */
+    int max_frames; /* frames printed per stack */
 };
 
 /** Build the reports of `m` (which must outlive the report). Returns NULL

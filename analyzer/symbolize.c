@@ -109,9 +109,9 @@ struct symbolizer {
     size_t slot_mask;
     size_t slots_used;
 
-    struct frame_vec pool;    /* frames of all cached results */
+    struct frame_vec pool; /* frames of all cached results */
     struct frame_vec scratch; /* frames of the lookup being resolved */
-    struct die_vec path;      /* DWARF scopes containing the ip being resolved, outermost first */
+    struct die_vec path; /* DWARF scopes containing the ip being resolved, outermost first */
 
     struct name_slot *names; /* qualified names by declaration DIE (open addressing) */
     size_t name_mask;
@@ -267,8 +267,7 @@ static int grow_cache(struct symbolizer *s)
 }
 
 /* Move the scratch frames into the pool and remember them under (module, ip). */
-static int cache_insert(struct symbolizer *s, int module, uint64_t ip,
-                        const struct cache_slot **out)
+static int cache_insert(struct symbolizer *s, int module, uint64_t ip, const struct cache_slot **out)
 {
     if (s->pool.nr + s->scratch.nr > UINT32_MAX) {
         return -EOVERFLOW;
@@ -381,8 +380,7 @@ static Dwfl_Module *report_by_build_id(struct symbolizer *s, const struct module
             if (!file) {
                 return NULL;
             }
-            snprintf(file, size, "%.*s/.build-id/%.2s/%s.debug", (int)dir_len, list, hex,
-                     hex + 2);
+            snprintf(file, size, "%.*s/.build-id/%.2s/%s.debug", (int)dir_len, list, hex, hex + 2);
             Dwfl_Module *mod = report_file(s, file, m->bias);
             free(file);
             if (mod && !build_id_mismatch(m, mod)) {
@@ -485,10 +483,8 @@ static bool is_cxx(Dwarf_Die *die)
     case DW_LANG_C_plus_plus:
     case DW_LANG_C_plus_plus_03:
     case DW_LANG_C_plus_plus_11:
-    case DW_LANG_C_plus_plus_14:
-        return true;
-    default:
-        return false;
+    case DW_LANG_C_plus_plus_14: return true;
+    default: return false;
     }
 }
 
@@ -520,10 +516,8 @@ static const char *scope_name(Dwarf_Die *scope)
     }
     case DW_TAG_class_type:
     case DW_TAG_structure_type:
-    case DW_TAG_union_type:
-        return dwarf_diename(scope);
-    default:
-        return NULL;
+    case DW_TAG_union_type: return dwarf_diename(scope);
+    default: return NULL;
     }
 }
 
@@ -571,8 +565,7 @@ static int name_cache_put(struct symbolizer *s, const void *decl, const char *na
  * namespace and class DIEs of the declaration. Finding those walks the CU, so the result is
  * kept per declaration. C names are interned as they are.
  */
-static int qualified_name(struct symbolizer *s, Dwarf_Die *die, const char *name,
-                          const char **out)
+static int qualified_name(struct symbolizer *s, Dwarf_Die *die, const char *name, const char **out)
 {
     Dwarf_Die decl;
     declaration(die, &decl);
@@ -653,8 +646,7 @@ static void call_site(Dwarf_Die *die, const char **file, unsigned *line)
     Dwarf_Word value = 0;
     *file = NULL;
     *line = 0;
-    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &value) == 0 &&
-        value <= UINT_MAX) {
+    if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &value) == 0 && value <= UINT_MAX) {
         *line = (unsigned)value;
     }
     if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &value) != 0) {
@@ -663,8 +655,7 @@ static void call_site(Dwarf_Die *die, const char **file, unsigned *line)
     Dwarf_Die cu;
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
-    if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
-        value >= nfiles) {
+    if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || value >= nfiles) {
         return;
     }
     const char *name = dwarf_filesrc(files, (size_t)value, NULL, NULL);
@@ -676,8 +667,7 @@ static void call_site(Dwarf_Die *die, const char **file, unsigned *line)
 
 /* ---- finding the DWARF scopes of an ip ---- */
 
-static int range_table_add(struct range_table *t, Dwarf_Addr lo, Dwarf_Addr hi,
-                           const Dwarf_Die *die)
+static int range_table_add(struct range_table *t, Dwarf_Addr lo, Dwarf_Addr hi, const Dwarf_Die *die)
 {
     if (t->nr == t->alloc) {
         size_t alloc = t->alloc ? t->alloc * 2 : 16;
@@ -844,11 +834,8 @@ static int collect_functions(Dwarf_Die *parent, struct range_table *t, int depth
         case DW_TAG_class_type:
         case DW_TAG_structure_type:
         case DW_TAG_union_type:
-        case DW_TAG_lexical_block:
-            rc = collect_functions(&child, t, depth + 1);
-            break;
-        default:
-            break;
+        case DW_TAG_lexical_block: rc = collect_functions(&child, t, depth + 1); break;
+        default: break;
         }
         if (rc < 0) {
             return rc;
@@ -890,15 +877,14 @@ static int find_function(struct module *m, Dwarf_Die *root, Dwarf_Addr addr, Dwa
             m->cu_funcs = v;
             m->alloc_cu_funcs = alloc;
         }
-        struct range_table t = { 0 };
+        struct range_table t = {0};
         int rc = collect_functions(root, &t, 0);
         if (rc < 0) {
             free(t.v);
             return rc;
         }
         range_table_sort(&t);
-        memmove(&m->cu_funcs[lo + 1], &m->cu_funcs[lo],
-                (m->nr_cu_funcs - lo) * sizeof(*m->cu_funcs));
+        memmove(&m->cu_funcs[lo + 1], &m->cu_funcs[lo], (m->nr_cu_funcs - lo) * sizeof(*m->cu_funcs));
         m->cu_funcs[lo].key = key;
         m->cu_funcs[lo].funcs = t;
         m->nr_cu_funcs++;
@@ -952,8 +938,7 @@ static int find_scopes(Dwarf_Die *parent, Dwarf_Addr addr, struct die_vec *path,
                 return find_scopes(&child, addr, path, depth + 1);
             }
             break;
-        default:
-            break;
+        default: break;
         }
         Dwarf_Die next;
         if (dwarf_siblingof(&child, &next) != 0) {
@@ -965,8 +950,8 @@ static int find_scopes(Dwarf_Die *parent, Dwarf_Addr addr, struct die_vec *path,
 
 /* ---- resolving one ip ---- */
 
-static int push_frame(struct symbolizer *s, const struct module *m, uint64_t ip,
-                      const char *function, const char *file, unsigned line, int inlined)
+static int push_frame(struct symbolizer *s, const struct module *m, uint64_t ip, const char *function, const char *file,
+                      unsigned line, int inlined)
 {
     struct sym_frame f = {
         .function = function,
@@ -1002,8 +987,8 @@ static const char *line_row(Dwarf_Die *cu, Dwarf_Addr addr, unsigned *line)
  * subprogram. The innermost frame's location is the line table row for ip; each outer frame's
  * is the call site of the inlined subroutine it contains.
  */
-static int frames_from_path(struct symbolizer *s, const struct module *m, uint64_t ip,
-                            const char *symbol, const char *file, unsigned line)
+static int frames_from_path(struct symbolizer *s, const struct module *m, uint64_t ip, const char *symbol,
+                            const char *file, unsigned line)
 {
     struct die_vec *path = &s->path;
     for (size_t i = path->nr; i-- > 0;) {
@@ -1068,8 +1053,8 @@ static int resolve(struct symbolizer *s, int index, uint64_t ip)
     Dwarf_Die root = cu;
     Dwarf_Die split;
     uint8_t unit_type = 0;
-    if (dwarf_cu_info(cu.cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 &&
-        unit_type == DW_UT_skeleton && dwarf_tag(&split) == DW_TAG_compile_unit) {
+    if (dwarf_cu_info(cu.cu, NULL, &unit_type, NULL, &split, NULL, NULL, NULL) == 0 && unit_type == DW_UT_skeleton &&
+        dwarf_tag(&split) == DW_TAG_compile_unit) {
         root = split;
     }
     Dwarf_Die *fn = NULL;
@@ -1155,8 +1140,8 @@ int symbolize_set_debuginfo_path(struct symbolizer *s, const char *path)
     return 0;
 }
 
-int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias,
-                         const uint8_t *build_id, size_t build_id_len)
+int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias, const uint8_t *build_id,
+                         size_t build_id_len)
 {
     if (!path || (build_id_len > 0 && !build_id) || build_id_len > MAX_BUILD_ID) {
         return -EINVAL;
@@ -1173,7 +1158,7 @@ int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias,
         s->modules = modules;
         s->alloc_modules = alloc;
     }
-    struct module m = { .bias = bias, .state = MODULE_UNOPENED };
+    struct module m = {.bias = bias, .state = MODULE_UNOPENED};
     m.path = strdup(path);
     if (!m.path) {
         return -ENOMEM;
@@ -1191,8 +1176,7 @@ int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias,
     return (int)s->nr_modules++;
 }
 
-int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct sym_frame *out,
-                     int max)
+int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct sym_frame *out, int max)
 {
     if (module_index < 0 || (size_t)module_index >= s->nr_modules || !out || max < 1) {
         return -EINVAL;

@@ -93,8 +93,8 @@ int symbolize_set_debuginfo_path(struct symbolizer *s, const char *path);
  * Returns the module index (>= 0, consecutive from 0), or -EINVAL (NULL path, build_id_len > 0
  * with NULL build_id, or a build-id longer than 64 bytes), -ENOMEM, -EOVERFLOW.
  */
-int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias,
-                         const uint8_t *build_id, size_t build_id_len);
+int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias, const uint8_t *build_id,
+                         size_t build_id_len);
 
 /**
  * Resolve the absolute instruction pointer `ip`, which the caller knows lies in module
@@ -108,8 +108,7 @@ int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias,
  * module and module_offset set); -EINVAL for a bad index, NULL `out` or max < 1; -ENOMEM.
  * The first lookup of a (module, ip) may open files and allocate; later ones do not.
  */
-int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct sym_frame *out,
-                     int max);
+int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct sym_frame *out, int max);
 
 /**
  * Copy the current counters into `*stats`.

@@ -63,8 +63,8 @@ static uint8_t *put_new_block(struct memfmt_evstate *st, uint8_t *p, uint8_t *op
 
 /* The freed pair: TEMP when it is the thread's latest allocation freed as
  * its next event, else its id. NULL when the caller's claim cannot be. */
-static uint8_t *put_old_block(const struct memfmt_evstate *st, uint8_t *p, uint8_t *op, uint32_t thread,
-                              uint32_t info, int temporary)
+static uint8_t *put_old_block(const struct memfmt_evstate *st, uint8_t *p, uint8_t *op, uint32_t thread, uint32_t info,
+                              int temporary)
 {
     if (temporary) {
         if (st->last_info[thread] != info) {
@@ -127,8 +127,7 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
         p = put_new_block(st, p, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
         st->last_info[thread] = ev->u.alloc.info;
         break;
-    default:
-        return MEMFMT_E_INVALID;
+    default: return MEMFMT_E_INVALID;
     }
     *opp = (uint8_t)(op << 4 | kind);
     return (int)(p - start);
@@ -147,8 +146,8 @@ static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 }
 
 /* The allocated pair of ALLOC and REALLOC. */
-static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end,
-                         uint32_t *info, uint64_t *size, uint32_t *trace)
+static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end, uint32_t *info,
+                         uint64_t *size, uint32_t *trace)
 {
     uint64_t a, b;
     if (op & MEMFMT_OP_NEW) {
@@ -177,8 +176,8 @@ static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
 }
 
 /* The freed pair of FREE and REALLOC: named, or the thread's latest. */
-static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end,
-                         uint32_t *info, uint64_t *size, uint32_t *trace, int *temporary)
+static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end, uint32_t *info,
+                         uint64_t *size, uint32_t *trace, int *temporary)
 {
     uint64_t a;
     if (op & MEMFMT_OP_TEMP) {
@@ -200,8 +199,7 @@ static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
     return 0;
 }
 
-int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end,
-                        struct memfmt_record *ev)
+int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev)
 {
     while (*pp < end) {
         uint8_t h = *(*pp)++;
@@ -257,8 +255,7 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
             }
             st->last_info[st->thread] = ev->u.alloc.info;
             return 1;
-        default:
-            return MEMFMT_E_CORRUPT;
+        default: return MEMFMT_E_CORRUPT;
         }
     }
     return 0;

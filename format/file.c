@@ -18,7 +18,7 @@
 
 struct memfmt_writer {
     int fd;
-    int failed;      /* sticky status after an error */
+    int failed; /* sticky status after an error */
     int saved_errno;
     ZSTD_CCtx *cctx;
     uint8_t *in;
@@ -26,7 +26,7 @@ struct memfmt_writer {
     uint8_t *out;
     size_t out_cap;
     uint64_t written;
-    size_t block;             /* offset of the open EVENTS block's payload, 0 = none */
+    size_t block; /* offset of the open EVENTS block's payload, 0 = none */
     struct memfmt_evstate ev;
 };
 
@@ -227,17 +227,17 @@ struct memfmt_reader {
     int own_fd;
     int saved_errno;
     ZSTD_DStream *dctx;
-    uint8_t *zin;           /* compressed input */
+    uint8_t *zin; /* compressed input */
     size_t zin_cap;
     ZSTD_inBuffer zbuf;
     int file_eof;
-    size_t frame_left;      /* last ZSTD_decompressStream hint: 0 = frame complete */
+    size_t frame_left; /* last ZSTD_decompressStream hint: 0 = frame complete */
     int seen_frame;
-    int magic_ok;           /* the file starts like zstd: later errors are corruption */
-    int zerr;               /* a decompression error, reported once the data before it is read */
-    uint8_t *raw;           /* decompressed window */
+    int magic_ok; /* the file starts like zstd: later errors are corruption */
+    int zerr; /* a decompression error, reported once the data before it is read */
+    uint8_t *raw; /* decompressed window */
     size_t raw_start, raw_end;
-    uint64_t raw_base;      /* stream offset of raw[0] */
+    uint64_t raw_base; /* stream offset of raw[0] */
     uint64_t file_consumed;
     struct memfmt_header hdr;
     const uint8_t *blk, *blk_end; /* the EVENTS block being read, inside raw */

@@ -13,16 +13,16 @@
 /* ---- status codes: append only, numbers never change ---- */
 enum memfmt_status {
     MEMFMT_OK = 0,
-    MEMFMT_E_IO = -1,        /* read/write failed; errno is kept in the handle */
-    MEMFMT_E_NOT_MEMREC = -2,/* no memrec magic at the start */
-    MEMFMT_E_VERSION = -3,   /* written by a newer format version */
+    MEMFMT_E_IO = -1, /* read/write failed; errno is kept in the handle */
+    MEMFMT_E_NOT_MEMREC = -2, /* no memrec magic at the start */
+    MEMFMT_E_VERSION = -3, /* written by a newer format version */
     MEMFMT_E_TRUNCATED = -4, /* data stops in the middle of a record or frame */
-    MEMFMT_E_CORRUPT = -5,   /* bytes that cannot be a valid record */
+    MEMFMT_E_CORRUPT = -5, /* bytes that cannot be a valid record */
     MEMFMT_E_NOMEM = -6,
-    MEMFMT_E_TOOBIG = -7,    /* a record larger than MEMFMT_MAX_RECORD */
-    MEMFMT_E_ZSTD = -8,      /* compressor failure */
-    MEMFMT_E_EMPTY = -9,     /* the file holds no bytes at all */
-    MEMFMT_E_INVALID = -10,  /* the caller passed something that cannot be written */
+    MEMFMT_E_TOOBIG = -7, /* a record larger than MEMFMT_MAX_RECORD */
+    MEMFMT_E_ZSTD = -8, /* compressor failure */
+    MEMFMT_E_EMPTY = -9, /* the file holds no bytes at all */
+    MEMFMT_E_INVALID = -10, /* the caller passed something that cannot be written */
 };
 
 /** Name of a status code, as a lowercase phrase ("truncated"). Never NULL. */
@@ -32,23 +32,23 @@ const char *memfmt_strerror(int code);
 
 /* Tags of the file records. Readers skip tags they do not know. */
 enum memfmt_tag {
-    MEMFMT_REC_PROCESS = 1,  /* who was recorded */
-    MEMFMT_REC_MODULE = 2,   /* a module (executable, shared object) is mapped */
+    MEMFMT_REC_PROCESS = 1, /* who was recorded */
+    MEMFMT_REC_MODULE = 2, /* a module (executable, shared object) is mapped */
     MEMFMT_REC_UNMODULE = 3, /* a module was unloaded */
-    MEMFMT_REC_THREAD = 4,   /* a thread index is introduced */
-    MEMFMT_REC_NODE = 5,     /* a trace-tree node: (parent, ip); ids are implicit */
-    MEMFMT_REC_EVENTS = 6,   /* a block of compact allocation events (see below) */
-    MEMFMT_REC_TIME = 9,     /* milliseconds since start; later events are at or after */
-    MEMFMT_REC_RSS = 10,     /* sampled resident set size */
-    MEMFMT_REC_END = 11,     /* the recording ended; how the process ended */
-    MEMFMT_REC_STATS = 12,   /* recorder counters (lost events, unmatched frees) */
-    MEMFMT_REC_COUNTS = 13,  /* sampling: a thread's exact calls and bytes so far */
+    MEMFMT_REC_THREAD = 4, /* a thread index is introduced */
+    MEMFMT_REC_NODE = 5, /* a trace-tree node: (parent, ip); ids are implicit */
+    MEMFMT_REC_EVENTS = 6, /* a block of compact allocation events (see below) */
+    MEMFMT_REC_TIME = 9, /* milliseconds since start; later events are at or after */
+    MEMFMT_REC_RSS = 10, /* sampled resident set size */
+    MEMFMT_REC_END = 11, /* the recording ended; how the process ended */
+    MEMFMT_REC_STATS = 12, /* recorder counters (lost events, unmatched frees) */
+    MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
      * one with these tags, each with its slot resolved. */
-    MEMFMT_REC_ALLOC = 64,   /* a block is allocated; takes a slot */
-    MEMFMT_REC_FREE = 65,    /* the block in a slot is freed */
+    MEMFMT_REC_ALLOC = 64, /* a block is allocated; takes a slot */
+    MEMFMT_REC_FREE = 65, /* the block in a slot is freed */
     MEMFMT_REC_REALLOC = 66, /* one call frees a slot and allocates a new block */
 };
 
@@ -63,7 +63,7 @@ enum memfmt_kind {
     MEMFMT_K_MEMALIGN = 6,
     MEMFMT_K_VALLOC = 7,
     MEMFMT_K_PVALLOC = 8,
-    MEMFMT_K_NEW = 9,        /* operator new, any form */
+    MEMFMT_K_NEW = 9, /* operator new, any form */
     MEMFMT_K_NEW_ARRAY = 10, /* operator new[], any form */
     MEMFMT_K_FREE = 11,
     MEMFMT_K_DELETE = 12,
@@ -73,10 +73,10 @@ enum memfmt_kind {
 
 /* How the recorded process ended (END record). */
 enum memfmt_end_how {
-    MEMFMT_END_EXITED = 0,   /* value = exit status */
+    MEMFMT_END_EXITED = 0, /* value = exit status */
     MEMFMT_END_SIGNALED = 1, /* value = signal number */
     MEMFMT_END_DETACHED = 2, /* recording stopped while the process ran on */
-    MEMFMT_END_UNKNOWN = 3,  /* memrec lost track of the process */
+    MEMFMT_END_UNKNOWN = 3, /* memrec lost track of the process */
 };
 
 /* Header flags. */
@@ -109,16 +109,16 @@ struct memfmt_record {
     union {
         struct {
             uint32_t pid, ppid;
-            uint64_t start_unix_ns;  /* wall clock at start */
-            uint64_t sample_rate;    /* 0 = every allocation has a stack */
-            const char *exe;         /* path of the executable */
+            uint64_t start_unix_ns; /* wall clock at start */
+            uint64_t sample_rate; /* 0 = every allocation has a stack */
+            const char *exe; /* path of the executable */
             uint32_t exe_len;
-            const char *cmdline;     /* arguments separated by NUL bytes */
+            const char *cmdline; /* arguments separated by NUL bytes */
             uint32_t cmdline_len;
         } process;
         struct {
-            uint32_t id;             /* 1-based, never reused */
-            uint64_t bias;           /* load bias (dlpi_addr) */
+            uint32_t id; /* 1-based, never reused */
+            uint64_t bias; /* load bias (dlpi_addr) */
             const char *path;
             uint32_t path_len;
             const uint8_t *build_id;
@@ -130,32 +130,32 @@ struct memfmt_record {
             uint32_t id;
         } unmodule;
         struct {
-            uint32_t index;          /* 1-based thread index used by events */
-            uint32_t tid;            /* kernel thread id */
+            uint32_t index; /* 1-based thread index used by events */
+            uint32_t tid; /* kernel thread id */
         } thread;
         struct {
-            uint32_t parent;         /* 0 = root */
-            uint64_t ip;             /* return address; 0 marks a truncation gap */
+            uint32_t parent; /* 0 = root */
+            uint64_t ip; /* return address; 0 marks a truncation gap */
         } node;
         struct {
             uint32_t thread;
-            uint32_t kind;           /* enum memfmt_kind */
-            uint64_t size;           /* requested bytes */
-            uint32_t trace;          /* leaf node id, 0 = no stack */
-            uint32_t info;           /* id of the (size, trace) pair, from 1 */
+            uint32_t kind; /* enum memfmt_kind */
+            uint64_t size; /* requested bytes */
+            uint32_t trace; /* leaf node id, 0 = no stack */
+            uint32_t info; /* id of the (size, trace) pair, from 1 */
             /* REALLOC only: the block it replaced */
             uint64_t old_size;
             uint32_t old_trace;
             uint32_t old_info;
-            int old_temporary;       /* replaced right after it was allocated */
-        } alloc;                     /* ALLOC and REALLOC */
+            int old_temporary; /* replaced right after it was allocated */
+        } alloc; /* ALLOC and REALLOC */
         struct {
             uint32_t thread;
             uint32_t kind;
-            uint64_t size;           /* of the block freed */
+            uint64_t size; /* of the block freed */
             uint32_t trace;
             uint32_t info;
-            int temporary;           /* the next event of the thread that allocated it */
+            int temporary; /* the next event of the thread that allocated it */
         } free;
         struct {
             uint64_t ms;
@@ -164,18 +164,18 @@ struct memfmt_record {
             uint64_t bytes;
         } rss;
         struct {
-            uint32_t how;            /* enum memfmt_end_how */
-            int32_t value;           /* exit status or signal number */
+            uint32_t how; /* enum memfmt_end_how */
+            int32_t value; /* exit status or signal number */
             uint64_t runtime_ms;
         } end;
         struct {
-            uint64_t lost_events;    /* events the recorder could not deliver */
-            uint64_t unmatched_frees;/* frees of blocks never seen allocated */
+            uint64_t lost_events; /* events the recorder could not deliver */
+            uint64_t unmatched_frees; /* frees of blocks never seen allocated */
         } stats;
         struct {
             uint32_t thread;
-            uint64_t calls;          /* allocation calls of the thread since it started */
-            uint64_t bytes;          /* bytes they requested */
+            uint64_t calls; /* allocation calls of the thread since it started */
+            uint64_t bytes; /* bytes they requested */
         } counts;
     } u;
 };

@@ -58,8 +58,8 @@ int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out);
  * The current thread and each thread's latest allocated info carry over from
  * one block to the next: they are state of the whole stream. */
 
-#define MEMFMT_EVENTS_MAX 65536  /* payload bytes per block, at most */
-#define MEMFMT_EVENT_MAX 48      /* bytes one operation takes, at most */
+#define MEMFMT_EVENTS_MAX 65536 /* payload bytes per block, at most */
+#define MEMFMT_EVENT_MAX 48 /* bytes one operation takes, at most */
 
 enum memfmt_ev_op {
     MEMFMT_OP_ALLOC = 0 << 2,
@@ -73,17 +73,17 @@ enum memfmt_ev_op {
 struct memfmt_info {
     uint64_t size;
     uint32_t trace;
-    uint64_t live;             /* decoder: blocks of this pair not freed yet */
+    uint64_t live; /* decoder: blocks of this pair not freed yet */
 };
 
 /* Stream state shared by the encoder and the decoder. */
 struct memfmt_evstate {
-    uint32_t thread;           /* current thread index */
-    uint32_t *last_info;       /* per thread: info of its latest allocation, 0 = none */
+    uint32_t thread; /* current thread index */
+    uint32_t *last_info; /* per thread: info of its latest allocation, 0 = none */
     size_t last_cap;
     struct memfmt_info *infos; /* decoder: per info id */
     size_t info_cap;
-    uint32_t ninfo;            /* ids in use are 1..ninfo */
+    uint32_t ninfo; /* ids in use are 1..ninfo */
 };
 
 /** Release the state's arrays; accepts a zeroed state. */
@@ -96,8 +96,7 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
 /** Decode operations from [*pp, end) until one event is complete; fills
  * `ev` (every field). Returns 1 with an event, 0 when the block ended
  * without one, or MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM. */
-int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end,
-                        struct memfmt_record *ev);
+int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev);
 
 /* ---- wire.c: the pipe protocol from the recorder to memrec ----
  *
@@ -116,36 +115,35 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
 #define MEMFMT_WIRE_HEADER 8
 
 enum memfmt_wire_tag {
-    MEMFMT_W_HELLO = 1,   /* tid: first event of a stream (no seq) */
-    MEMFMT_W_NODE = 2,    /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
-    MEMFMT_W_ALLOC = 3,   /* seq, kind, size, addr, trace */
-    MEMFMT_W_FREE = 4,    /* seq, kind, addr */
+    MEMFMT_W_HELLO = 1, /* tid: first event of a stream (no seq) */
+    MEMFMT_W_NODE = 2, /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
+    MEMFMT_W_ALLOC = 3, /* seq, kind, size, addr, trace */
+    MEMFMT_W_FREE = 4, /* seq, kind, addr */
     MEMFMT_W_REALLOC = 5, /* seq of the free part, seq of the alloc part, kind, old, new, size, trace */
-    MEMFMT_W_SYNC = 6,    /* seq, ms, rss: every event with a smaller seq is already in the pipe */
-    MEMFMT_W_RECORD = 7,  /* seq, len, a file record as memfmt_encode writes it (module, process...) */
-    MEMFMT_W_LOST = 8,    /* count of events dropped by the recorder (no seq) */
-    MEMFMT_W_BYE = 9,     /* the stream ends (thread exit); no seq */
+    MEMFMT_W_SYNC = 6, /* seq, ms, rss: every event with a smaller seq is already in the pipe */
+    MEMFMT_W_RECORD = 7, /* seq, len, a file record as memfmt_encode writes it (module, process...) */
+    MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
+    MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
 };
 
 /** One decoded wire event. */
 struct memfmt_wire_event {
     unsigned tag;
-    uint64_t seq;        /* absolute, after delta decoding */
-    uint64_t seq2;       /* REALLOC: seq of the alloc part */
+    uint64_t seq; /* absolute, after delta decoding */
+    uint64_t seq2; /* REALLOC: seq of the alloc part */
     uint32_t kind;
     uint64_t size;
-    uint64_t addr;       /* ALLOC/FREE: the block; REALLOC: the old block */
-    uint64_t addr2;      /* REALLOC: the new block */
-    uint64_t a, b, c;    /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count */
-    const uint8_t *rec;  /* RECORD bytes */
+    uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
+    uint64_t addr2; /* REALLOC: the new block */
+    uint64_t a, b, c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count */
+    const uint8_t *rec; /* RECORD bytes */
     uint32_t rec_len;
 };
 
 /** Decode one wire event from [*pp, end); `prev_seq` holds the previous
  * sequence number of the batch and is updated. Returns 0, or
  * MEMFMT_E_TRUNCATED / MEMFMT_E_CORRUPT. */
-int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq,
-                       struct memfmt_wire_event *ev);
+int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev);
 
 #endif

@@ -69,9 +69,7 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
             put_u(o, r->u.module.segments[i].flags);
         }
         break;
-    case MEMFMT_REC_UNMODULE:
-        put_u(o, r->u.unmodule.id);
-        break;
+    case MEMFMT_REC_UNMODULE: put_u(o, r->u.unmodule.id); break;
     case MEMFMT_REC_THREAD:
         put_u(o, r->u.thread.index);
         put_u(o, r->u.thread.tid);
@@ -80,12 +78,8 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.node.parent);
         put_u(o, r->u.node.ip);
         break;
-    case MEMFMT_REC_TIME:
-        put_u(o, r->u.time.ms);
-        break;
-    case MEMFMT_REC_RSS:
-        put_u(o, r->u.rss.bytes);
-        break;
+    case MEMFMT_REC_TIME: put_u(o, r->u.time.ms); break;
+    case MEMFMT_REC_RSS: put_u(o, r->u.rss.bytes); break;
     case MEMFMT_REC_END:
         put_u(o, r->u.end.how);
         put_u(o, zigzag(r->u.end.value));
@@ -100,8 +94,7 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.counts.calls);
         put_u(o, r->u.counts.bytes);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -208,9 +201,7 @@ static void get_payload(struct in *in, struct memfmt_record *r)
             r->u.module.segments[i].flags = get_u32(in);
         }
         break;
-    case MEMFMT_REC_UNMODULE:
-        r->u.unmodule.id = get_u32(in);
-        break;
+    case MEMFMT_REC_UNMODULE: r->u.unmodule.id = get_u32(in); break;
     case MEMFMT_REC_THREAD:
         r->u.thread.index = get_u32(in);
         r->u.thread.tid = get_u32(in);
@@ -222,12 +213,8 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.node.parent = get_u32(in);
         r->u.node.ip = get_u(in);
         break;
-    case MEMFMT_REC_TIME:
-        r->u.time.ms = get_u(in);
-        break;
-    case MEMFMT_REC_RSS:
-        r->u.rss.bytes = get_u(in);
-        break;
+    case MEMFMT_REC_TIME: r->u.time.ms = get_u(in); break;
+    case MEMFMT_REC_RSS: r->u.rss.bytes = get_u(in); break;
     case MEMFMT_REC_END:
         r->u.end.how = get_u32(in);
         r->u.end.value = (int32_t)unzigzag(get_u(in));
@@ -245,8 +232,7 @@ static void get_payload(struct in *in, struct memfmt_record *r)
             in->rc = MEMFMT_E_CORRUPT;
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

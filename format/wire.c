@@ -25,8 +25,7 @@ static inline int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev
     return 0;
 }
 
-int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq,
-                       struct memfmt_wire_event *ev)
+int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev)
 {
     const uint8_t *p = *pp;
     if (p >= end) {
@@ -37,11 +36,8 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     int rc = 0;
     switch (ev->tag) {
     case MEMFMT_W_HELLO:
-    case MEMFMT_W_LOST:
-        rc = get(&p, end, &ev->a);
-        break;
-    case MEMFMT_W_BYE:
-        break;
+    case MEMFMT_W_LOST: rc = get(&p, end, &ev->a); break;
+    case MEMFMT_W_BYE: break;
     case MEMFMT_W_NODE:
     case MEMFMT_W_COUNTS:
         rc = get(&p, end, &ev->a);
@@ -120,8 +116,7 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
             p += v;
         }
         break;
-    default:
-        return MEMFMT_E_CORRUPT;
+    default: return MEMFMT_E_CORRUPT;
     }
     if (rc < 0) {
         return rc == MEMFMT_E_TRUNCATED ? MEMFMT_E_CORRUPT : rc;

@@ -25,17 +25,17 @@
 #include <unistd.h>
 
 struct tbuf {
-    pthread_mutex_t lock;    /* zeroed memory is an unlocked default mutex */
+    pthread_mutex_t lock; /* zeroed memory is an unlocked default mutex */
     uint32_t stream;
     pid_t tid;
-    int orphan;              /* created after the thread's exit destructor */
-    uint64_t prev_seq;       /* delta base of the current batch */
+    int orphan; /* created after the thread's exit destructor */
+    uint64_t prev_seq; /* delta base of the current batch */
     uint32_t tree_gen;
     atomic_uint_fast64_t calls, bytes; /* sampling: every allocation, counted exactly */
-    size_t len;              /* bytes used in data, header included */
+    size_t len; /* bytes used in data, header included */
     struct tracetree tree;
     struct unwind_ctx unwind;
-    struct tbuf *next;       /* registry */
+    struct tbuf *next; /* registry */
     uint8_t data[MEMFMT_WIRE_BATCH];
 };
 
@@ -47,12 +47,12 @@ HIDDEN atomic_int rec_enabled;
 static int pipe_fd = -1;
 static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
-static atomic_int direct;        /* after exit started: flush after every event */
-static atomic_uint tree_gen;     /* bumped when a module goes away: trees restart */
+static atomic_int direct; /* after exit started: flush after every event */
+static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tbuf *registry;
 static pthread_key_t exit_key;
-static struct tbuf service_buf;  /* stream 0: SYNC and service records */
+static struct tbuf service_buf; /* stream 0: SYNC and service records */
 
 /* ---- locks ---- */
 
@@ -159,7 +159,6 @@ static void put_seq(struct tbuf *b, uint64_t s)
 }
 
 /* ---- thread buffers ---- */
-
 
 static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
 {
@@ -307,7 +306,8 @@ static int sampled(void *p, size_t size)
         tstate.buf = b;
     }
     atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1, memory_order_relaxed);
-    atomic_store_explicit(&b->bytes, atomic_load_explicit(&b->bytes, memory_order_relaxed) + size, memory_order_relaxed);
+    atomic_store_explicit(&b->bytes, atomic_load_explicit(&b->bytes, memory_order_relaxed) + size,
+                          memory_order_relaxed);
     return sample_hit(size) && sample_add(p);
 }
 

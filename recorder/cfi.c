@@ -20,8 +20,8 @@
 #define REG_RA 16
 
 enum rule_flags {
-    RULE_VALID = 1 << 0,   /* a usable rule */
-    RULE_END = 1 << 1,     /* the return address is undefined: outermost frame */
+    RULE_VALID = 1 << 0, /* a usable rule */
+    RULE_END = 1 << 1, /* the return address is undefined: outermost frame */
     RULE_RBP_SAVED = 1 << 2,
     RULE_CFA_RBP = 1 << 7,
 };
@@ -133,7 +133,7 @@ struct cie {
     int64_t data_align;
     uint8_t fde_enc;
     int signal_frame;
-    int has_aug_data;     /* 'z': FDEs carry an augmentation length */
+    int has_aug_data; /* 'z': FDEs carry an augmentation length */
     const uint8_t *insns, *insns_end;
 };
 
@@ -161,9 +161,7 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
         uint64_t reg, delta = 0;
         int64_t off;
         switch (op >> 6) {
-        case 1:
-            delta = (uint64_t)(op & 0x3f) * c->code_align;
-            break;
+        case 1: delta = (uint64_t)(op & 0x3f) * c->code_align; break;
         case 2:
             reg = op & 0x3f;
             saved_at(st, reg, (int64_t)uleb(r) * c->data_align);
@@ -175,28 +173,20 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
                 st->rbp_off = init->rbp_off;
             }
             continue;
-        default:
-            break;
+        default: break;
         }
         if (op >> 6 == 0) {
             switch (op) {
-            case 0x00: /* nop */
-                continue;
+            case 0x00: /* nop */ continue;
             case 0x01: /* set_loc */
                 loc = encoded(r, c->fde_enc, 0);
                 if (loc > pc) {
                     return 0;
                 }
                 continue;
-            case 0x02:
-                delta = fixed(r, 1) * c->code_align;
-                break;
-            case 0x03:
-                delta = fixed(r, 2) * c->code_align;
-                break;
-            case 0x04:
-                delta = fixed(r, 4) * c->code_align;
-                break;
+            case 0x02: delta = fixed(r, 1) * c->code_align; break;
+            case 0x03: delta = fixed(r, 2) * c->code_align; break;
+            case 0x04: delta = fixed(r, 4) * c->code_align; break;
             case 0x05: /* offset_extended */
             case 0x11: /* offset_extended_sf */
                 reg = uleb(r);
@@ -238,19 +228,13 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
                 st->cfa_reg = (int)uleb(r);
                 st->cfa_off = (int64_t)uleb(r);
                 continue;
-            case 0x0d: /* def_cfa_register */
-                st->cfa_reg = (int)uleb(r);
-                continue;
-            case 0x0e: /* def_cfa_offset */
-                st->cfa_off = (int64_t)uleb(r);
-                continue;
+            case 0x0d: /* def_cfa_register */ st->cfa_reg = (int)uleb(r); continue;
+            case 0x0e: /* def_cfa_offset */ st->cfa_off = (int64_t)uleb(r); continue;
             case 0x12: /* def_cfa_sf */
                 st->cfa_reg = (int)uleb(r);
                 st->cfa_off = sleb(r) * c->data_align;
                 continue;
-            case 0x13: /* def_cfa_offset_sf */
-                st->cfa_off = sleb(r) * c->data_align;
-                continue;
+            case 0x13: /* def_cfa_offset_sf */ st->cfa_off = sleb(r) * c->data_align; continue;
             case 0x10: /* expression */
             case 0x16: /* val_expression */
                 reg = uleb(r);
@@ -268,11 +252,8 @@ static int run_cfa(struct reader *r, const struct cie *c, uint64_t loc, uint64_t
                     return -1; /* a rule this walker does not model */
                 }
                 continue;
-            case 0x2e: /* GNU_args_size */
-                uleb(r);
-                continue;
-            default: /* def_cfa_expression and anything else */
-                return -1;
+            case 0x2e: /* GNU_args_size */ uleb(r); continue;
+            default: /* def_cfa_expression and anything else */ return -1;
             }
         }
         loc += delta;
@@ -478,8 +459,8 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
  * that frame, with every stack cell that walk read beyond it unchanged,
  * would read the same cells and find the same frames: the previous result
  * is taken instead of walking on. The check is a few loads per frame. */
-static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, int pn, int j,
-                          struct walk_frame *cur, int cn, uint64_t *ips, int n, int max)
+static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, int pn, int j, struct walk_frame *cur,
+                          int cn, uint64_t *ips, int n, int max)
 {
     for (int k = j; k < pn; k++) {
         uint64_t v;

@@ -32,51 +32,46 @@
 #define RSS_EVERY_MS 10
 #define STOP_GRACE_MS 2000
 
-static volatile sig_atomic_t got_stop;   /* SIGINT/SIGTERM/SIGHUP count */
+static volatile sig_atomic_t got_stop; /* SIGINT/SIGTERM/SIGHUP count */
 static volatile sig_atomic_t got_chld;
 
 struct options {
     const char *output;
     int quiet;
     int level;
-    const char *max_depth;   /* passed to the recorder as MEMREC_MAX_DEPTH */
-    char sample_rate[32];    /* passed as MEMREC_SAMPLE_RATE; empty: record all */
+    const char *max_depth; /* passed to the recorder as MEMREC_MAX_DEPTH */
+    char sample_rate[32]; /* passed as MEMREC_SAMPLE_RATE; empty: record all */
     char **argv;
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
-            "\n"
-            "Runs PROGRAM and records every heap allocation with its call stack.\n"
-            "\n"
-            "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
-            "  -q, --quiet         print nothing at the end\n"
-            "  -l, --level N       zstd compression level (1-19, default 3)\n"
-            "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
-            "                      bytes allocated on average (suffixes K, M, G); every call\n"
-            "                      and byte is still counted, the rest is estimated\n"
-            "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
-            "                      keep their innermost and outermost frames and are marked\n"
-            "                      truncated\n"
-            "  -h, --help          show this help\n"
-            "  -V, --version       show the version\n"
-            "\n"
-            "Then: memprint FILE\n");
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
+               "\n"
+               "Runs PROGRAM and records every heap allocation with its call stack.\n"
+               "\n"
+               "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
+               "  -q, --quiet         print nothing at the end\n"
+               "  -l, --level N       zstd compression level (1-19, default 3)\n"
+               "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
+               "                      bytes allocated on average (suffixes K, M, G); every call\n"
+               "                      and byte is still counted, the rest is estimated\n"
+               "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
+               "                      keep their innermost and outermost frames and are marked\n"
+               "                      truncated\n"
+               "  -h, --help          show this help\n"
+               "  -V, --version       show the version\n"
+               "\n"
+               "Then: memprint FILE\n");
 }
 
 static void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},
-        {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},           {NULL, 0, NULL, 0},
     };
     o->level = 3;
     opterr = 0;
@@ -84,12 +79,8 @@ static void parse_args(int argc, char **argv, struct options *o)
     /* '+': stop at the program name, its options are its own. */
     while ((c = getopt_long(argc, argv, "+o:ql:d:s:hV", longs, NULL)) != -1) {
         switch (c) {
-        case 'o':
-            o->output = optarg;
-            break;
-        case 'q':
-            o->quiet = 1;
-            break;
+        case 'o': o->output = optarg; break;
+        case 'q': o->quiet = 1; break;
         case 'l': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -129,12 +120,8 @@ static void parse_args(int argc, char **argv, struct options *o)
             snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", v * mult);
             break;
         }
-        case 'h':
-            usage(stdout);
-            exit(0);
-        case 'V':
-            printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION);
-            exit(0);
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); exit(0);
         case '?':
         default:
             if (optopt) {
@@ -267,8 +254,8 @@ static uint64_t mono_ms(void)
 
 struct child {
     pid_t pid;
-    int go_fd;       /* parent writes one byte: exec now */
-    int err_fd;      /* child writes errno if exec fails */
+    int go_fd; /* parent writes one byte: exec now */
+    int err_fd; /* child writes errno if exec fails */
 };
 
 /* Put the pipe's write end on a high descriptor in the child, so that the
@@ -396,7 +383,7 @@ struct session {
     struct accounting *acct;
     struct merge *merge;
     uint64_t start_ms;
-    int status;           /* waitpid status once reaped */
+    int status; /* waitpid status once reaped */
     int reaped;
     int bad_batches;
 };
@@ -689,7 +676,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "memrec: recording stopped; the program is still running\n");
         }
         if (ms->lost_events || s.bad_batches) {
-            fprintf(stderr, "memrec: warning: %llu events lost\n", (unsigned long long)(ms->lost_events + (uint64_t)s.bad_batches));
+            fprintf(stderr, "memrec: warning: %llu events lost\n",
+                    (unsigned long long)(ms->lost_events + (uint64_t)s.bad_batches));
         }
         fprintf(stderr, "memrec: next: memprint %s\n", s.outname);
     }

@@ -17,33 +17,33 @@ struct qev {
     uint64_t seq;
     uint8_t type;
     uint32_t kind;
-    uint32_t trace;           /* file node id */
+    uint32_t trace; /* file node id */
     uint64_t size;
     uint64_t addr;
-    uint8_t *rec;             /* Q_RECORD: owned copy */
+    uint8_t *rec; /* Q_RECORD: owned copy */
     uint32_t rec_len;
-    int has_old;              /* Q_RALLOC: the free part found the old block */
+    int has_old; /* Q_RALLOC: the free part found the old block */
     uint32_t old_block;
 };
 
 struct stream {
     int used;
-    int active;               /* listed in merge.active */
-    int ended;                /* BYE seen: free the thread index once drained */
+    int active; /* listed in merge.active */
+    int ended; /* BYE seen: free the thread index once drained */
     uint64_t tid;
-    uint32_t thread;          /* file thread index */
-    uint32_t *nodes;          /* local node id -> file node id */
+    uint32_t thread; /* file thread index */
+    uint32_t *nodes; /* local node id -> file node id */
     size_t nnodes, nodes_cap;
-    struct qev *q;            /* pending events, [head, len) */
+    struct qev *q; /* pending events, [head, len) */
     size_t head, len, cap;
 };
 
 struct info_cell;
 
 struct block {
-    uint32_t info;            /* its (size, trace) */
-    uint32_t thread;          /* the thread that allocated it */
-    uint64_t serial;          /* the allocation event's number */
+    uint32_t info; /* its (size, trace) */
+    uint32_t thread; /* the thread that allocated it */
+    uint64_t serial; /* the allocation event's number */
 };
 
 /* Open-addressing hash map from a 64-bit key to a 64-bit value. Key 0 is
@@ -63,27 +63,27 @@ struct merge {
     uint64_t last_ms;
     struct stream *streams;
     size_t nstreams_cap;
-    struct map addr_block;    /* live block address -> index into blocks */
-    struct block *blocks;     /* what memrec knows of each live block */
+    struct map addr_block; /* live block address -> index into blocks */
+    struct block *blocks; /* what memrec knows of each live block */
     size_t nblocks, blocks_cap;
-    uint32_t *free_blocks;    /* unused entries of blocks */
+    uint32_t *free_blocks; /* unused entries of blocks */
     size_t nfree_blocks, free_blocks_cap;
-    uint64_t serial;          /* counts allocation events */
-    uint64_t *thread_last;    /* per thread index: serial of its latest event */
+    uint64_t serial; /* counts allocation events */
+    uint64_t *thread_last; /* per thread index: serial of its latest event */
     size_t thread_last_cap;
     struct info_cell *info_table; /* (size, trace) -> info id, see info_id() */
     size_t info_table_cap;
-    struct memfmt_info *infos;/* per info id */
+    struct memfmt_info *infos; /* per info id */
     size_t ninfos, infos_cap;
-    struct map node_ids;      /* hash(parent, ip) chain head -> see node_find */
+    struct map node_ids; /* hash(parent, ip) chain head -> see node_find */
     uint64_t *node_ip;
     uint32_t *node_parent;
     size_t nnodes, nodes_cap;
-    struct map tid_thread;    /* live tid -> thread index */
+    struct map tid_thread; /* live tid -> thread index */
     uint32_t next_thread;
-    uint32_t *free_threads;   /* indexes of threads that ended, for reuse */
+    uint32_t *free_threads; /* indexes of threads that ended, for reuse */
     size_t nfree_threads, free_threads_cap;
-    uint32_t *active;         /* streams with queued events or waiting to retire */
+    uint32_t *active; /* streams with queued events or waiting to retire */
     size_t nactive, active_cap;
     struct merge_stats st;
     int failed;
@@ -277,7 +277,7 @@ static int out(struct merge *m, const struct memfmt_record *r)
 struct info_cell {
     uint64_t size;
     uint32_t trace;
-    uint32_t id;   /* 0 = empty */
+    uint32_t id; /* 0 = empty */
 };
 
 static uint64_t pair_hash(uint64_t size, uint32_t trace)
@@ -680,9 +680,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             s->nodes[s->nnodes++] = id;
             continue;
         }
-        case MEMFMT_W_LOST:
-            m->st.lost_events += ev.a;
-            continue;
+        case MEMFMT_W_LOST: m->st.lost_events += ev.a; continue;
         case MEMFMT_W_COUNTS: {
             /* Cumulative per thread: order does not matter. */
             struct memfmt_record r = {.tag = MEMFMT_REC_COUNTS};
@@ -744,8 +742,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             memcpy(q.rec, ev.rec, ev.rec_len);
             q.rec_len = ev.rec_len;
             break;
-        default:
-            return MEMFMT_E_CORRUPT;
+        default: return MEMFMT_E_CORRUPT;
         }
         m->st.events++;
         push(m, s, &q);

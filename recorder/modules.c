@@ -19,12 +19,12 @@
 
 struct known {
     uintptr_t bias;
-    const void *phdr;        /* identifies one mapping of one object */
+    const void *phdr; /* identifies one mapping of one object */
     uint32_t id;
     int seen;
 };
 
-static struct known *known;  /* mmap'd table */
+static struct known *known; /* mmap'd table */
 static int nknown;
 static uint32_t next_id = 1;
 static unsigned long long last_adds, last_subs;

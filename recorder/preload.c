@@ -141,7 +141,8 @@ static void *realloc_from_pool(void *old, size_t size)
     return p;
 }
 
-static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, void *old, size_t size, size_t n, int is_array)
+static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, void *old, size_t size, size_t n,
+                                                              int is_array)
 {
     if (!have_real()) {
         void *p = resolve_pool_alloc(size, 16);
@@ -158,7 +159,8 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
          * block (if sampled) are recorded apart; the call is counted once. */
-        void *p = is_array && real.reallocarray ? real.reallocarray(old, n, size / (n ? n : 1)) : real.realloc(old, size);
+        void *p =
+            is_array && real.reallocarray ? real.reallocarray(old, n, size / (n ? n : 1)) : real.realloc(old, size);
         int saved = errno;
         if (old && (p || size == 0)) {
             buffer_free(kind, old);
@@ -232,18 +234,10 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
     }
     int rec = enter();
     switch (kind) {
-    case MEMFMT_K_ALIGNED_ALLOC:
-        p = real.aligned_alloc ? real.aligned_alloc(align, size) : NULL;
-        break;
-    case MEMFMT_K_MEMALIGN:
-        p = real.memalign ? real.memalign(align, size) : NULL;
-        break;
-    case MEMFMT_K_VALLOC:
-        p = real.valloc ? real.valloc(size) : NULL;
-        break;
-    default:
-        p = real.pvalloc ? real.pvalloc(size) : NULL;
-        break;
+    case MEMFMT_K_ALIGNED_ALLOC: p = real.aligned_alloc ? real.aligned_alloc(align, size) : NULL; break;
+    case MEMFMT_K_MEMALIGN: p = real.memalign ? real.memalign(align, size) : NULL; break;
+    case MEMFMT_K_VALLOC: p = real.valloc ? real.valloc(size) : NULL; break;
+    default: p = real.pvalloc ? real.pvalloc(size) : NULL; break;
     }
     int have = kind == MEMFMT_K_ALIGNED_ALLOC ? real.aligned_alloc != NULL
                : kind == MEMFMT_K_MEMALIGN    ? real.memalign != NULL
@@ -289,23 +283,50 @@ EXPORT void *pvalloc(size_t size)
  * are called rather than malloc so that the new-handler loop, bad_alloc and
  * a replacement allocator (tcmalloc's operator new) all keep working. */
 enum next_op {
-    OP_NEW, OP_NEW_ARR, OP_NEW_NT, OP_NEW_ARR_NT,
-    OP_NEW_AL, OP_NEW_ARR_AL, OP_NEW_AL_NT, OP_NEW_ARR_AL_NT,
-    OP_DEL, OP_DEL_ARR, OP_DEL_SZ, OP_DEL_ARR_SZ,
-    OP_DEL_AL, OP_DEL_ARR_AL, OP_DEL_SZ_AL, OP_DEL_ARR_SZ_AL,
-    OP_DEL_NT, OP_DEL_ARR_NT, OP_DEL_AL_NT, OP_DEL_ARR_AL_NT,
+    OP_NEW,
+    OP_NEW_ARR,
+    OP_NEW_NT,
+    OP_NEW_ARR_NT,
+    OP_NEW_AL,
+    OP_NEW_ARR_AL,
+    OP_NEW_AL_NT,
+    OP_NEW_ARR_AL_NT,
+    OP_DEL,
+    OP_DEL_ARR,
+    OP_DEL_SZ,
+    OP_DEL_ARR_SZ,
+    OP_DEL_AL,
+    OP_DEL_ARR_AL,
+    OP_DEL_SZ_AL,
+    OP_DEL_ARR_SZ_AL,
+    OP_DEL_NT,
+    OP_DEL_ARR_NT,
+    OP_DEL_AL_NT,
+    OP_DEL_ARR_AL_NT,
     OP_COUNT
 };
 
 static const char *const op_names[OP_COUNT] = {
-    "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t",
-    "_ZnwmSt11align_val_t", "_ZnamSt11align_val_t",
-    "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
-    "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
-    "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t",
-    "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
-    "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t",
-    "_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
 };
 
 static void *_Atomic next_ops[OP_COUNT];
@@ -329,7 +350,8 @@ typedef void *(*new_nt_fn)(size_t, const void *);
 typedef void *(*new_al_fn)(size_t, size_t);
 typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 
-static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align, const void *nt)
+static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align,
+                                                              const void *nt)
 {
     int rec __attribute__((cleanup(leave_cleanup))) = enter();
     void *f = next_op(op);
@@ -409,8 +431,8 @@ typedef void (*del_al_nt_fn)(void *, size_t, const void *);
 /* `shape` says which extra arguments the next delete takes. */
 enum del_shape { DS_PLAIN, DS_ONE, DS_TWO, DS_NT, DS_AL_NT };
 
-static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind, void *p,
-                          size_t a, size_t b, const void *nt)
+static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind,
+                                                                void *p, size_t a, size_t b, const void *nt)
 {
     if (!p) {
         return;
@@ -430,21 +452,11 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
         return;
     }
     switch (shape) {
-    case DS_PLAIN:
-        ((del_fn)f)(p);
-        break;
-    case DS_ONE:
-        ((del_x_fn)f)(p, a);
-        break;
-    case DS_TWO:
-        ((del_xy_fn)f)(p, a, b);
-        break;
-    case DS_NT:
-        ((del_nt_fn)f)(p, nt);
-        break;
-    case DS_AL_NT:
-        ((del_al_nt_fn)f)(p, a, nt);
-        break;
+    case DS_PLAIN: ((del_fn)f)(p); break;
+    case DS_ONE: ((del_x_fn)f)(p, a); break;
+    case DS_TWO: ((del_xy_fn)f)(p, a, b); break;
+    case DS_NT: ((del_nt_fn)f)(p, nt); break;
+    case DS_AL_NT: ((del_al_nt_fn)f)(p, a, nt); break;
     }
 }
 

@@ -50,13 +50,13 @@ HIDDEN void *resolve_next(const char *name);
 struct tbuf;
 
 struct thread_state {
-    int in_hook;          /* inside the recorder on this thread: nested calls pass through */
-    struct tbuf *buf;     /* this thread's event buffer, NULL until its first event */
-    int exited;           /* thread-exit destructor ran */
-    void *frame;          /* frame of the interposed function being recorded */
-    int64_t sample_left;  /* sampling: bytes until the next sample */
-    uint64_t rng;         /* sampling: random state, 0 until first used */
-    pid_t tid;            /* gettid(), 0 until first asked */
+    int in_hook; /* inside the recorder on this thread: nested calls pass through */
+    struct tbuf *buf; /* this thread's event buffer, NULL until its first event */
+    int exited; /* thread-exit destructor ran */
+    void *frame; /* frame of the interposed function being recorded */
+    int64_t sample_left; /* sampling: bytes until the next sample */
+    uint64_t rng; /* sampling: random state, 0 until first used */
+    pid_t tid; /* gettid(), 0 until first asked */
 };
 
 /** This thread's kernel id, asked once. */
@@ -67,14 +67,14 @@ HIDDEN extern __thread struct thread_state tstate __attribute__((tls_model("init
 /* ---- options.c ---- */
 
 struct rec_options {
-    int max_depth;        /* frames kept per stack */
-    int verbose;          /* MEMREC_VERBOSE */
-    int freeres;          /* free the C++ runtime's one-time pool at exit */
-    int flush_ms;         /* service thread period */
-    int fast_unwind;      /* use cfi.c before libunwind */
-    int check_unwind;     /* compare cfi.c with libunwind on every stack */
-    int sample_rate;      /* 0: record everything; else mean bytes between sampled allocations */
-    int sample_seed;      /* 0: a different sample every run */
+    int max_depth; /* frames kept per stack */
+    int verbose; /* MEMREC_VERBOSE */
+    int freeres; /* free the C++ runtime's one-time pool at exit */
+    int flush_ms; /* service thread period */
+    int fast_unwind; /* use cfi.c before libunwind */
+    int check_unwind; /* compare cfi.c with libunwind on every stack */
+    int sample_rate; /* 0: record everything; else mean bytes between sampled allocations */
+    int sample_seed; /* 0: a different sample every run */
 };
 
 HIDDEN extern struct rec_options opts;
@@ -99,9 +99,9 @@ HIDDEN void log_msg(const char *msg, const char *detail);
 HIDDEN void unwind_init(void);
 /* Per-thread unwinding state: the rule cache and the top of the stack. */
 struct unwind_ctx {
-    struct cfi_cache *cache;  /* NULL: use libunwind only */
+    struct cfi_cache *cache; /* NULL: use libunwind only */
     uintptr_t stack_hi;
-    uint64_t fallbacks;       /* stacks the fast walker handed to libunwind */
+    uint64_t fallbacks; /* stacks the fast walker handed to libunwind */
 };
 
 /** Prepare `u` for the calling thread (maps its cache). */
@@ -124,22 +124,22 @@ HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t
  * cfa_off; the return address and (if saved) rbp are at CFA offsets.
  * 16 bytes, so the per-thread cache stays within the L1 data cache. */
 struct cfi_rule {
-    uint64_t pc;          /* the key; 0 = empty */
+    uint64_t pc; /* the key; 0 = empty */
     int32_t cfa_off;
     int16_t rbp_off;
     int8_t ra_off;
-    uint8_t flags;        /* enum rule_flags in cfi.c; bit 7: CFA is rbp-based */
+    uint8_t flags; /* enum rule_flags in cfi.c; bit 7: CFA is rbp-based */
 };
 
 /* One frame of a walk, as the next walk checks it (see cfi.c). */
 struct walk_frame {
-    uint64_t rsp, rbp, pc;    /* registers on reaching the frame; pc is the lookup address */
-    uint64_t ra_at, ra;       /* the cell read for the return address, and its value */
+    uint64_t rsp, rbp, pc; /* registers on reaching the frame; pc is the lookup address */
+    uint64_t ra_at, ra; /* the cell read for the return address, and its value */
     uint64_t rbp_at, rbp_val; /* the cell read for the saved rbp (0: none) */
-    uint64_t ip;              /* the address recorded for the frame, 0 if skipped */
-    uint64_t hash;            /* stack hash of the recorded addresses from the outermost to here */
-    uint8_t cfa_rbp;          /* the frame's CFA rule reads rbp */
-    uint8_t needs_rbp;        /* the walk from here on depends on the incoming rbp */
+    uint64_t ip; /* the address recorded for the frame, 0 if skipped */
+    uint64_t hash; /* stack hash of the recorded addresses from the outermost to here */
+    uint8_t cfa_rbp; /* the frame's CFA rule reads rbp */
+    uint8_t needs_rbp; /* the walk from here on depends on the incoming rbp */
 };
 
 /* The hash of a stack, taken from the outermost frame inwards so that a
@@ -161,8 +161,8 @@ struct cfi_cache {
     struct walk_frame walk[2][CFI_WALK_MAX]; /* the previous walk and the current one */
     int walk_n[2];
     int walk_cur;
-    uint64_t last_hash;       /* stack hash of the latest complete walk */
-    uint64_t reused;          /* walks that took the previous one's outer part */
+    uint64_t last_hash; /* stack hash of the latest complete walk */
+    uint64_t reused; /* walks that took the previous one's outer part */
 };
 
 /** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
@@ -183,11 +183,11 @@ struct tracetree_hit {
 };
 
 struct tracetree {
-    uint64_t *keys_ip;    /* open addressing; 0 ip = empty */
+    uint64_t *keys_ip; /* open addressing; 0 ip = empty */
     uint32_t *keys_parent;
     uint32_t *ids;
-    uint32_t cap;         /* power of two */
-    uint32_t count;       /* nodes so far; ids are 1..count */
+    uint32_t cap; /* power of two */
+    uint32_t count; /* nodes so far; ids are 1..count */
     size_t map_bytes;
     struct tracetree_hit *cache; /* TRACETREE_CACHE entries, mmap'd on first use */
 };
@@ -198,8 +198,8 @@ typedef void (*tracetree_emit_fn)(void *ctx, uint32_t parent, uint64_t ip);
 /** Insert the path of `ips` (innermost first), whose stack hash is `hash`,
  * and return the leaf id. New nodes are reported through `emit`, parents
  * first. Returns 0 if the tree cannot grow (mmap failed). */
-HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash,
-                                 tracetree_emit_fn emit, void *ctx);
+HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash, tracetree_emit_fn emit,
+                                 void *ctx);
 /** Unmap the tree's memory and reset it to empty. */
 HIDDEN void tracetree_release(struct tracetree *t);
 

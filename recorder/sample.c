@@ -12,7 +12,6 @@
 #define SET_BUCKETS (1u << 16)
 #define SET_WAYS 8 /* one cache line per bucket */
 
-
 static _Atomic uint64_t (*set)[SET_WAYS];
 
 /* Most frees are of blocks never sampled. A 32 KiB table of counters (how

@@ -47,8 +47,8 @@ static int grow(struct tracetree *t)
 
 static uint32_t insert_path(struct tracetree *t, const uint64_t *ips, int n, tracetree_emit_fn emit, void *ctx);
 
-uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash,
-                          tracetree_emit_fn emit, void *ctx)
+uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash, tracetree_emit_fn emit,
+                          void *ctx)
 {
     /* Most stacks repeat: one probe of the whole-stack cache instead of
      * one per frame. */

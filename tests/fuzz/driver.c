@@ -138,8 +138,9 @@ static int run_path(const char *path)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE|DIR...\n"
-                        "Runs the fuzz target on every file given or found under the directories given.\n",
+        fprintf(stderr,
+                "usage: %s FILE|DIR...\n"
+                "Runs the fuzz target on every file given or found under the directories given.\n",
                 argv[0]);
         return 2;
     }

@@ -54,8 +54,7 @@ static unsigned check_fields(const struct memfmt_record *rec, const uint8_t *lo,
         sum += inside(rec->u.module.build_id, rec->u.module.build_id_len, lo, hi);
         contract(rec->u.module.nsegments <= MEMFMT_MAX_SEGMENTS, "a module has at most MEMFMT_MAX_SEGMENTS segments");
         break;
-    default:
-        break;
+    default: break;
     }
     return sum;
 }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: every aligned allocation form of glibc, some freed, some
  * leaked. Single-threaded, no stdio, exit 0 (1 if a call misbehaves).

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: blocks freed after main returns must count as freed, not
  * leaked. Single-threaded, no stdio, exit 0.

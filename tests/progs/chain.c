@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: malloc/calloc/realloc/reallocarray chains with figures
  * known by construction. Single-threaded, no stdio, exit 0 (1 only if a

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: C++ allocation operators, each called a known number of
  * times with raw new/delete (no containers, no iostream: they allocate on

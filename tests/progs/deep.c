@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: one allocation at the bottom of a 300-frame recursion,
  * deeper than memrec's default depth limit (256 frames), and one at depth

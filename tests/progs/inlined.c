@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: the malloc call sits in an always_inline function, so
  * with -O2 -g the report must show an inlined frame with its own file:line.

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: allocates nothing at all, directly or through libc (no
  * stdio, no environment look-ups that could allocate). Exit 0.

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program for sampling mode: two call sites with a known share of
  * the bytes. site_a makes 300,000 allocations of 1000 bytes, site_b

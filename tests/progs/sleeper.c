@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program for Ctrl+C: allocates 3 blocks (10001, 20002, 30003
  * bytes), frees the second, writes "ready\n" to stdout, then waits for a

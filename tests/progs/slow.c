@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: allocates steadily for a while, so that its recording
  * spans many of memrec's flushes and can be cut short, interrupted, or end

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 // Declarations shared by test_symbolize and its helper programs (symtest_*.c, symtest_cxx.cpp).
 // Each helper returns a return address taken at a known source line so the test can check it.
 #ifndef MEMREC_SYMTEST_H

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 // C++ helper for test_symbolize: a namespaced class whose static member function inlines a member
 // function, so the test can check demangled, fully qualified names of real and inlined frames.
 #include "symtest.h"

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 // Shared library for test_symbolize, linked with its first segment at 0x10000000 (p_vaddr != 0,
 // like a prelinked library), so the load bias differs from the load address when it is moved.
 #include "symtest.h"

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 // Shared library for test_symbolize: one exported and one static function, each returning a return
 // address at a known line. The build also makes stripped and debuglink copies of this library.
 #include "symtest.h"

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 // Helper for test_symbolize: hands its caller the address it will return to. Kept in its own
 // translation unit so the compiler cannot see through the call at the call sites.
 #include "symtest.h"

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: temporaries interleaved with non-temporaries. A block is
  * temporary when the thread's very next allocation event (allocation or

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 /*
  * Target program: 4 worker threads, each making exactly 5 allocations of
  * sizes that name the thread (i = 0..3), in an order fixed by barriers,

@@ -49,7 +49,7 @@ int main(void)
     feed(a, alloc(50, 2));
     feed(a, free_rec(50, 2, 1));
     feed(a, alloc(1000, 2));
-    feed(a, alloc(7, 3));             /* peak: 1107 */
+    feed(a, alloc(7, 3)); /* peak: 1107 */
     feed(a, free_rec(1000, 2, 1));
     feed(a, alloc(10, 1));
     feed(a, realloc_rec(10, 1, 1, 20, 1));

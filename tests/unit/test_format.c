@@ -70,7 +70,8 @@ static void test_records(void)
     a.u.module.segments[1] = (struct memfmt_segment){0x1000, 0x5000, 5};
     CHECK(roundtrip(&a, &b) == 0);
     CHECK_EQ(b.u.module.bias, 0x7f0000000000ull);
-    CHECK(b.u.module.path_len == a.u.module.path_len && memcmp(b.u.module.path, a.u.module.path, a.u.module.path_len) == 0);
+    CHECK(b.u.module.path_len == a.u.module.path_len &&
+          memcmp(b.u.module.path, a.u.module.path, a.u.module.path_len) == 0);
     CHECK(b.u.module.build_id_len == 20 && memcmp(b.u.module.build_id, bid, 20) == 0);
     CHECK_EQ(b.u.module.nsegments, 2);
     CHECK_EQ(b.u.module.segments[1].memsz, 0x5000);
@@ -188,16 +189,37 @@ static void test_bad_files(void)
 static void test_events(void)
 {
     struct memfmt_record in[] = {
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_MALLOC, .size = 10001, .trace = 3, .info = 1}},
+        {.tag = MEMFMT_REC_ALLOC,
+         .u.alloc = {.thread = 1, .kind = MEMFMT_K_MALLOC, .size = 10001, .trace = 3, .info = 1}},
         {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW, .size = 20002, .trace = 4, .info = 2}},
-        {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 1, .kind = MEMFMT_K_FREE, .size = 10001, .trace = 3, .info = 1, .temporary = 1}},
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_CALLOC, .size = 10001, .trace = 3, .info = 1}},
-        {.tag = MEMFMT_REC_REALLOC, .u.alloc = {.thread = 1, .kind = MEMFMT_K_REALLOC, .size = 50, .trace = 5, .info = 3,
-                                                .old_size = 10001, .old_trace = 3, .old_info = 1, .old_temporary = 1}},
-        {.tag = MEMFMT_REC_REALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_REALLOC, .size = 50, .trace = 5, .info = 3,
-                                                .old_size = 20002, .old_trace = 4, .old_info = 2, .old_temporary = 0}},
-        {.tag = MEMFMT_REC_FREE, .u.free = {.thread = 1, .kind = MEMFMT_K_DELETE, .size = 50, .trace = 5, .info = 3, .temporary = 0}},
-        {.tag = MEMFMT_REC_ALLOC, .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW_ARRAY, .size = 1ull << 40, .trace = 70000, .info = 4}},
+        {.tag = MEMFMT_REC_FREE,
+         .u.free = {.thread = 1, .kind = MEMFMT_K_FREE, .size = 10001, .trace = 3, .info = 1, .temporary = 1}},
+        {.tag = MEMFMT_REC_ALLOC,
+         .u.alloc = {.thread = 1, .kind = MEMFMT_K_CALLOC, .size = 10001, .trace = 3, .info = 1}},
+        {.tag = MEMFMT_REC_REALLOC,
+         .u.alloc = {.thread = 1,
+                     .kind = MEMFMT_K_REALLOC,
+                     .size = 50,
+                     .trace = 5,
+                     .info = 3,
+                     .old_size = 10001,
+                     .old_trace = 3,
+                     .old_info = 1,
+                     .old_temporary = 1}},
+        {.tag = MEMFMT_REC_REALLOC,
+         .u.alloc = {.thread = 2,
+                     .kind = MEMFMT_K_REALLOC,
+                     .size = 50,
+                     .trace = 5,
+                     .info = 3,
+                     .old_size = 20002,
+                     .old_trace = 4,
+                     .old_info = 2,
+                     .old_temporary = 0}},
+        {.tag = MEMFMT_REC_FREE,
+         .u.free = {.thread = 1, .kind = MEMFMT_K_DELETE, .size = 50, .trace = 5, .info = 3, .temporary = 0}},
+        {.tag = MEMFMT_REC_ALLOC,
+         .u.alloc = {.thread = 2, .kind = MEMFMT_K_NEW_ARRAY, .size = 1ull << 40, .trace = 70000, .info = 4}},
     };
     enum { N = sizeof in / sizeof in[0] };
     int fd = temp_fd();

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+// clang-format off
+// (line numbers in this file are test expectations)
 // Unit test for analyzer/symbolize.c against real compiled code: this binary, its C++ helper and
 // libsymtest_lib.so (plus stripped and separate-debug copies), located the way the recorder does.
 #define _GNU_SOURCE
