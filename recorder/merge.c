@@ -44,6 +44,8 @@ struct block {
     uint32_t info; /* its (size, trace) */
     uint32_t thread; /* the thread that allocated it */
     uint64_t serial; /* the allocation event's number */
+    uint64_t size; /* copies of the pair: a free needs no look-up */
+    uint32_t trace;
 };
 
 /* Open-addressing hash map from a 64-bit key to a 64-bit value. Key 0 is
@@ -343,7 +345,7 @@ static uint64_t *last_of(struct merge *m, uint32_t thread)
     return &m->thread_last[thread];
 }
 
-static uint32_t block_new(struct merge *m, uint64_t addr, uint32_t info, uint32_t thread)
+static uint32_t block_new(struct merge *m, uint64_t addr, uint32_t info, uint64_t size, uint32_t trace, uint32_t thread)
 {
     uint32_t b;
     if (m->nfree_blocks) {
@@ -355,6 +357,8 @@ static uint32_t block_new(struct merge *m, uint64_t addr, uint32_t info, uint32_
         b = (uint32_t)m->nblocks++;
     }
     m->blocks[b].info = info;
+    m->blocks[b].size = size;
+    m->blocks[b].trace = trace;
     m->blocks[b].thread = thread;
     m->blocks[b].serial = ++m->serial;
     *last_of(m, thread) = m->serial;
@@ -377,13 +381,15 @@ static int block_gone(struct merge *m, uint32_t b, uint32_t thread)
 
 static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint32_t b)
 {
-    struct memfmt_record r = {.tag = MEMFMT_REC_FREE};
-    uint32_t info = m->blocks[b].info;
+    /* Not zero-initialized: the record's union is large (module segments)
+     * and this runs for every free. */
+    struct memfmt_record r;
+    r.tag = MEMFMT_REC_FREE;
     r.u.free.thread = thread;
     r.u.free.kind = kind;
-    r.u.free.info = info;
-    r.u.free.size = m->infos[info].size;
-    r.u.free.trace = m->infos[info].trace;
+    r.u.free.info = m->blocks[b].info;
+    r.u.free.size = m->blocks[b].size;
+    r.u.free.trace = m->blocks[b].trace;
     r.u.free.temporary = block_gone(m, b, thread);
     return out(m, &r);
 }
@@ -408,14 +414,17 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
     switch (e->type) {
     case Q_ALLOC:
         rc = forget_stale(m, s->thread, e->addr);
-        memset(&r, 0, sizeof r);
         r.tag = MEMFMT_REC_ALLOC;
+        r.u.alloc.old_info = 0;
+        r.u.alloc.old_size = 0;
+        r.u.alloc.old_trace = 0;
+        r.u.alloc.old_temporary = 0;
         r.u.alloc.thread = s->thread;
         r.u.alloc.kind = e->kind;
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
         r.u.alloc.info = info_id(m, e->size, e->trace);
-        block_new(m, e->addr, r.u.alloc.info, s->thread);
+        block_new(m, e->addr, r.u.alloc.info, e->size, e->trace, s->thread);
         if (rc == 0) {
             rc = out(m, &r);
         }
@@ -438,24 +447,27 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         break;
     case Q_RALLOC:
         rc = forget_stale(m, s->thread, e->addr);
-        memset(&r, 0, sizeof r);
+        r.u.alloc.old_info = 0;
+        r.u.alloc.old_size = 0;
+        r.u.alloc.old_trace = 0;
+        r.u.alloc.old_temporary = 0;
         r.u.alloc.thread = s->thread;
         r.u.alloc.kind = e->kind;
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
         if (e->has_old) {
-            uint32_t old = m->blocks[e->old_block].info;
+            const struct block *old = &m->blocks[e->old_block];
             r.tag = MEMFMT_REC_REALLOC;
-            r.u.alloc.old_info = old;
-            r.u.alloc.old_size = m->infos[old].size;
-            r.u.alloc.old_trace = m->infos[old].trace;
+            r.u.alloc.old_info = old->info;
+            r.u.alloc.old_size = old->size;
+            r.u.alloc.old_trace = old->trace;
             r.u.alloc.old_temporary = block_gone(m, e->old_block, s->thread);
         } else {
             r.tag = MEMFMT_REC_ALLOC; /* the old block was unknown */
             m->st.unmatched_frees++;
         }
         r.u.alloc.info = info_id(m, e->size, e->trace);
-        block_new(m, e->addr, r.u.alloc.info, s->thread);
+        block_new(m, e->addr, r.u.alloc.info, e->size, e->trace, s->thread);
         if (rc == 0) {
             rc = out(m, &r);
         }
