@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 """bench/run.py: measures memrec against KDE heaptrack on the shared workloads
 (recording overhead, file size per allocation, analysis speed and memory) and
-prints one table of medians. Reads the build tree, writes only build/bench/ and
+memrec's sampling mode (overhead, accuracy of its per-site estimates), and
+prints two tables of medians. Reads the build tree, writes only build/bench/ and
 a temporary directory; never changes the sources. See bench/README.md."""
 import argparse
 import atexit
@@ -10,7 +11,9 @@ import ctypes
 import datetime
 import glob
 import json
+import math
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -49,6 +52,12 @@ TARGET_ADDED_MT = 1 / 5
 TARGET_BYTES = 1 / 2       # memrec bytes/alloc / heaptrack bytes/alloc
 TARGET_THROUGHPUT = 5.0    # memprint allocs/s / heaptrack_print allocs/s
 TARGET_PEAK = 1.0          # memprint peak RSS / heaptrack_print peak RSS
+# Targets of the sampling mode, defined at --sample-rate 512K.
+TARGET_SAMPLE_RATE = "512K"
+TARGET_SAMPLED_X = 1.10    # sampled wall / native wall
+TARGET_SAMPLED_ERR = 0.10  # worst |estimate - full| / full over the sites below
+SITE_SHARE = 0.01          # sites holding more than this share of allocated bytes
+JSON_ENTRIES = 100000      # memprint --json -n: entries per section (all of them)
 
 errors = []     # (what, command, detail): printed at the end, exit 1
 TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
@@ -238,19 +247,126 @@ def print_table(headers, rows):
 
 # ---- the benchmark ----
 
-def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order):
-    """One round of one workload: the three recording variants in the given
-    order, then the two analyzers (order alternating too). Returns the raw
-    numbers of this round; failures go to errors and leave None behind."""
+def memprint_json(tools, path, timeout, entries=None):
+    """memprint --json [-n entries] PATH, parsed. Returns (argv, json or None,
+    error text or None)."""
+    argv = [tools["memprint"], "--json"] + (["-n", str(entries)] if entries else []) + [path]
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+        if p.returncode != 0:
+            return argv, None, f"exit code {p.returncode}; stderr: {p.stderr.decode(errors='replace')[-800:]}"
+        return argv, json.loads(p.stdout), None
+    except (ValueError, OSError, subprocess.TimeoutExpired) as e:
+        return argv, None, str(e)
+
+
+OPERATOR = re.compile(r"operator\s*(<<=|>>=|<=>|<<|>>|<=|>=|->\*|->|<|>|\(\))")
+
+
+def short_function(name):
+    """A function name without template arguments and parameter lists."""
+    ops = []
+    name = OPERATOR.sub(lambda m: ops.append(m.group(0)) or "\0", name)  # keep operator<< etc.
+    out, depth = [], 0
+    for c in name:
+        if c in "<(":
+            depth += 1
+        elif c in ">)" and depth:
+            depth -= 1
+        elif not depth:
+            out.append(c)
+    out = re.sub(r"(\s*\b(const|volatile|noexcept)\b|\s*&+)+$", "", "".join(out).strip())
+    if "\0" not in out and "operator" not in out:
+        out = out.split()[-1] if out.split() else out  # drop a return type
+    for op in ops:
+        out = out.replace("\0", op, 1)
+    return out or "?"
+
+
+def site_label(frames):
+    """function:line of the innermost frame in the workload's own sources
+    (a file outside /usr with a line number), else of the innermost frame:
+    the innermost frames of C++ allocations are library templates."""
+    own = [f for f in frames if f.get("line") and f.get("file") and not f["file"].startswith("/usr/")]
+    f = (own or frames or [{}])[0]
+    return f"{short_function(f.get('function') or '?')}:{f.get('line') or '?'}"
+
+
+def site_table(j):
+    """most_allocated of a memprint --json report keyed by call stack: the
+    tuple of (function, file, line) of every frame -> [allocated_bytes, calls,
+    label]. Stacks that only differ in what the key leaves out are added up,
+    the same way in both recordings."""
+    sites = {}
+    for e in j["sections"]["most_allocated"]:
+        key = tuple((f.get("function"), f.get("file"), f.get("line")) for f in e["frames"])
+        cell = sites.setdefault(key, [0, 0, site_label(e["frames"])])
+        cell[0] += int(e["allocated_bytes"])
+        cell[1] += int(e.get("calls") or 0)
+    return sites
+
+
+def site_noise(nbytes, calls, rate):
+    """Expected relative standard deviation of the sampled estimate of a site
+    that allocated nbytes in calls calls of the mean size s: each call is
+    sampled with probability p = 1 - exp(-s/rate) and weighted 1/p, so the
+    estimate's variance is calls * s^2 * (1-p)/p; about sqrt(rate/nbytes)
+    for calls much smaller than rate."""
+    if not nbytes or not calls or not rate:
+        return None
+    x = nbytes / calls / rate
+    return math.sqrt(math.exp(-x) / (calls * -math.expm1(-x)))
+
+
+def accuracy(full, samp):
+    """Relative error of the sampled recording's per-stack estimates of
+    allocated bytes against the full recording's, for every stack holding
+    more than SITE_SHARE of the full recording's allocated bytes."""
+    total = int(full["allocated_bytes"])
+    rate = samp.get("sample_rate")
+    fs, ss = site_table(full), site_table(samp)
+    out = {"total_bytes": total, "sample_rate": rate, "sites": 0, "worst_err": None,
+           "worst_site": None, "worst_share": None, "worst_sigma": None, "max_sigma": None,
+           "stacks_full": len(fs), "stacks_sampled": len(ss),
+           "cut": any(len(j["sections"]["most_allocated"]) >= JSON_ENTRIES for j in (full, samp))}
+    worst = None
+    for key, (nbytes, calls, label) in fs.items():
+        if total <= 0 or nbytes <= SITE_SHARE * total:
+            continue
+        est = ss.get(key, [0, 0])[0]
+        err = (est - nbytes) / nbytes
+        sigma = site_noise(nbytes, calls, rate)
+        out["sites"] += 1
+        if sigma is not None and (out["max_sigma"] is None or sigma > out["max_sigma"]):
+            out["max_sigma"] = sigma
+        if worst is None or abs(err) > abs(worst[0]):
+            worst = (err, label, nbytes, sigma)
+    if worst:
+        err, label, nbytes, sigma = worst
+        out["worst_err"] = err
+        out["worst_site"] = label
+        out["worst_share"] = nbytes / total
+        out["worst_sigma"] = sigma
+    return out
+
+
+def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accuracy):
+    """One round of one workload: the four recording variants in the given
+    order, then the two analyzers (order alternating too); with want_accuracy
+    also the comparison of the sampled recording's per-site estimates with the
+    full recording. Returns the raw numbers of this round; failures go to
+    errors and leave None behind."""
     res = {"round": r}
     base = os.path.join(tmp, f"{w}.{r}")
     mr_file = base + ".mrec"
+    sp_file = base + ".sampled.mrec"
     ht_base = base + ".ht"
 
     variants = {
         "native": cmd,
         "memrec": [tools["memrec"], "-q", "-o", mr_file] + cmd,
         "heaptrack": [tools["heaptrack"], "-o", ht_base] + cmd if with_ht else None,
+        "sampled": [tools["memrec"], "-q", "--sample-rate", rate, "-o", sp_file] + cmd,
     }
     for v in order:
         argv = variants[v]
@@ -263,13 +379,14 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order):
             res[v] = None
             continue
         res[v] = m
-        if v == "memrec" and read_text(err).strip():
-            errors.append((f"{w} round {r}: memrec -q wrote to stderr", show(argv),
+        if v in ("memrec", "sampled") and read_text(err).strip():
+            errors.append((f"{w} round {r}: {v}: memrec -q wrote to stderr", show(argv),
                            read_text(err).strip()[-800:]))
         progress(f"  {w} r{r} {v:9s} wall {m['wall']:7.3f} s  cpu {m['cpu']:7.3f} s")
 
     # Sizes. heaptrack appends .zst (or .gz without zstd) to -o's name.
     res["mr_size"] = os.path.getsize(mr_file) if res.get("memrec") and os.path.exists(mr_file) else None
+    res["sp_size"] = os.path.getsize(sp_file) if res.get("sampled") and os.path.exists(sp_file) else None
     ht_file = None
     if res.get("heaptrack"):
         found = sorted(glob.glob(glob.escape(ht_base) + ".*"))
@@ -281,27 +398,50 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order):
             errors.append((f"{w} round {r}: heaptrack wrote no file", show(variants["heaptrack"]),
                            f"expected {ht_base}.zst or .gz"))
     res.setdefault("ht_size", None)
-    if res.get("memrec") and res["mr_size"] is None:
-        errors.append((f"{w} round {r}: memrec wrote no file", show(variants["memrec"]),
-                       f"expected {mr_file}"))
+    for v, f in (("memrec", mr_file), ("sampled", sp_file)):
+        if res.get(v) and not os.path.exists(f):
+            errors.append((f"{w} round {r}: {v}: memrec wrote no file", show(variants[v]), f"expected {f}"))
 
-    # Allocation count of this workload, from memrec's own recording.
+    # Allocation count of this workload, from memrec's own recording; the
+    # sampled recording's exact totals; in the accuracy round every stack.
     res["allocs"] = None
-    if res["mr_size"] is not None:
-        argv = [tools["memprint"], "--json", mr_file]
+    res["sp_exact"] = None
+    reports = {}
+    for v, f, size in (("memrec", mr_file, res["mr_size"]), ("sampled", sp_file, res["sp_size"])):
+        if size is None:
+            continue
+        argv, j, fail = memprint_json(tools, f, timeout, JSON_ENTRIES if want_accuracy else None)
         try:
-            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
-            if p.returncode != 0:
-                raise ValueError(f"exit code {p.returncode}; stderr: {p.stderr.decode(errors='replace')[-800:]}")
-            j = json.loads(p.stdout)
-            res["allocs"] = int(j["allocations"])
-            res["mr_summary"] = {k: j.get(k) for k in
-                                 ("allocations", "frees", "complete", "lost_events", "unmatched_frees", "end")}
-            if not j.get("complete", True) or j.get("lost_events"):
-                errors.append((f"{w} round {r}: recording incomplete", show(argv),
-                               f"complete={j.get('complete')} lost_events={j.get('lost_events')}"))
-        except (ValueError, KeyError, OSError, subprocess.TimeoutExpired) as e:
-            errors.append((f"{w} round {r}: memprint --json failed", show(argv), str(e)))
+            if fail:
+                raise ValueError(fail)
+            summary = {k: j.get(k) for k in ("allocations", "allocated_bytes", "frees", "complete",
+                                             "lost_events", "unmatched_frees", "end", "sampled", "sample_rate")}
+            int(j["allocations"]), int(j["allocated_bytes"]), j["sections"]["most_allocated"]
+        except (ValueError, KeyError, TypeError) as e:
+            errors.append((f"{w} round {r}: {v}: memprint --json failed", show(argv), str(e)))
+            continue
+        res["mr_summary" if v == "memrec" else "sp_summary"] = summary
+        reports[v] = j
+        if not j.get("complete", True) or j.get("lost_events"):
+            errors.append((f"{w} round {r}: {v}: recording incomplete", show(argv),
+                           f"complete={j.get('complete')} lost_events={j.get('lost_events')}"))
+        if (v == "sampled") != bool(j.get("sampled")):
+            errors.append((f"{w} round {r}: {v}: recording has \"sampled\": {json.dumps(j.get('sampled'))}",
+                           show(argv), "expected true for --sample-rate, false without"))
+    if "memrec" in reports:
+        res["allocs"] = int(reports["memrec"]["allocations"])
+    if "memrec" in reports and "sampled" in reports:
+        # Both runs are of the same deterministic workload: a sampled recording
+        # counts every call and byte, so its totals must be the full one's.
+        res["sp_exact"] = all(int(reports["memrec"][k]) == int(reports["sampled"][k])
+                              for k in ("allocations", "allocated_bytes"))
+        if want_accuracy:
+            try:
+                res["accuracy"] = accuracy(reports["memrec"], reports["sampled"])
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                errors.append((f"{w} round {r}: memprint --json: unexpected most_allocated entries",
+                               show([tools["memprint"], "--json", "-n", str(JSON_ENTRIES), mr_file]), repr(e)))
+    del reports  # the -n 100000 reports can be large
 
     # Analysis: memprint vs heaptrack_print, output to /dev/null.
     analyzers = []
@@ -338,6 +478,10 @@ def derive(res):
         d["added"] = ratio(d["mr_x"] - 1, d["ht_x"] - 1)
     d["mr_cpu_x"] = ratio(mr and mr["cpu"], n and n["cpu"])
     d["ht_cpu_x"] = ratio(ht and ht["cpu"], n and n["cpu"])
+    sp = res.get("sampled")
+    d["sp_x"] = ratio(sp and sp["wall"], n and n["wall"])
+    d["sp_cpu_x"] = ratio(sp and sp["cpu"], n and n["cpu"])
+    d["sp_bpa"] = ratio(res.get("sp_size"), a)
     d["mr_bpa"] = ratio(res.get("mr_size"), a)
     d["ht_bpa"] = ratio(res.get("ht_size"), a)
     d["bpa_ratio"] = ratio(res.get("mr_size"), res.get("ht_size"))
@@ -450,7 +594,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds before one run counts as hung (default 600)")
     ap.add_argument("--keep", action="store_true", help="keep the recordings and logs in the temporary directory")
     ap.add_argument("--raw", metavar="FILE", help="also write every round's raw numbers to FILE as JSON")
-    ap.add_argument("--no-heaptrack", action="store_true", help="run native and memrec only")
+    ap.add_argument("--no-heaptrack", action="store_true", help="run native, memrec and sampled only")
+    ap.add_argument("--sample-rate", metavar="BYTES", default=TARGET_SAMPLE_RATE,
+                    help=f"memrec --sample-rate of the sampled variant (default {TARGET_SAMPLE_RATE}, "
+                         "where its targets are defined)")
     args = ap.parse_args()
 
     build = os.path.abspath(args.build or os.environ.get("MEMREC_BUILD_DIR") or os.path.join(REPO, "build"))
@@ -474,10 +621,19 @@ def main():
     if not args.keep:
         atexit.register(shutil.rmtree, tmp, True)
     tools = snapshot_tools(build, os.path.join(tmp, "tools"))
+    # Let memrec itself judge the rate now rather than after the first workload.
+    argv = [tools["memrec"], "-q", "--sample-rate", args.sample_rate, "-o", os.path.join(tmp, "rate.mrec"), "true"]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        die(f"--sample-rate {args.sample_rate}: {p.stdout.decode(errors='replace').strip() or 'memrec failed'}",
+            2 if p.returncode == 2 else 1)
     notes = []
+    if args.sample_rate != TARGET_SAMPLE_RATE:
+        notes.append(f"sampled at --sample-rate {args.sample_rate}: the sampling targets are defined "
+                     f"at {TARGET_SAMPLE_RATE}")
     with_ht = False
     if args.no_heaptrack:
-        notes.append("heaptrack skipped (--no-heaptrack): native and memrec only")
+        notes.append("heaptrack skipped (--no-heaptrack): native, memrec and sampled only")
     elif shutil.which("heaptrack"):
         tools["heaptrack"] = shutil.which("heaptrack")
         with_ht = True
@@ -486,7 +642,7 @@ def main():
         else:
             notes.append("heaptrack_print not installed: heaptrack analysis columns are empty")
     else:
-        notes.append("heaptrack not installed: native and memrec only, heaptrack columns are empty")
+        notes.append("heaptrack not installed: native, memrec and sampled only, heaptrack columns are empty")
     # Wall and CPU come from perf_counter and getrusage(RUSAGE_CHILDREN);
     # /usr/bin/time only serves the analyzers' peak RSS (see measure()).
     if not TIME:
@@ -514,13 +670,15 @@ def main():
                   + (f"; {tool_version([tools['heaptrack'], '--version'])}" if with_ht else ""))
     header.append(f"rounds: {rounds}; workloads: "
                   + "; ".join(f"{w} {' '.join(wargs[w])}" for w in selected))
+    header.append(f"sampled: memrec -q --sample-rate {args.sample_rate}")
     for line in header:
         progress(line)
 
     progress(f"recordings in {tmp}" + ("" if args.keep else " (removed at the end)"))
     all_rounds = {}
-    orders = [["native", "memrec", "heaptrack"], ["memrec", "heaptrack", "native"],
-              ["heaptrack", "native", "memrec"]]
+    # Cyclic rotations: over 4 rounds each variant runs once in each position.
+    variants = ["native", "memrec", "heaptrack", "sampled"]
+    orders = [variants[i:] + variants[:i] for i in range(len(variants))]
     try:
         for w in selected:
             cmd = [os.path.join(bench_bin, w)] + wargs[w]
@@ -529,7 +687,10 @@ def main():
             # One untimed native run first: page cache, CPU frequency, lazy binding.
             measure(cmd, "/dev/null", "/dev/null", args.timeout)
             for r in range(1, rounds + 1):
-                res = run_round(w, r, cmd, tools, tmp, args.timeout, with_ht, orders[(r - 1) % 3])
+                # Accuracy from the first round with both recordings (normally round 1).
+                want_acc = not any(x.get("accuracy") for x in all_rounds[w])
+                res = run_round(w, r, cmd, tools, tmp, args.timeout, with_ht, orders[(r - 1) % len(orders)],
+                                args.sample_rate, want_acc)
                 all_rounds[w].append(res)
                 if not args.keep:  # disk: a round's recordings reach tens of MB
                     for f in glob.glob(os.path.join(tmp, f"{w}.{r}.*")):
@@ -544,14 +705,32 @@ def main():
         ["workload", "s", "allocs", "x wall", "x wall", "mr/ht", "x cpu", "x cpu", "B/alloc", "B/alloc", "mr/ht",
          "s", "s", "allocs/s", "allocs/s", "mp/hp", "peak MB", "peak MB", "mp/hp"],
     ]
-    rows = []
+    sp_headers = [
+        ["", "sampled", "sampled", "sampled", "exact", "sites", "worst", "worst site", "site", "1 sd", "max"],
+        ["workload", "x wall", "x cpu", "B/alloc", "totals", ">1%", "error", "(own frame)", "share", "there",
+         "1 sd"],
+    ]
+    rows, sp_rows = [], []
     summary = {}
     for w in selected:
         ds = [derive(res) for res in all_rounds.get(w, [])]
         m = {k: med([d[k] for d in ds]) for k in (ds[0].keys() if ds else [])}
+        exact = [res["sp_exact"] for res in all_rounds.get(w, []) if res.get("sp_exact") is not None]
+        m["sp_exact"] = all(exact) if exact else None
+        acc = next((res for res in all_rounds.get(w, []) if res.get("accuracy")), None)
+        m["accuracy"] = acc and dict(acc["accuracy"], round=acc["round"])
         summary[w] = m
         if not ds:
             continue
+        a = m["accuracy"] or {}
+        site = a.get("worst_site") or "-"
+        sp_rows.append([
+            w, fmt(m["sp_x"], ".2f"), fmt(m["sp_cpu_x"], ".2f"), fmt(m["sp_bpa"], ".3f"),
+            "-" if m["sp_exact"] is None else ("same" if m["sp_exact"] else "DIFF"),
+            fmt(a.get("sites"), "d"), fmt(a.get("worst_err"), "+.1%"),
+            site if len(site) <= 32 else site[:14] + "..." + site[-15:],
+            fmt(a.get("worst_share"), ".1%"), fmt(a.get("worst_sigma"), ".1%"), fmt(a.get("max_sigma"), ".1%"),
+        ])
         rows.append([
             w, fmt(m["native_s"], ".3f"), fmt_rate(m["allocs"]),
             fmt(m["mr_x"], ".2f"), fmt(m["ht_x"], ".2f"), fmt(m["added"], ".3f"),
@@ -571,12 +750,35 @@ def main():
     print()
     print(f"medians over rounds; ratio columns are medians of per-round ratios; "
           f"load average at end {loadavg()}")
+    if sp_rows:
+        print()
+        print(f"sampling mode: memrec --sample-rate {args.sample_rate}")
+        print()
+        print_table(sp_headers, sp_rows)
+        print()
+        acc_rounds = sorted({summary[w]["accuracy"]["round"] for w in selected
+                             if summary.get(w) and summary[w].get("accuracy")})
+        print(f"x wall, x cpu, B/alloc: medians as above; exact totals: allocations and allocated bytes equal to "
+              f"the full recording's in every round;\naccuracy (sites .. max 1 sd) from round "
+              f"{', '.join(map(str, acc_rounds)) or '-'}: sites = call stacks with more than {SITE_SHARE:.0%} of the "
+              f"allocated bytes, error = (sampled estimate - full) / full,\n1 sd = expected relative standard "
+              f"deviation of an estimate from sampling alone (see bench/README.md)")
+        cut = [w for w in selected if summary.get(w) and (summary[w].get("accuracy") or {}).get("cut")]
+        if cut:
+            print(f"warning: memprint --json -n {JSON_ENTRIES} may have cut most_allocated short for "
+                  f"{', '.join(cut)}: accuracy may miss sites")
 
     # ---- targets ----
-    if with_ht and rows:
+    if rows:
         print()
-        print("targets (on medians): added mr/ht <= 0.333 (mt <= 0.200); B/alloc mr/ht <= 0.5; "
-              "allocs/s mp/hp >= 5; peak mp/hp <= 1")
+        if with_ht:
+            print("targets (on medians): added mr/ht <= 0.333 (mt <= 0.200); B/alloc mr/ht <= 0.5; "
+                  "allocs/s mp/hp >= 5; peak mp/hp <= 1;")
+        else:
+            print("targets (on medians):", end=" ")
+        print(f"sampled x wall <= {TARGET_SAMPLED_X:.2f}; sampled worst error <= {TARGET_SAMPLED_ERR:.0%} "
+              f"(defined at --sample-rate {TARGET_SAMPLE_RATE}"
+              + ("" if args.sample_rate == TARGET_SAMPLE_RATE else f"; this run: {args.sample_rate}") + ")")
         for w in selected:
             m = summary.get(w)
             if not m:
@@ -587,6 +789,11 @@ def main():
                 ("bytes", m.get("bpa_ratio"), lambda v: v <= TARGET_BYTES),
                 ("allocs/s", m.get("aps_ratio"), lambda v: v >= TARGET_THROUGHPUT),
                 ("peak", m.get("mb_ratio"), lambda v: v <= TARGET_PEAK),
+            ] if with_ht else []
+            acc = m.get("accuracy") or {}
+            checks += [
+                ("sampled", m.get("sp_x"), lambda v: v <= TARGET_SAMPLED_X),
+                ("sampled error", acc.get("worst_err"), lambda v: abs(v) <= TARGET_SAMPLED_ERR),
             ]
             cells = []
             for name, v, ok in checks:

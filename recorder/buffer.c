@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 struct tbuf {
-    pthread_mutex_t lock; /* zeroed memory is an unlocked default mutex */
+    atomic_int lock; /* see buf_lock() */
     uint32_t stream;
     pid_t tid;
     int orphan; /* created after the thread's exit destructor */
@@ -57,16 +57,26 @@ static struct tbuf service_buf; /* stream 0: SYNC and service records */
 /* ---- locks ---- */
 
 /* A thread's buffer lock is contended only by the service thread, for a
- * moment every flush period; but the holder may block in write(2) when the
- * pipe is full, so waiters must sleep rather than spin: a plain mutex. */
-static void buf_lock(pthread_mutex_t *l)
+ * moment every flush period: the owner's path is one exchange and one
+ * store. But the holder may block in write(2) while the pipe is full, so a
+ * waiter spins briefly and then sleeps in short naps instead of burning the
+ * CPU that memrec needs to drain the pipe. */
+static void buf_lock(atomic_int *l)
 {
-    pthread_mutex_lock(l);
+    int spins = 0;
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
+        if (++spins < 64) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        struct timespec nap = {0, 20 * 1000};
+        nanosleep(&nap, NULL);
+    }
 }
 
-static void buf_unlock(pthread_mutex_t *l)
+static void buf_unlock(atomic_int *l)
 {
-    pthread_mutex_unlock(l);
+    atomic_store_explicit(l, 0, memory_order_release);
 }
 
 /* The registry of buffers: taken when a thread starts or ends, and by the
