@@ -43,7 +43,7 @@ void accounting_free(struct accounting *a)
     free(a);
 }
 
-static struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
+static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
 {
     if (!a->per_trace) {
         return NULL;
@@ -70,19 +70,26 @@ void accounting_set_sample_rate(struct accounting *a, uint64_t rate)
 
 /* What one event of `size` bytes stands for: one block, `size` bytes; or,
  * sampled, the expected number of blocks and bytes it represents. */
-static void weigh(const struct accounting *a, uint64_t *size, uint64_t *one)
+static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *one);
+
+static inline void weigh(const struct accounting *a, uint64_t *size, uint64_t *one)
 {
     if (a->sample_rate <= 0) {
         *one = 1;
         return;
     }
+    weigh_sampled(a, size, one);
+}
+
+static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *one)
+{
     double p = -expm1(-(double)*size / a->sample_rate); /* probability it was sampled */
     double w = p > 0 ? 1.0 / p : 0;
     *one = (uint64_t)llround(w * SCALE);
     *size = (uint64_t)llround((double)*size * w * SCALE);
 }
 
-static int release(struct accounting *a, uint64_t size, uint32_t trace, int temporary)
+static inline int release(struct accounting *a, uint64_t size, uint32_t trace, int temporary)
 {
     uint64_t one;
     weigh(a, &size, &one);
@@ -107,7 +114,7 @@ static int release(struct accounting *a, uint64_t size, uint32_t trace, int temp
     return 0;
 }
 
-static void allocate(struct accounting *a, uint32_t kind, uint64_t size, uint32_t trace)
+static inline void allocate(struct accounting *a, uint32_t kind, uint64_t size, uint32_t trace)
 {
     uint64_t one;
     weigh(a, &size, &one);

@@ -146,8 +146,9 @@ static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 }
 
 /* The allocated pair of ALLOC and REALLOC. */
-static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end, uint32_t *info,
-                         uint64_t *size, uint32_t *trace)
+static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evstate *st, unsigned op,
+                                                               const uint8_t **pp, const uint8_t *end, uint32_t *info,
+                                                               uint64_t *size, uint32_t *trace)
 {
     uint64_t a, b;
     if (op & MEMFMT_OP_NEW) {
@@ -176,8 +177,9 @@ static int get_new_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
 }
 
 /* The freed pair of FREE and REALLOC: named, or the thread's latest. */
-static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t **pp, const uint8_t *end, uint32_t *info,
-                         uint64_t *size, uint32_t *trace, int *temporary)
+static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evstate *st, unsigned op,
+                                                               const uint8_t **pp, const uint8_t *end, uint32_t *info,
+                                                               uint64_t *size, uint32_t *trace, int *temporary)
 {
     uint64_t a;
     if (op & MEMFMT_OP_TEMP) {
@@ -201,19 +203,24 @@ static int get_old_block(struct memfmt_evstate *st, unsigned op, const uint8_t *
 
 int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev)
 {
+    /* last_info always has room for the current thread: made at the
+     * first call and at every THREAD operation. */
+    if (st->thread >= st->last_cap && thread_room(st, st->thread) < 0) {
+        return MEMFMT_E_NOMEM;
+    }
     while (*pp < end) {
         uint8_t h = *(*pp)++;
         unsigned op = h >> 4, kind = h & 15;
         uint64_t v;
-        if (thread_room(st, st->thread) < 0) {
-            return MEMFMT_E_NOMEM;
-        }
         switch (op & ~(unsigned)(MEMFMT_OP_NEW | MEMFMT_OP_TEMP)) {
         case MEMFMT_OP_THREAD:
             if (op != MEMFMT_OP_THREAD || get(pp, end, &v) < 0 || v >= MEMFMT_MAX_THREADS) {
                 return MEMFMT_E_CORRUPT;
             }
             st->thread = (uint32_t)v;
+            if (thread_room(st, st->thread) < 0) {
+                return MEMFMT_E_NOMEM;
+            }
             continue;
         case MEMFMT_OP_ALLOC:
             if (op & MEMFMT_OP_TEMP) {
