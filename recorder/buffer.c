@@ -31,6 +31,7 @@ struct tbuf {
     int orphan; /* created after the thread's exit destructor */
     uint64_t prev_seq; /* delta base of the current batch */
     uint32_t tree_gen;
+    int owner_holds; /* the owner holds the lock (inside lock_mine .. unlock_mine) */
     atomic_uint_fast64_t calls, bytes; /* sampling: every allocation, counted exactly */
     size_t len; /* bytes used in data, header included */
     struct tracetree tree;
@@ -173,6 +174,11 @@ static void put_seq(struct tbuf *b, uint64_t s)
 static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
 {
     struct tbuf *b = ctx;
+    /* A new frame in a module not announced yet (loaded a moment ago, maybe
+     * running its constructor): announce it now, before the node. */
+    if (ip && !modules_contains(ip)) {
+        modules_scan();
+    }
     ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_NODE;
     put(b, parent);
@@ -271,6 +277,7 @@ static struct tbuf *lock_mine(void)
         tstate.buf = b;
     }
     buf_lock(&b->lock);
+    b->owner_holds = 1;
     uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
     if (b->tree_gen != g) {
         /* Node ids restart with a new stream, so memrec never confuses
@@ -287,6 +294,7 @@ static struct tbuf *lock_mine(void)
 
 static void unlock_mine(struct tbuf *b)
 {
+    b->owner_holds = 0;
     if (b->len > MEMFMT_WIRE_BATCH - EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
         flush_locked(b);
     }
@@ -411,14 +419,9 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
     unlock_mine(b);
 }
 
-void buffer_record(const uint8_t *rec, size_t len)
+static void append_record(struct tbuf *b, const uint8_t *rec, size_t len)
 {
-    struct tbuf *b = lock_mine();
-    if (!b) {
-        return;
-    }
     if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
-        buf_unlock(&b->lock);
         return;
     }
     ensure_room(b, len + 1 + 2 * MEMFMT_VARINT_MAX);
@@ -428,7 +431,28 @@ void buffer_record(const uint8_t *rec, size_t len)
     put(b, len);
     memcpy(b->data + b->len, rec, len);
     b->len += len;
+}
+
+void buffer_record(const uint8_t *rec, size_t len)
+{
+    struct tbuf *b = tstate.buf;
+    if (b && b->owner_holds) {
+        /* Called while this thread records an event (a module found while
+         * its stack is inserted): the buffer is already ours. */
+        append_record(b, rec, len);
+        return;
+    }
+    b = lock_mine();
+    if (!b) {
+        return;
+    }
+    append_record(b, rec, len);
     unlock_mine(b);
+}
+
+void buffer_modules_gone(void)
+{
+    atomic_fetch_add(&tree_gen, 1);
 }
 
 /* ---- service thread ---- */
@@ -497,9 +521,7 @@ static void *service_main(void *arg)
     struct timespec period = {0, (long)opts.flush_ms * 1000000L};
     while (atomic_load(&rec_enabled)) {
         nanosleep(&period, NULL);
-        if (modules_scan()) {
-            atomic_fetch_add(&tree_gen, 1);
-        }
+        modules_scan();
         sync_point();
     }
     return NULL;

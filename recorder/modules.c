@@ -20,6 +20,7 @@
 struct known {
     uintptr_t bias;
     const void *phdr; /* identifies one mapping of one object */
+    uint64_t lo, hi; /* its loadable segments span [lo, hi) */
     uint32_t id;
     int seen;
 };
@@ -127,6 +128,16 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     struct known *k = &known[nknown++];
     k->bias = info->dlpi_addr;
     k->phdr = info->dlpi_phdr;
+    k->lo = UINT64_MAX;
+    k->hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD) {
+            uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+            k->lo = lo < k->lo ? lo : k->lo;
+            k->hi = lo + ph->p_memsz > k->hi ? lo + ph->p_memsz : k->hi;
+        }
+    }
     k->id = next_id++;
     k->seen = 1;
     send_module(info, k->id);
@@ -172,7 +183,23 @@ int modules_scan(void)
         nknown = j;
     }
     atomic_flag_clear(&scan_lock);
+    if (gone) {
+        buffer_modules_gone();
+    }
     return gone;
+}
+
+int modules_contains(uint64_t ip)
+{
+    if (atomic_flag_test_and_set(&scan_lock)) {
+        return 1; /* a scan is running right now: it will announce what is new */
+    }
+    int found = 0;
+    for (int i = 0; i < nknown && !found; i++) {
+        found = ip >= known[i].lo && ip < known[i].hi;
+    }
+    atomic_flag_clear(&scan_lock);
+    return found;
 }
 
 static size_t read_file(const char *path, char *buf, size_t cap)

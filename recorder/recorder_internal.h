@@ -216,8 +216,12 @@ HIDDEN void buffer_free(unsigned kind, void *p);
  * thread's reuse of the old address is ordered after the free. */
 HIDDEN uint64_t buffer_realloc_begin(void);
 HIDDEN void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, size_t size);
-/** Send an already encoded file record (module list, process) in order. */
+/** Send an already encoded file record (module list, process) in order.
+ * May be called while the thread is recording an event. */
 HIDDEN void buffer_record(const uint8_t *rec, size_t len);
+/** Modules were unloaded: every thread restarts its trace tree, so that a
+ * new module at the same address never inherits old nodes. */
+HIDDEN void buffer_modules_gone(void);
 /** Flush every thread's buffer and send everything directly from now on. */
 HIDDEN void buffer_finish(void);
 /** In a forked child: drop all state without touching the parent's pipe. */
@@ -229,8 +233,10 @@ HIDDEN extern atomic_int rec_enabled;
 /* ---- modules.c ---- */
 
 /** Scan loaded modules and send records for those new or gone since the
- * last scan. Cheap when nothing changed. Returns 1 if anything changed. */
+ * last scan. Cheap when nothing changed. Returns 1 if modules went away. */
 HIDDEN int modules_scan(void);
+/** Whether ip lies in a module already announced. */
+HIDDEN int modules_contains(uint64_t ip);
 /** Send the PROCESS record. */
 HIDDEN void modules_send_process(char **envp);
 

@@ -88,6 +88,26 @@ for extra, cut in (((), 1), (("-d", "8"), 2)):
         names = [f["function"] for f in e["frames"]]
         check(names and names[0] == "bottom" and "main" in names, "deep %s: %d-byte stack keeps bottom and main" % (extra, e["leaked_bytes"]))
 
+# dlopen/dlclose: a library loaded and unloaded during the run is
+# symbolized, its constructor's allocation included.
+out = os.path.join(d, "dlopener.zst")
+lib = os.path.join(PROGS, "libplugin.so")
+check_eq(record([prog("dlopener"), lib], out).returncode, 0, "dlopener: memrec exit status")
+# ld.so allocates for the program inside dlopen too, so only the four
+# blocks of known size are checked.
+j = report_json(out, top=100)
+own = [e for e in j["sections"]["most_allocated"] if e["allocated_bytes"] in (10001, 40001, 50001, 20001)]
+check_eq(sorted(e["allocated_bytes"] for e in own), [10001, 20001, 40001, 50001], "dlopener: the four allocations")
+work_line = marker_line("tests/progs/plugin.c", "LINE_PLUGIN_WORK")
+init_line = marker_line("tests/progs/plugin.c", "LINE_PLUGIN_INIT")
+leak = [e for e in j["sections"]["most_leaked"] if e["leaked_bytes"] == 50001]
+check(leak and has_frame(leak[0], "plugin_work", "plugin.c", work_line) and
+      (leak[0]["frames"][0]["module"] or "").endswith("libplugin.so"),
+      "dlopener: the library's leak names plugin_work at plugin.c:%d in libplugin.so" % work_line)
+init = [e for e in j["sections"]["most_allocated"] if e["allocated_bytes"] == 40001]
+check(init and has_frame(init[0], "plugin_init", "plugin.c", init_line),
+      "dlopener: the constructor's allocation names plugin_init at plugin.c:%d" % init_line)
+
 for title in ("MOST CALLS TO ALLOCATION FUNCTIONS", "PEAK MEMORY CONSUMERS", "MOST TEMPORARY ALLOCATIONS",
               "MOST MEMORY LEAKED", "MOST MEMORY ALLOCATED", "total runtime:", "calls to allocation functions:",
               "temporary allocations:", "peak heap memory consumption:", "peak RSS", "total memory leaked:"):

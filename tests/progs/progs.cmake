@@ -62,3 +62,13 @@ else()
     message(STATUS "memrec: no C++ compiler, tests/progs/cxx.cpp is not built")
     set(MEMREC_HAVE_PROG_CXX OFF)
 endif()
+
+# A program that loads a library with dlopen, and the library.
+add_library(prog_plugin SHARED "${memrec_progs_src_dir}/plugin.c")
+set_target_properties(prog_plugin PROPERTIES OUTPUT_NAME "plugin" LIBRARY_OUTPUT_DIRECTORY "${MEMREC_PROGS_DIR}"
+    INTERPROCEDURAL_OPTIMIZATION OFF C_VISIBILITY_PRESET hidden)
+target_compile_options(prog_plugin PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(prog_plugin PRIVATE -fno-sanitize=all)
+memrec_add_prog(dlopener "dlopener.c")
+target_link_libraries(prog_dlopener PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(prog_dlopener prog_plugin)
