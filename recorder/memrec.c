@@ -24,6 +24,7 @@
 #include "memfmt.h"
 #include "memfmt_internal.h"
 #include "merge.h"
+#include "report.h"
 #include "util.h"
 
 #define PRELOAD_NAME "libmemrec_preload.so"
@@ -510,22 +511,6 @@ static int pump(struct session *s)
     return rc;
 }
 
-static void human(char *out, size_t cap, uint64_t bytes)
-{
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0) {
-        snprintf(out, cap, "%llu B", (unsigned long long)bytes);
-    } else {
-        snprintf(out, cap, "%.2f %s", v, units[u]);
-    }
-}
-
 int main(int argc, char **argv)
 {
     util_progname = "memrec";
@@ -660,7 +645,7 @@ int main(int argc, char **argv)
     const struct merge_stats *ms = merge_stats(s.merge);
     if (!o.quiet) {
         char leaked[32];
-        human(leaked, sizeof leaked, t->live_bytes);
+        report_bytes(leaked, sizeof leaked, t->live_bytes);
         fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", o.argv[0], (int)s.child.pid, s.outname);
         if (o.sample_rate[0]) {
             fprintf(stderr, "memrec: sampled one stack per %s bytes: about %llu allocations, %llu leaked (%s)\n",

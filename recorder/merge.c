@@ -415,16 +415,28 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
     uint64_t b;
     switch (e->type) {
     case Q_ALLOC:
+    case Q_RALLOC:
         rc = forget_stale(m, s->thread, e->addr);
         r.tag = MEMFMT_REC_ALLOC;
-        r.u.alloc.old_info = 0;
-        r.u.alloc.old_size = 0;
-        r.u.alloc.old_trace = 0;
-        r.u.alloc.old_temporary = 0;
         r.u.alloc.thread = s->thread;
         r.u.alloc.kind = e->kind;
         r.u.alloc.size = e->size;
         r.u.alloc.trace = e->trace;
+        r.u.alloc.old_info = 0;
+        r.u.alloc.old_size = 0;
+        r.u.alloc.old_trace = 0;
+        r.u.alloc.old_temporary = 0;
+        if (e->has_old) {
+            /* The realloc's second part: the old block ends here. */
+            const struct block *old = &m->blocks[e->old_block];
+            r.tag = MEMFMT_REC_REALLOC;
+            r.u.alloc.old_info = old->info;
+            r.u.alloc.old_size = old->size;
+            r.u.alloc.old_trace = old->trace;
+            r.u.alloc.old_temporary = block_gone(m, e->old_block, s->thread);
+        } else if (e->type == Q_RALLOC) {
+            m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
+        }
         r.u.alloc.info = info_id(m, e->size, e->trace);
         block_new(m, e->addr, r.u.alloc.info, e->size, e->trace, s->thread);
         if (rc == 0) {
@@ -445,33 +457,6 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             struct qev *next = &s->q[s->head + 1];
             next->has_old = map_del(&m->addr_block, e->addr, &b);
             next->old_block = (uint32_t)b;
-        }
-        break;
-    case Q_RALLOC:
-        rc = forget_stale(m, s->thread, e->addr);
-        r.u.alloc.old_info = 0;
-        r.u.alloc.old_size = 0;
-        r.u.alloc.old_trace = 0;
-        r.u.alloc.old_temporary = 0;
-        r.u.alloc.thread = s->thread;
-        r.u.alloc.kind = e->kind;
-        r.u.alloc.size = e->size;
-        r.u.alloc.trace = e->trace;
-        if (e->has_old) {
-            const struct block *old = &m->blocks[e->old_block];
-            r.tag = MEMFMT_REC_REALLOC;
-            r.u.alloc.old_info = old->info;
-            r.u.alloc.old_size = old->size;
-            r.u.alloc.old_trace = old->trace;
-            r.u.alloc.old_temporary = block_gone(m, e->old_block, s->thread);
-        } else {
-            r.tag = MEMFMT_REC_ALLOC; /* the old block was unknown */
-            m->st.unmatched_frees++;
-        }
-        r.u.alloc.info = info_id(m, e->size, e->trace);
-        block_new(m, e->addr, r.u.alloc.info, e->size, e->trace, s->thread);
-        if (rc == 0) {
-            rc = out(m, &r);
         }
         break;
     case Q_RECORD: {
