@@ -8,6 +8,7 @@
 #include "recorder_internal.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +67,11 @@ void init_start(void)
     options_init(environ);
     int fd = pipe_from_env();
     if (fd >= 0) {
+        /* An exec'd program would start a second recording in the same
+         * pipe, numbered from scratch: the recording ends at exec instead
+         * (following exec is issue 3's work). Also keeps the pipe out of
+         * programs this one starts. */
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
         unwind_init();
         if (buffer_setup(fd) == 0) {
             modules_send_process(environ);
