@@ -100,7 +100,7 @@ HIDDEN void unwind_init(void);
 /* Per-thread unwinding state: the rule cache and the top of the stack. */
 struct unwind_ctx {
     struct cfi_cache *cache; /* NULL: use libunwind only */
-    uintptr_t stack_hi;
+    uintptr_t stack_lo, stack_hi; /* this thread's stack, from pthread_getattr_np */
     uint64_t fallbacks; /* stacks the fast walker handed to libunwind */
 };
 

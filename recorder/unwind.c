@@ -155,6 +155,7 @@ void unwind_thread_init(struct unwind_ctx *u)
         return;
     }
     if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+        u->stack_lo = (uintptr_t)lo;
         u->stack_hi = (uintptr_t)lo + size;
     }
     pthread_attr_destroy(&attr);
@@ -196,7 +197,12 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
             /* This function's own state; its CFI takes the walk from here. */
             __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(rip), "=r"(rsp), "=r"(rbp));
         }
-        int n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max, hash);
+        /* Only on the thread's own stack are the walker's bounds right: on
+         * a coroutine or signal stack, leave the walk to libunwind. */
+        int n = -1;
+        if (rsp >= u->stack_lo && rsp < u->stack_hi) {
+            n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max, hash);
+        }
         if (n >= 0 && opts.check_unwind) {
             check_against_libunwind(ips, n, max);
         }
