@@ -385,6 +385,7 @@ struct session {
     struct merge *merge;
     uint64_t start_ms;
     int status; /* waitpid status once reaped */
+    uint64_t max_rss; /* the kernel's peak resident set of the program, once reaped */
     int reaped;
     int bad_batches;
 };
@@ -431,10 +432,13 @@ static void reap(struct session *s, int flags)
         return;
     }
     int st;
-    pid_t r = waitpid(s->child.pid, &st, flags);
+    struct rusage ru;
+    pid_t r = wait4(s->child.pid, &st, flags, &ru);
     if (r == s->child.pid) {
         s->status = st;
         s->reaped = 1;
+        /* The kernel's own peak, exact where 10 ms samples can miss it. */
+        s->max_rss = (uint64_t)ru.ru_maxrss * 1024u;
     }
 }
 
@@ -621,6 +625,9 @@ int main(int argc, char **argv)
     }
     if (!write_failed) {
         rc = merge_drain(s.merge);
+        if (rc == 0 && s.max_rss) {
+            rc = merge_rss(s.merge, s.max_rss);
+        }
         if (rc == 0) {
             rc = merge_end(s.merge, how, value, runtime);
         }
