@@ -449,9 +449,45 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
         needs = f->cfa_rbp || (!f->rbp_at && needs);
         f->needs_rbp = (uint8_t)needs;
     }
-    c->walk_n[c->walk_cur] = cn;
+    /* Remember it in its slot; what the slot held becomes the spare. */
+    c->walk_n[c->cur] = cn;
     c->last_hash = cn ? cur[0].hash : STACK_HASH_SEED;
+    uint8_t old = c->slot_walk[c->cur_slot];
+    c->slot_walk[c->cur_slot] = c->cur;
+    c->spare = old;
+    c->last = c->cur;
     return n;
+}
+
+void cfi_cache_init(struct cfi_cache *c)
+{
+    for (int i = 0; i < CFI_WALKS; i++) {
+        c->slot_walk[i] = (uint8_t)i;
+    }
+    c->spare = CFI_WALKS;
+    c->last = 0;
+}
+
+/* Every stack cell a remembered walk read, from frame `from` outwards,
+ * still holds what it read then. */
+static int cells_unchanged(const struct walk_frame *f, int from, int to)
+{
+    for (int k = from; k < to; k++) {
+        uint64_t v;
+        if (f[k].ra_at) {
+            memcpy(&v, (const void *)(uintptr_t)f[k].ra_at, 8);
+            if (v != f[k].ra) {
+                return 0;
+            }
+        }
+        if (f[k].rbp_at) {
+            memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
+            if (v != f[k].rbp_val) {
+                return 0;
+            }
+        }
+    }
+    return 1;
 }
 
 /* Consecutive stacks of a thread mostly share their outer part. A walk
@@ -462,20 +498,8 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
 static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, int pn, int j, struct walk_frame *cur,
                           int cn, uint64_t *ips, int n, int max)
 {
-    for (int k = j; k < pn; k++) {
-        uint64_t v;
-        if (prev[k].ra_at) {
-            memcpy(&v, (const void *)(uintptr_t)prev[k].ra_at, 8);
-            if (v != prev[k].ra) {
-                return -1;
-            }
-        }
-        if (prev[k].rbp_at) {
-            memcpy(&v, (const void *)(uintptr_t)prev[k].rbp_at, 8);
-            if (v != prev[k].rbp_val) {
-                return -1;
-            }
-        }
+    if (!cells_unchanged(prev, j, pn)) {
+        return -1;
     }
     if (cn + (pn - j) > CFI_WALK_MAX) {
         return -1;
@@ -507,16 +531,38 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
 {
     int n = 0;
     int leading = 1;
-    /* The previous walk, and where this one is written. */
-    const struct walk_frame *prev = cache->walk[cache->walk_cur];
-    int pn = cache->walk_n[cache->walk_cur];
-    cache->walk_cur ^= 1;
-    struct walk_frame *cur = cache->walk[cache->walk_cur];
-    int cn = 0;
-    int j = 0;
-    cache->walk_n[cache->walk_cur] = 0;
     /* A return address is looked up at the call before it. */
     uint64_t pc = rip_is_return ? rip - 1 : rip;
+    /* A stack seen before from the same first frame (same registers) whose
+     * cells are unchanged is that stack again: no walk at all. */
+    uint8_t slot = (uint8_t)(((rsp ^ pc) * 0x9E3779B97F4A7C15ull) >> 60) % CFI_WALKS;
+    const struct walk_frame *seen = cache->walk[cache->slot_walk[slot]];
+    int sn = cache->walk_n[cache->slot_walk[slot]];
+    if (sn > 0 && seen[0].rsp == rsp && seen[0].pc == pc && (!seen[0].needs_rbp || seen[0].rbp == rbp) &&
+        cells_unchanged(seen, 0, sn)) {
+        for (int k = 0; k < sn; k++) {
+            if (seen[k].ip) {
+                if (n == max) {
+                    return -2;
+                }
+                ips[n++] = seen[k].ip;
+            }
+        }
+        cache->last = cache->slot_walk[slot];
+        cache->last_hash = seen[0].hash;
+        cache->reused++;
+        return n;
+    }
+    /* Else walk, reusing the outer part of the latest walk where it can;
+     * the new walk goes to the spare buffer. */
+    const struct walk_frame *prev = cache->walk[cache->last];
+    int pn = cache->walk_n[cache->last];
+    cache->cur = cache->spare;
+    cache->cur_slot = slot;
+    struct walk_frame *cur = cache->walk[cache->cur];
+    int cn = 0;
+    int j = 0;
+    cache->walk_n[cache->cur] = 0;
     for (int guard = 0; guard < CFI_WALK_MAX; guard++) {
         /* Frames of the previous walk are ordered by rsp, like this one's. */
         while (j < pn && prev[j].rsp < rsp) {

@@ -155,15 +155,22 @@ static inline uint64_t stack_hash_step(uint64_t h, uint64_t ip)
 }
 
 #define CFI_WALK_MAX (UNWIND_MAX_DEPTH + 64)
+#define CFI_WALKS 16 /* walks remembered, by the registers of their first frame */
 
 struct cfi_cache {
     struct cfi_rule rules[1u << CFI_CACHE_BITS];
-    struct walk_frame walk[2][CFI_WALK_MAX]; /* the previous walk and the current one */
-    int walk_n[2];
-    int walk_cur;
+    struct walk_frame walk[CFI_WALKS + 1][CFI_WALK_MAX]; /* one spare, for the walk being made */
+    int walk_n[CFI_WALKS + 1];
+    uint8_t slot_walk[CFI_WALKS]; /* the walk remembered in each slot */
+    uint8_t spare; /* the walk no slot holds: the next one is written there */
+    uint8_t last; /* the latest walk */
+    uint8_t cur, cur_slot; /* the walk being made, and its slot */
     uint64_t last_hash; /* stack hash of the latest complete walk */
-    uint64_t reused; /* walks that took the previous one's outer part */
+    uint64_t reused; /* walks that took a remembered one's frames */
 };
+
+/** Set up a freshly mapped (zeroed) cache. */
+HIDDEN void cfi_cache_init(struct cfi_cache *c);
 
 /** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
  * leading frames for which skip() is true left out. Returns the count; -2

@@ -161,6 +161,9 @@ void unwind_thread_init(struct unwind_ctx *u)
     pthread_attr_destroy(&attr);
     if (u->stack_hi && opts.fast_unwind) {
         u->cache = mem_map(sizeof *u->cache);
+        if (u->cache) {
+            cfi_cache_init(u->cache);
+        }
     }
 }
 
