@@ -535,7 +535,7 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
     uint64_t pc = rip_is_return ? rip - 1 : rip;
     /* A stack seen before from the same first frame (same registers) whose
      * cells are unchanged is that stack again: no walk at all. */
-    uint8_t slot = (uint8_t)(((rsp ^ pc) * 0x9E3779B97F4A7C15ull) >> 60) % CFI_WALKS;
+    uint8_t slot = (uint8_t)((((rsp ^ pc) * 0x9E3779B97F4A7C15ull) >> 32) % CFI_WALKS);
     const struct walk_frame *seen = cache->walk[cache->slot_walk[slot]];
     int sn = cache->walk_n[cache->slot_walk[slot]];
     if (sn > 0 && seen[0].rsp == rsp && seen[0].pc == pc && (!seen[0].needs_rbp || seen[0].rbp == rbp) &&
