@@ -555,7 +555,7 @@ static int release_until(struct merge *m, uint64_t limit)
 {
     for (;;) {
         struct stream *best = NULL;
-        uint64_t bound = limit;
+        uint64_t others = UINT64_MAX; /* the smallest head of the other streams */
         for (size_t i = 0; i < m->nactive; i++) {
             struct stream *s = &m->streams[m->active[i]];
             if (s->head == s->len || s->q[s->head].seq >= limit) {
@@ -563,19 +563,21 @@ static int release_until(struct merge *m, uint64_t limit)
             }
             if (!best || s->q[s->head].seq < best->q[best->head].seq) {
                 if (best) {
-                    bound = best->q[best->head].seq;
+                    others = best->q[best->head].seq;
                 }
                 best = s;
-            } else if (s->q[s->head].seq < bound) {
-                bound = s->q[s->head].seq;
+            } else if (s->q[s->head].seq < others) {
+                others = s->q[s->head].seq;
             }
         }
         if (!best) {
             compact_active(m);
             return 0;
         }
-        /* Drain the earliest stream while it stays ahead of every other. */
-        while (best->head < best->len && best->q[best->head].seq < bound) {
+        /* Drain the earliest stream while it stays ahead of every other.
+         * Equal numbers (time stamps of two threads) are concurrent events:
+         * either order is right, and taking them keeps the loop moving. */
+        while (best->head < best->len && best->q[best->head].seq < limit && best->q[best->head].seq <= others) {
             int rc = apply(m, best, &best->q[best->head]);
             best->head++;
             if (rc < 0) {

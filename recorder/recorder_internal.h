@@ -75,6 +75,7 @@ struct rec_options {
     int check_unwind; /* compare cfi.c with libunwind on every stack */
     int sample_rate; /* 0: record everything; else mean bytes between sampled allocations */
     int sample_seed; /* 0: a different sample every run */
+    int tsc_order; /* order events by the TSC where the kernel trusts it */
 };
 
 HIDDEN extern struct rec_options opts;

@@ -151,5 +151,32 @@ int main(void)
     accounting_free(acct);
     memfmt_writer_free(w);
     close(fd);
+    /* Two threads' events with the same number (time stamps taken in the
+     * same cycle) are concurrent: both are written, in either order. */
+    fd = memfd_create("merge-ties", 0);
+    w = memfmt_writer_new(fd, &h, 1, &rc);
+    acct = accounting_new(0);
+    m = merge_new(w, acct, 0);
+    start(&t1, 1);
+    hello(&t1, 101);
+    node(&t1, 0, 0x20);
+    w_alloc(&t1, 7, 10, 0x1000, 1);
+    w_alloc(&t1, 9, 11, 0x3000, 1);
+    CHECK(merge_batch(m, t1.b, t1.n) == 0);
+    start(&t2, 2);
+    hello(&t2, 202);
+    node(&t2, 0, 0x20);
+    w_alloc(&t2, 7, 20, 0x2000, 1);
+    CHECK(merge_batch(m, t2.b, t2.n) == 0);
+    start(&svc, 0);
+    w_sync(&svc, 100);
+    CHECK(merge_batch(m, svc.b, svc.n) == 0);
+    CHECK(merge_drain(m) == 0);
+    CHECK_EQ(accounting_totals(acct)->allocations, 3);
+    CHECK_EQ(accounting_totals(acct)->live_bytes, 41);
+    merge_free(m);
+    accounting_free(acct);
+    memfmt_writer_free(w);
+    close(fd);
     return check_summary("test_merge");
 }
