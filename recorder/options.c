@@ -12,7 +12,7 @@ HIDDEN struct rec_options opts = {
     .freeres = 1,
     .flush_ms = 10,
     .fast_unwind = 1,
-    .tsc_order = 1,
+    .tsc_order = 0,
 };
 
 struct option_def {
@@ -31,7 +31,7 @@ static const struct option_def defs[] = {
      "sample allocations: mean bytes between samples (0: record all)"},
     {"MEMREC_SAMPLE_SEED", &opts.sample_seed, 0, 1 << 30, "seed of the sampling (0: different every run)"},
     {"MEMREC_TSC_ORDER", &opts.tsc_order, 0, 1,
-     "order events by the TSC when it is the kernel's clocksource (0: one atomic counter)"},
+     "1: order events by the TSC when it is the kernel's clocksource, not one atomic counter"},
     {"MEMREC_CHECK_UNWIND", &opts.check_unwind, 0, 1, "compare every fast stack walk with libunwind (debugging)"},
     {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
 };
