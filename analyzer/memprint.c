@@ -14,7 +14,7 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memprint [--json] [-n N] FILE\n"
+    fprintf(f, "usage: memprint [--json] [-n N] [-f FRAMES] FILE\n"
                "\n"
                "Prints the summary and the ranked reports of a memrec recording.\n"
                "\n"
