@@ -17,6 +17,7 @@
 
 struct accounting {
     int per_trace;
+    int sampled; /* sample_rate > 0, tested on every event */
     double sample_rate; /* 0: every event is one allocation */
     int finished;
     struct acct_totals t;
@@ -66,6 +67,7 @@ static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
 void accounting_set_sample_rate(struct accounting *a, uint64_t rate)
 {
     a->sample_rate = (double)rate;
+    a->sampled = rate > 0;
 }
 
 /* What one event of `size` bytes stands for: one block, `size` bytes; or,
@@ -74,7 +76,7 @@ static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *
 
 static inline void weigh(const struct accounting *a, uint64_t *size, uint64_t *one)
 {
-    if (a->sample_rate <= 0) {
+    if (!a->sampled) {
         *one = 1;
         return;
     }
@@ -139,23 +141,32 @@ static inline void allocate(struct accounting *a, uint32_t kind, uint64_t size, 
     }
 }
 
+/* Records other than events: rare, kept out of the hot function. */
+static __attribute__((noinline)) void feed_other(struct accounting *a, const struct memfmt_record *r);
+
 int accounting_feed(struct accounting *a, const struct memfmt_record *r)
 {
-    int rc = 0;
+    a->serial++;
+    if (r->tag == MEMFMT_REC_ALLOC) {
+        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
+        return 0;
+    }
+    if (r->tag == MEMFMT_REC_FREE) {
+        return release(a, r->u.free.size, r->u.free.trace, r->u.free.temporary);
+    }
+    if (r->tag == MEMFMT_REC_REALLOC) {
+        int rc = release(a, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
+        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
+        return rc;
+    }
+    a->serial--; /* not an event */
+    feed_other(a, r);
+    return 0;
+}
+
+static void feed_other(struct accounting *a, const struct memfmt_record *r)
+{
     switch (r->tag) {
-    case MEMFMT_REC_ALLOC:
-        a->serial++;
-        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
-        break;
-    case MEMFMT_REC_REALLOC:
-        a->serial++;
-        rc = release(a, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
-        break;
-    case MEMFMT_REC_FREE:
-        a->serial++;
-        rc = release(a, r->u.free.size, r->u.free.trace, r->u.free.temporary);
-        break;
     case MEMFMT_REC_TIME:
         if (r->u.time.ms > a->t.last_ms) {
             a->t.last_ms = r->u.time.ms;
@@ -173,7 +184,6 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
         break;
     default: break;
     }
-    return rc;
 }
 
 static uint64_t unscale(uint64_t v)
