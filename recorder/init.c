@@ -11,12 +11,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 extern char **environ;
 
 enum { ST_NEW, ST_STARTING, ST_READY };
 static atomic_int state = ST_NEW;
+static pid_t recorded_pid; /* the process being recorded */
 
 /* MEMREC_PIPE=fd:inode:pid. The inode and pid make sure we write into
  * memrec's pipe and nothing else: a child that inherited the variable but
@@ -66,6 +68,7 @@ void init_start(void)
     resolve_init();
     options_init(environ);
     int fd = pipe_from_env();
+    recorded_pid = getpid();
     if (fd >= 0) {
         /* An exec'd program would start a second recording in the same
          * pipe, numbered from scratch: the recording ends at exec instead
@@ -114,4 +117,31 @@ __attribute__((destructor)) static void on_unload(void)
     buffer_finish();
     unwind_report();
     tstate.in_hook = 0;
+}
+
+/* _exit and _Exit skip destructors, so the buffers would go unflushed.
+ * Only in the recorded process itself: a vfork child shares its memory but
+ * is not it. */
+static void flush_before_exit(void)
+{
+    if (!init_is_ready() || !atomic_load(&rec_enabled) || tstate.in_hook || getpid() != recorded_pid) {
+        return;
+    }
+    tstate.in_hook = 1;
+    buffer_finish();
+    tstate.in_hook = 0;
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+    flush_before_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+    flush_before_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
 }

@@ -108,6 +108,13 @@ init = [e for e in j["sections"]["most_allocated"] if e["allocated_bytes"] == 40
 check(init and has_frame(init[0], "plugin_init", "plugin.c", init_line),
       "dlopener: the constructor's allocation names plugin_init at plugin.c:%d" % init_line)
 
+# _exit skips destructors: the recorder flushes in its own _exit.
+out = os.path.join(d, "early_exit.zst")
+check_eq(record([prog("early_exit")], out).returncode, 7, "early_exit: memrec passes the exit status on")
+j = report_json(out)
+check_eq((j["allocations"], j["leaked_bytes"], j["leaked_allocations"]), (3, 40004, 2), "early_exit: every event before _exit")
+check_eq((j["end"], j["exit_value"]), ("exited", 7), "early_exit: ended by exit status 7")
+
 for title in ("MOST CALLS TO ALLOCATION FUNCTIONS", "PEAK MEMORY CONSUMERS", "MOST TEMPORARY ALLOCATIONS",
               "MOST MEMORY LEAKED", "MOST MEMORY ALLOCATED", "total runtime:", "calls to allocation functions:",
               "temporary allocations:", "peak heap memory consumption:", "peak RSS", "total memory leaked:"):
