@@ -35,7 +35,7 @@ function(memrec_add_prog name source)
     set(MEMREC_PROGS ${MEMREC_PROGS} prog_${name} PARENT_SCOPE)
 endfunction()
 
-foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporaries deep sleeper slow sampled early_exit)
+foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporaries deep sleeper slow sampled early_exit stress)
     memrec_add_prog(${prog} "${prog}.c")
     set_target_properties(prog_${prog} PROPERTIES
         C_STANDARD 11
@@ -43,6 +43,7 @@ foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporar
         C_EXTENSIONS ON)
 endforeach()
 target_link_libraries(prog_threads PRIVATE Threads::Threads)
+target_link_libraries(prog_stress PRIVATE Threads::Threads)
 
 # cxx.cpp needs C++17 (std::align_val_t) and sized deallocation, which GCC
 # turns on for C++14 and later but clang (before 19) only on request. The
