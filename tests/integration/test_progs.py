@@ -110,7 +110,7 @@ check(init and has_frame(init[0], "plugin_init", "plugin.c", init_line),
 
 # _exit skips destructors: the recorder flushes in its own _exit.
 out = os.path.join(d, "early_exit.zst")
-check_eq(record([prog("early_exit")], out).returncode, 7, "early_exit: memrec passes the exit status on")
+check_eq(record([prog("sleeper"), "_exit"], out).returncode, 7, "early_exit: memrec passes the exit status on")
 j = report_json(out)
 check_eq((j["allocations"], j["leaked_bytes"], j["leaked_allocations"]), (3, 40004, 2), "early_exit: every event before _exit")
 check_eq((j["end"], j["exit_value"]), ("exited", 7), "early_exit: ended by exit status 7")
