@@ -13,17 +13,19 @@
 
 enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD };
 
+/* A queued event, 40 bytes: every event passes through a queue. */
 struct qev {
     uint64_t seq;
-    uint8_t type;
-    uint32_t kind;
+    uint64_t size; /* Q_RECORD: the length of rec */
+    union {
+        uint64_t addr;
+        uint8_t *rec; /* Q_RECORD: owned copy */
+    };
     uint32_t trace; /* file node id */
-    uint64_t size;
-    uint64_t addr;
-    uint8_t *rec; /* Q_RECORD: owned copy */
-    uint32_t rec_len;
-    int has_old; /* Q_RALLOC: the free part found the old block */
     uint32_t old_block;
+    uint8_t type;
+    uint8_t kind;
+    uint8_t has_old; /* Q_RALLOC: the free part found the old block */
 };
 
 struct stream {
@@ -233,7 +235,9 @@ void merge_free(struct merge *m)
     for (size_t i = 0; i < m->nstreams_cap; i++) {
         struct stream *s = &m->streams[i];
         for (size_t k = s->head; k < s->len; k++) {
-            free(s->q[k].rec);
+            if (s->q[k].type == Q_RECORD) {
+                free(s->q[k].rec);
+            }
         }
         free(s->q);
         free(s->nodes);
@@ -455,12 +459,12 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
          * the realloc's second part (always the next event of this stream). */
         if (s->head + 1 < s->len && s->q[s->head + 1].type == Q_RALLOC) {
             struct qev *next = &s->q[s->head + 1];
-            next->has_old = map_del(&m->addr_block, e->addr, &b);
+            next->has_old = (uint8_t)map_del(&m->addr_block, e->addr, &b);
             next->old_block = (uint32_t)b;
         }
         break;
     case Q_RECORD: {
-        int n = memfmt_decode(e->rec, e->rec_len, &r);
+        int n = memfmt_decode(e->rec, (size_t)e->size, &r);
         if (n > 0) {
             rc = out(m, &r);
         }
@@ -741,7 +745,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.seq = ev.seq;
             q.rec = xmalloc(ev.rec_len ? ev.rec_len : 1);
             memcpy(q.rec, ev.rec, ev.rec_len);
-            q.rec_len = ev.rec_len;
+            q.size = ev.rec_len;
             break;
         default: return MEMFMT_E_CORRUPT;
         }

@@ -178,5 +178,27 @@ int main(void)
     accounting_free(acct);
     memfmt_writer_free(w);
     close(fd);
+    /* Released with events still queued (memrec stopping on an error):
+     * every queued record copy is freed, nothing else. */
+    fd = memfd_create("merge-left", 0);
+    w = memfmt_writer_new(fd, &h, 1, &rc);
+    acct = accounting_new(0);
+    m = merge_new(w, acct, 0);
+    start(&t1, 1);
+    hello(&t1, 101);
+    node(&t1, 0, 0x20);
+    w_alloc(&t1, 3, 10, 0x1000, 1);
+    t1.b[t1.n++] = MEMFMT_W_RECORD;
+    seq(&t1, 4);
+    put(&t1, 3);
+    t1.b[t1.n++] = MEMFMT_REC_TIME;
+    t1.b[t1.n++] = 1;
+    t1.b[t1.n++] = 5;
+    w_free(&t1, 5, 0x1000);
+    CHECK(merge_batch(m, t1.b, t1.n) == 0);
+    merge_free(m); /* no SYNC came: three events still queued */
+    accounting_free(acct);
+    memfmt_writer_free(w);
+    close(fd);
     return check_summary("test_merge");
 }
