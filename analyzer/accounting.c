@@ -116,14 +116,11 @@ static inline int release(struct accounting *a, uint64_t size, uint32_t trace, i
     return 0;
 }
 
-static inline void allocate(struct accounting *a, uint32_t kind, uint64_t size, uint32_t trace)
+static inline void allocate(struct accounting *a, uint64_t size, uint32_t trace)
 {
     uint64_t one;
     weigh(a, &size, &one);
     a->t.allocations += one;
-    if (kind < MEMFMT_K_COUNT) {
-        a->t.calls_by_kind[kind] += one;
-    }
     a->t.allocated_bytes += size;
     a->t.live_bytes += size;
     a->t.live_blocks += one;
@@ -148,7 +145,7 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
 {
     a->serial++;
     if (r->tag == MEMFMT_REC_ALLOC) {
-        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
+        allocate(a, r->u.alloc.size, r->u.alloc.trace);
         return 0;
     }
     if (r->tag == MEMFMT_REC_FREE) {
@@ -156,7 +153,7 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
     }
     if (r->tag == MEMFMT_REC_REALLOC) {
         int rc = release(a, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        allocate(a, r->u.alloc.kind, r->u.alloc.size, r->u.alloc.trace);
+        allocate(a, r->u.alloc.size, r->u.alloc.trace);
         return rc;
     }
     a->serial--; /* not an event */
@@ -202,9 +199,6 @@ void accounting_finish(struct accounting *a)
                           &t->live_bytes,  &t->live_blocks, &t->peak_bytes};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         *fields[i] = unscale(*fields[i]);
-    }
-    for (int k = 0; k < MEMFMT_K_COUNT; k++) {
-        t->calls_by_kind[k] = unscale(t->calls_by_kind[k]);
     }
     for (uint32_t i = 0; i < a->ntraces; i++) {
         struct acct_cost *c = &a->costs[i];

@@ -23,7 +23,6 @@ struct acct_totals {
     uint64_t peak_ms; /* time of the peak */
     uint64_t peak_rss;
     uint64_t last_ms; /* time of the latest TIME record */
-    uint64_t calls_by_kind[MEMFMT_K_COUNT];
     uint64_t bad_frees; /* frees of blocks that are not live (corrupt input) */
 };
 

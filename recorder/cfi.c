@@ -514,7 +514,6 @@ static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, in
         }
         cur[cn++] = prev[k];
     }
-    c->reused++;
     return finish_walk(c, cur, cn, first, n);
 }
 
@@ -550,7 +549,6 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
         }
         cache->last = cache->slot_walk[slot];
         cache->last_hash = seen[0].hash;
-        cache->reused++;
         return n;
     }
     /* Else walk, reusing the outer part of the latest walk where it can;

@@ -660,7 +660,6 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
     p += 4;
     struct stream *s = stream_get(m, sid);
     uint64_t prev = 0;
-    m->st.batches++;
     while (p < end) {
         struct memfmt_wire_event ev;
         int rc = memfmt_wire_decode(&p, end, &prev, &ev);
@@ -733,7 +732,6 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.kind = ev.kind;
             q.addr = ev.addr;
             push(m, s, &q);
-            m->st.events++;
             q.type = Q_RALLOC;
             q.seq = ev.seq2;
             q.size = ev.size;
@@ -749,7 +747,6 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             break;
         default: return MEMFMT_E_CORRUPT;
         }
-        m->st.events++;
         push(m, s, &q);
     }
     return 0;

@@ -14,11 +14,8 @@
 struct merge;
 
 struct merge_stats {
-    uint64_t batches;
-    uint64_t events;
     uint64_t unmatched_frees; /* frees of addresses never seen allocated */
     uint64_t lost_events; /* reported lost by the recorder */
-    uint64_t late_events; /* arrived after their SYNC: written at once */
 };
 
 /** New merger writing to `w` and feeding every written record to `acct`

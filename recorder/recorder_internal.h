@@ -102,7 +102,6 @@ HIDDEN void unwind_init(void);
 struct unwind_ctx {
     struct cfi_cache *cache; /* NULL: use libunwind only */
     uintptr_t stack_lo, stack_hi; /* this thread's stack, from pthread_getattr_np */
-    uint64_t fallbacks; /* stacks the fast walker handed to libunwind */
 };
 
 /** Prepare `u` for the calling thread (maps its cache). */
@@ -167,7 +166,6 @@ struct cfi_cache {
     uint8_t last; /* the latest walk */
     uint8_t cur, cur_slot; /* the walk being made, and its slot */
     uint64_t last_hash; /* stack hash of the latest complete walk */
-    uint64_t reused; /* walks that took a remembered one's frames */
 };
 
 /** Set up a freshly mapped (zeroed) cache. */

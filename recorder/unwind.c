@@ -217,7 +217,6 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
             *hash = hash_of(ips, n);
             return n;
         }
-        u->fallbacks++;
     }
     int n = capture_libunwind(ips, max);
     *hash = hash_of(ips, n);
