@@ -75,14 +75,37 @@ static void w_sync(struct batch *b, uint64_t s)
     put(b, 0);
 }
 
-int main(void)
+/* A merger writing into an in-memory file, with its accounting. */
+struct fixture {
+    int fd;
+    memfmt_writer *w;
+    struct accounting *acct;
+    struct merge *m;
+};
+
+static void fixture_open(struct fixture *f, const char *name)
 {
-    int fd = memfd_create("merge-test", 0);
     struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
     int rc;
-    memfmt_writer *w = memfmt_writer_new(fd, &h, 1, &rc);
-    struct accounting *acct = accounting_new(0);
-    struct merge *m = merge_new(w, acct, 0);
+    f->fd = memfd_create(name, 0);
+    f->w = memfmt_writer_new(f->fd, &h, 1, &rc);
+    f->acct = accounting_new(0);
+    f->m = merge_new(f->w, f->acct, 0);
+}
+
+static void fixture_close(struct fixture *f)
+{
+    merge_free(f->m);
+    accounting_free(f->acct);
+    memfmt_writer_free(f->w);
+    close(f->fd);
+}
+
+int main(void)
+{
+    struct fixture fx;
+    fixture_open(&fx, "merge-test");
+    int rc;
 
     struct batch t1, t2, svc;
     /* Thread 2 frees 0x1000 (seq 3) and its batch arrives first; thread 1
@@ -93,38 +116,38 @@ int main(void)
     node(&t2, 1, 0x10);
     w_free(&t2, 3, 0x1000);
     w_alloc(&t2, 4, 30, 0x1000, 2); /* reuse of the address by thread 2 */
-    CHECK(merge_batch(m, t2.b, t2.n) == 0);
+    CHECK(merge_batch(fx.m, t2.b, t2.n) == 0);
     start(&t1, 1);
     hello(&t1, 101);
     node(&t1, 0, 0x20);
     node(&t1, 1, 0x10);
     w_alloc(&t1, 1, 10, 0x2000, 2);
     w_alloc(&t1, 2, 20, 0x1000, 2);
-    CHECK(merge_batch(m, t1.b, t1.n) == 0);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
     start(&svc, 0);
     w_sync(&svc, 5);
-    CHECK(merge_batch(m, svc.b, svc.n) == 0);
+    CHECK(merge_batch(fx.m, svc.b, svc.n) == 0);
     /* A free of an address never allocated is counted and dropped. */
     start(&t1, 1);
     w_free(&t1, 6, 0x9999);
-    CHECK(merge_batch(m, t1.b, t1.n) == 0);
-    CHECK(merge_drain(m) == 0);
-    CHECK(merge_end(m, MEMFMT_END_EXITED, 0, 1000) == 0);
-    CHECK(memfmt_writer_finish(w) == 0);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    CHECK(merge_drain(fx.m) == 0);
+    CHECK(merge_end(fx.m, MEMFMT_END_EXITED, 0, 1000) == 0);
+    CHECK(memfmt_writer_finish(fx.w) == 0);
 
-    const struct acct_totals *t = accounting_totals(acct);
+    const struct acct_totals *t = accounting_totals(fx.acct);
     CHECK_EQ(t->allocations, 3);
     CHECK_EQ(t->frees, 1);
     CHECK_EQ(t->bad_frees, 0);
     CHECK_EQ(t->temporary, 0); /* freed by another thread */
     CHECK_EQ(t->live_bytes, 40);
     CHECK_EQ(t->peak_bytes, 40);
-    CHECK_EQ(merge_stats(m)->unmatched_frees, 1);
+    CHECK_EQ(merge_stats(fx.m)->unmatched_frees, 1);
 
     /* Read back: order is alloc(10), alloc(20), free, alloc(30); the two
      * threads' identical stacks are one pair of nodes. */
-    lseek(fd, 0, SEEK_SET);
-    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    lseek(fx.fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fx.fd, &rc);
     CHECK(r != NULL);
     struct memfmt_record rec;
     unsigned order[8];
@@ -147,43 +170,31 @@ int main(void)
     CHECK_EQ(n, 4);
     CHECK(n == 4 && order[0] == 10 && order[1] == 20 && order[2] == 0 && order[3] == 30);
     memfmt_reader_free(r);
-    merge_free(m);
-    accounting_free(acct);
-    memfmt_writer_free(w);
-    close(fd);
+    fixture_close(&fx);
     /* Two threads' events with the same number (time stamps taken in the
      * same cycle) are concurrent: both are written, in either order. */
-    fd = memfd_create("merge-ties", 0);
-    w = memfmt_writer_new(fd, &h, 1, &rc);
-    acct = accounting_new(0);
-    m = merge_new(w, acct, 0);
+    fixture_open(&fx, "merge-ties");
     start(&t1, 1);
     hello(&t1, 101);
     node(&t1, 0, 0x20);
     w_alloc(&t1, 7, 10, 0x1000, 1);
     w_alloc(&t1, 9, 11, 0x3000, 1);
-    CHECK(merge_batch(m, t1.b, t1.n) == 0);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
     start(&t2, 2);
     hello(&t2, 202);
     node(&t2, 0, 0x20);
     w_alloc(&t2, 7, 20, 0x2000, 1);
-    CHECK(merge_batch(m, t2.b, t2.n) == 0);
+    CHECK(merge_batch(fx.m, t2.b, t2.n) == 0);
     start(&svc, 0);
     w_sync(&svc, 100);
-    CHECK(merge_batch(m, svc.b, svc.n) == 0);
-    CHECK(merge_drain(m) == 0);
-    CHECK_EQ(accounting_totals(acct)->allocations, 3);
-    CHECK_EQ(accounting_totals(acct)->live_bytes, 41);
-    merge_free(m);
-    accounting_free(acct);
-    memfmt_writer_free(w);
-    close(fd);
+    CHECK(merge_batch(fx.m, svc.b, svc.n) == 0);
+    CHECK(merge_drain(fx.m) == 0);
+    CHECK_EQ(accounting_totals(fx.acct)->allocations, 3);
+    CHECK_EQ(accounting_totals(fx.acct)->live_bytes, 41);
+    fixture_close(&fx);
     /* Released with events still queued (memrec stopping on an error):
      * every queued record copy is freed, nothing else. */
-    fd = memfd_create("merge-left", 0);
-    w = memfmt_writer_new(fd, &h, 1, &rc);
-    acct = accounting_new(0);
-    m = merge_new(w, acct, 0);
+    fixture_open(&fx, "merge-left");
     start(&t1, 1);
     hello(&t1, 101);
     node(&t1, 0, 0x20);
@@ -195,10 +206,7 @@ int main(void)
     t1.b[t1.n++] = 1;
     t1.b[t1.n++] = 5;
     w_free(&t1, 5, 0x1000);
-    CHECK(merge_batch(m, t1.b, t1.n) == 0);
-    merge_free(m); /* no SYNC came: three events still queued */
-    accounting_free(acct);
-    memfmt_writer_free(w);
-    close(fd);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    fixture_close(&fx); /* no SYNC came: three events still queued */
     return check_summary("test_merge");
 }
