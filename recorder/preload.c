@@ -131,36 +131,40 @@ EXPORT void *calloc(size_t n, size_t size)
 }
 
 /* realloc of a block from the bootstrap pool: move it to the real heap. */
-static void *realloc_from_pool(void *old, size_t size)
+/* Move a bootstrap pool block's contents into its replacement p. */
+static void *copy_from_pool(void *p, void *old, size_t size)
 {
-    void *p = malloc(size);
-    if (p) {
+    if (p && old) {
         size_t keep = resolve_pool_size(old);
         memcpy(p, old, keep < size ? keep : size);
     }
     return p;
 }
 
+/* The next allocator's realloc or reallocarray (size is n * element). */
+static void *next_realloc(void *old, size_t size, size_t n, int is_array)
+{
+    if (is_array && real.reallocarray) {
+        return real.reallocarray(old, n, size / (n ? n : 1));
+    }
+    return real.realloc(old, size);
+}
+
 static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, void *old, size_t size, size_t n,
                                                               int is_array)
 {
     if (!have_real()) {
-        void *p = resolve_pool_alloc(size, 16);
-        if (p && old) {
-            size_t keep = resolve_pool_size(old);
-            memcpy(p, old, keep < size ? keep : size);
-        }
-        return p;
+        return copy_from_pool(resolve_pool_alloc(size, 16), old, size);
     }
     if (old && resolve_pool_owns(old)) {
-        return realloc_from_pool(old, size);
+        /* A block from before dlsym worked: move it to the real heap. */
+        return copy_from_pool(malloc(size), old, size);
     }
     int rec = enter();
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
          * block (if sampled) are recorded apart; the call is counted once. */
-        void *p =
-            is_array && real.reallocarray ? real.reallocarray(old, n, size / (n ? n : 1)) : real.realloc(old, size);
+        void *p = next_realloc(old, size, n, is_array);
         int saved = errno;
         if (old && (p || size == 0)) {
             buffer_free(kind, old);
@@ -173,12 +177,7 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         return p;
     }
     uint64_t seq_free = rec ? buffer_realloc_begin() : 0;
-    void *p;
-    if (is_array && real.reallocarray) {
-        p = real.reallocarray(old, n, size / (n ? n : 1));
-    } else {
-        p = real.realloc(old, size);
-    }
+    void *p = next_realloc(old, size, n, is_array);
     if (rec) {
         int saved = errno;
         buffer_realloc_end(seq_free, kind, old, p, size);
