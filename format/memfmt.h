@@ -43,6 +43,9 @@ enum memfmt_tag {
     MEMFMT_REC_END = 11, /* the recording ended; how the process ended */
     MEMFMT_REC_STATS = 12, /* recorder counters (lost events, unmatched frees) */
     MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
+    /* Reserved while the "capture everything" work lands in parallel:
+     * 14 mapped memory (mmap/munmap/mremap/brk), 15 a new process image
+     * (exec), 16-17 pools. */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -68,6 +71,7 @@ enum memfmt_kind {
     MEMFMT_K_FREE = 11,
     MEMFMT_K_DELETE = 12,
     MEMFMT_K_DELETE_ARRAY = 13,
+    /* 14, 15 reserved for pool allocations and frees (memrec.h) */
     MEMFMT_K_COUNT = 14,
 };
 

@@ -125,6 +125,9 @@ enum memfmt_wire_tag {
     MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
     MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
+    /* Reserved while the "capture everything" work lands in parallel:
+     * 11-15 mapped memory, 16-19 pools, 20-25 process images and
+     * connections (exec, fork, descriptors), 26-27 crashes. */
 };
 
 /** One decoded wire event. */
