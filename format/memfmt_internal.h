@@ -126,8 +126,36 @@ enum memfmt_wire_tag {
     MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
     /* Reserved while the "capture everything" work lands in parallel:
-     * 11-15 mapped memory, 16-19 pools, 20-25 process images and
-     * connections (exec, fork, descriptors), 26-27 crashes. */
+     * 11-15 mapped memory, 16-19 pools, 26-27 crashes. */
+    MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
+    MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
+};
+
+/* ---- the connection protocol: how a recorder reaches memrec ----
+ *
+ * memrec listens on an abstract unix socket of type SOCK_SEQPACKET whose
+ * name is in MEMREC_SOCK. A recorder connects, sends one request and gets
+ * one reply; when memrec accepts, the reply carries (SCM_RIGHTS) the write
+ * end of the pipe of the recording the process belongs to. The socket only
+ * hands out pipes: events always travel through the pipe. memrec checks
+ * the peer's pid and uid with SO_PEERCRED, not the request's word. */
+
+#define MEMFMT_CONN_MAGIC 0x314e434du /* "MCN1" */
+
+enum memfmt_conn_kind {
+    MEMFMT_CONN_START = 1, /* a process image starts: the first one, after exec, in a fork child */
+    MEMFMT_CONN_REOPEN = 2, /* the image lost its descriptor (the program closed or replaced it) */
+};
+
+struct memfmt_conn_request {
+    uint32_t magic;
+    uint32_t kind; /* enum memfmt_conn_kind */
+    int32_t pid, ppid;
+};
+
+struct memfmt_conn_reply {
+    uint32_t magic;
+    int32_t status; /* 0: recorded, a descriptor comes with the reply; 1: not recorded */
 };
 
 /** One decoded wire event. */

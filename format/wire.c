@@ -36,6 +36,8 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     int rc = 0;
     switch (ev->tag) {
     case MEMFMT_W_HELLO:
+    case MEMFMT_W_IMAGE:
+    case MEMFMT_W_EXITING:
     case MEMFMT_W_LOST: rc = get(&p, end, &ev->a); break;
     case MEMFMT_W_BYE: break;
     case MEMFMT_W_NODE:

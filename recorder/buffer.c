@@ -12,6 +12,7 @@
  * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
  * all events numbered below S have arrived and can write them in order. */
 #define _GNU_SOURCE
+#include "init.h"
 #include "recorder_internal.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
@@ -46,7 +47,18 @@ struct tbuf {
 
 HIDDEN atomic_int rec_enabled;
 
-static int pipe_fd = -1;
+/* The pipe to memrec. The program may close or replace its descriptor
+ * (daemons close everything): the hooks of close() and friends call
+ * buffer_fd_closing() first, which takes the descriptor away from the
+ * writers (conn_fd = -1), waits for writes in progress, and leaves the
+ * next write to fetch a new descriptor for the same pipe from memrec. A
+ * writer announces itself in conn_writers before it reads conn_fd; the
+ * closer clears conn_fd before it reads conn_writers (both sequentially
+ * consistent): either the writer sees -1 or the closer waits for it. */
+static atomic_int conn_fd = -1;
+static atomic_int conn_writers;
+static atomic_int conn_lost; /* reopen before the next write */
+static atomic_int conn_reopening;
 static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
@@ -95,12 +107,65 @@ static void reg_release(void)
 
 /* ---- pipe ---- */
 
+static void nap(void)
+{
+    struct timespec t = {0, 50 * 1000};
+    nanosleep(&t, NULL);
+}
+
+/* The descriptor was taken away: one writer asks memrec for a new one,
+ * the others wait for it. */
+static int reopen(void)
+{
+    if (!atomic_load(&conn_lost)) {
+        return -1;
+    }
+    int zero = 0;
+    if (!atomic_compare_exchange_strong(&conn_reopening, &zero, 1)) {
+        while (atomic_load(&conn_reopening)) {
+            nap();
+        }
+        return atomic_load(&conn_fd);
+    }
+    int fd = conn_open(MEMFMT_CONN_REOPEN);
+    if (fd >= 0) {
+        atomic_store(&conn_fd, fd);
+        atomic_store(&conn_lost, 0);
+    } else if (atomic_exchange(&rec_enabled, 0)) {
+        atomic_store(&conn_lost, 0);
+        log_msg("the program closed the recorder's descriptor and memrec cannot be reached; recording stopped", NULL);
+    }
+    atomic_store(&conn_reopening, 0);
+    return fd;
+}
+
+void buffer_fd_closing(int lo, int hi)
+{
+    int fd = atomic_load(&conn_fd);
+    if (fd < 0 || fd < lo || fd > hi) {
+        return;
+    }
+    if (!atomic_compare_exchange_strong(&conn_fd, &fd, -1)) {
+        return;
+    }
+    atomic_store(&conn_lost, 1);
+    while (atomic_load(&conn_writers)) {
+        nap();
+    }
+}
+
 /* Write one batch. SIGPIPE is blocked around the write so that a memrec
  * that died cannot kill the target; recording just stops. */
 static void send_batch(const uint8_t *p, size_t n)
 {
-    if (pipe_fd < 0) {
-        return;
+    atomic_fetch_add(&conn_writers, 1);
+    int fd = atomic_load(&conn_fd);
+    if (fd < 0) {
+        fd = reopen();
+        if (fd < 0) {
+            atomic_fetch_sub(&conn_writers, 1);
+            return;
+        }
     }
     sigset_t block, old, pending;
     sigemptyset(&block);
@@ -108,10 +173,21 @@ static void send_batch(const uint8_t *p, size_t n)
     pthread_sigmask(SIG_BLOCK, &block, &old);
     sigpending(&pending);
     int was_pending = sigismember(&pending, SIGPIPE);
-    for (;;) {
-        ssize_t k = write(pipe_fd, p, n);
+    for (int tries = 0;;) {
+        ssize_t k = write(fd, p, n);
         if (k < 0 && errno == EINTR) {
             continue;
+        }
+        if (k < 0 && errno == EBADF && tries++ == 0) {
+            /* Closed behind our back (a raw system call, not a hook). */
+            if (atomic_compare_exchange_strong(&conn_fd, &fd, -1)) {
+                atomic_store(&conn_lost, 1);
+            }
+            fd = reopen();
+            if (fd >= 0) {
+                continue;
+            }
+            break;
         }
         if (k < 0) {
             if (errno == EPIPE && !was_pending) {
@@ -125,6 +201,7 @@ static void send_batch(const uint8_t *p, size_t n)
         break;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    atomic_fetch_sub(&conn_writers, 1);
 }
 
 static void batch_reset(struct tbuf *b)
@@ -186,7 +263,7 @@ static int tsc_is_clocksource(void)
         return 0;
     }
     ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    sys_close(fd);
     return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 #else
     return 0;
@@ -575,47 +652,87 @@ void buffer_start_service(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-/* ---- set-up, exit, fork ---- */
+/* ---- set-up, exit, fork, exec ---- */
 
 static void atfork_child(void)
 {
     buffer_forget();
+    init_forked();
+}
+
+/* The first batch of a process image says so: after an exec the new image
+ * writes into the pipe its predecessor used, and memrec must know where
+ * one ends and the next begins (sequence numbers and streams restart). */
+static void say_image(void)
+{
+    buf_lock(&service_buf.lock);
+    batch_reset(&service_buf);
+    service_buf.data[service_buf.len++] = MEMFMT_W_IMAGE;
+    put(&service_buf, (uint64_t)getpid());
+    flush_locked(&service_buf);
+    buf_unlock(&service_buf.lock);
 }
 
 int buffer_setup(int fd)
 {
-    use_tsc = opts.tsc_order && tsc_is_clocksource();
-    if (opts.sample_rate && sample_setup() < 0) {
-        return -1;
+    static int once;
+    if (!once) {
+        use_tsc = opts.tsc_order && tsc_is_clocksource();
+        if (opts.sample_rate && sample_setup() < 0) {
+            return -1;
+        }
+        if (pthread_key_create(&exit_key, on_thread_exit) != 0) {
+            return -1;
+        }
+        pthread_atfork(NULL, NULL, atfork_child);
+        once = 1;
     }
-    pipe_fd = fd;
+    atomic_store(&conn_fd, fd);
+    atomic_store(&conn_lost, 0);
+    atomic_store(&direct, 0);
     service_buf.stream = 0;
-    batch_reset(&service_buf);
-    if (pthread_key_create(&exit_key, on_thread_exit) != 0) {
-        return -1;
-    }
-    pthread_atfork(NULL, NULL, atfork_child);
+    say_image();
     atomic_store(&rec_enabled, 1);
     return 0;
 }
 
-void buffer_finish(void)
+void buffer_finish(int status)
 {
     atomic_store(&direct, 1);
+    sync_point();
+    buf_lock(&service_buf.lock);
+    ensure_room(&service_buf, 1 + MEMFMT_VARINT_MAX);
+    service_buf.data[service_buf.len++] = MEMFMT_W_EXITING;
+    put(&service_buf, status >= 0 ? (uint64_t)status + 1 : 0);
+    flush_locked(&service_buf);
+    buf_unlock(&service_buf.lock);
+}
+
+void buffer_before_exec(void)
+{
     sync_point();
 }
 
 void buffer_forget(void)
 {
     /* The child must not write into the parent's recording: its copies of
-     * the buffers hold the parent's events. */
+     * the buffers hold the parent's events. They are left as they are
+     * (pages shared with the parent until written). */
     atomic_store(&rec_enabled, 0);
-    if (pipe_fd >= 0) {
-        close(pipe_fd);
-        pipe_fd = -1;
+    int fd = atomic_exchange(&conn_fd, -1);
+    if (fd >= 0) {
+        sys_close(fd);
     }
+    atomic_store(&conn_lost, 0);
+    atomic_store(&conn_writers, 0);
+    atomic_store(&conn_reopening, 0);
     registry = NULL;
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     reg_lock = fresh; /* it may have been held by a thread that does not exist here */
+    atomic_store(&service_buf.lock, 0);
+    service_buf.owner_holds = 0;
     tstate.buf = NULL;
+    if (opts.sample_rate) {
+        sample_forget();
+    }
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "init.h"
 #include "recorder_internal.h"
+#include "memfmt_internal.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -19,38 +20,8 @@ extern char **environ;
 enum { ST_NEW, ST_STARTING, ST_READY };
 static atomic_int state = ST_NEW;
 static pid_t recorded_pid; /* the process being recorded */
-
-/* MEMREC_PIPE=fd:inode:pid. The inode and pid make sure we write into
- * memrec's pipe and nothing else: a child that inherited the variable but
- * not the descriptor, or whose fd number now means another file, stays
- * unrecorded. */
-static int pipe_from_env(void)
-{
-    const char *s = options_env(environ, "MEMREC_PIPE");
-    if (!s) {
-        return -1;
-    }
-    unsigned long long v[3] = {0, 0, 0};
-    int i = 0;
-    for (; *s && i < 3; s++) {
-        if (*s == ':') {
-            i++;
-        } else if (*s >= '0' && *s <= '9') {
-            v[i] = v[i] * 10 + (unsigned long long)(*s - '0');
-        } else {
-            return -1;
-        }
-    }
-    if (i != 2 || (pid_t)v[2] != getpid()) {
-        return -1;
-    }
-    struct stat st;
-    int fd = (int)v[0];
-    if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || st.st_ino != (ino_t)v[1]) {
-        return -1;
-    }
-    return fd;
-}
+static int started_once; /* the parts of start-up done once per image */
+static int restart_service; /* a fork child: its service thread is still to start */
 
 int init_is_ready(void)
 {
@@ -65,24 +36,43 @@ void init_start(void)
     }
     int saved = tstate.in_hook;
     tstate.in_hook = 1;
-    resolve_init();
-    options_init(environ);
-    int fd = pipe_from_env();
+    if (!started_once) {
+        resolve_init();
+        options_init(environ);
+        conn_init(environ);
+        hooks_resolve();
+        started_once = 1;
+        if (conn_wanted()) {
+            unwind_init();
+        }
+    }
     recorded_pid = getpid();
+    int fd = conn_wanted() ? conn_open(MEMFMT_CONN_START) : -1;
     if (fd >= 0) {
-        /* An exec'd program would start a second recording in the same
-         * pipe, numbered from scratch: the recording ends at exec instead
-         * (following exec is issue 3's work). Also keeps the pipe out of
-         * programs this one starts. */
-        fcntl(fd, F_SETFD, FD_CLOEXEC);
-        unwind_init();
         if (buffer_setup(fd) == 0) {
             modules_send_process(environ);
             modules_scan();
+        } else {
+            sys_close(fd);
         }
     }
     atomic_store_explicit(&state, ST_READY, memory_order_release);
+    if (restart_service && atomic_load(&rec_enabled)) {
+        restart_service = 0;
+        buffer_start_service();
+    }
     tstate.in_hook = saved;
+}
+
+void init_forked(void)
+{
+    if (!conn_follows_forks()) {
+        return;
+    }
+    /* Start again, as a process of its own, at the child's next hook. */
+    modules_forget();
+    restart_service = 1;
+    atomic_store(&state, ST_NEW);
 }
 
 __attribute__((constructor)) static void on_load(void)
@@ -96,10 +86,20 @@ __attribute__((constructor)) static void on_load(void)
     }
 }
 
+/* A followed fork child that never allocated still gets its recording. */
+static void start_late(void)
+{
+    if (atomic_load(&state) == ST_NEW && restart_service) {
+        restart_service = 0;
+        init_start();
+    }
+}
+
 /* Runs after the program's atexit handlers and its own destructors. */
 __attribute__((destructor)) static void on_unload(void)
 {
-    if (!atomic_load(&rec_enabled)) {
+    start_late();
+    if (!atomic_load(&rec_enabled) || getpid() != recorded_pid) {
         return;
     }
     if (opts.freeres) {
@@ -114,34 +114,50 @@ __attribute__((destructor)) static void on_unload(void)
         }
     }
     tstate.in_hook = 1;
-    buffer_finish();
+    buffer_finish(-1);
     unwind_report();
     tstate.in_hook = 0;
 }
 
-/* _exit and _Exit skip destructors, so the buffers would go unflushed.
- * Only in the recorded process itself: a vfork child shares its memory but
- * is not it. */
-static void flush_before_exit(void)
+/* Whether this process is the one recorded, not a vfork child sharing its
+ * memory, and recording is on. */
+static int recording_here(void)
 {
-    if (!init_is_ready() || !atomic_load(&rec_enabled) || tstate.in_hook || getpid() != recorded_pid) {
+    return init_is_ready() && atomic_load(&rec_enabled) && !tstate.in_hook && getpid() == recorded_pid;
+}
+
+/* _exit and _Exit skip destructors, so the buffers would go unflushed. */
+static void flush_before_exit(int status)
+{
+    start_late();
+    if (!recording_here()) {
         return;
     }
     tstate.in_hook = 1;
-    buffer_finish();
+    buffer_finish(status & 0xff);
+    tstate.in_hook = 0;
+}
+
+void init_before_exec(void)
+{
+    if (!recording_here()) {
+        return;
+    }
+    tstate.in_hook = 1;
+    buffer_before_exec();
     tstate.in_hook = 0;
 }
 
 __attribute__((visibility("default"), noreturn)) void _exit(int status)
 {
-    flush_before_exit();
+    flush_before_exit(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
 
 __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 {
-    flush_before_exit();
+    flush_before_exit(status);
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }

@@ -10,4 +10,10 @@ void init_start(void) __attribute__((visibility("hidden")));
 /** True once start-up is over (whether or not recording is on). */
 int init_is_ready(void) __attribute__((visibility("hidden")));
 
+/** In a fork child (atfork handler): when memrec follows forks, start a
+ * recording of the child's own at its next hook. */
+void init_forked(void) __attribute__((visibility("hidden")));
+/** The program is about to exec: send every event recorded so far. */
+void init_before_exec(void) __attribute__((visibility("hidden")));
+
 #endif

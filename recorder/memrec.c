@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "accounting.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
+#include "hub.h"
 #include "merge.h"
 #include "report.h"
 #include "util.h"
@@ -42,17 +44,21 @@ struct options {
     int level;
     const char *max_depth; /* passed to the recorder as MEMREC_MAX_DEPTH */
     char sample_rate[32]; /* passed as MEMREC_SAMPLE_RATE; empty: record all */
+    int follow_fork; /* record fork children, each into its own file */
     char **argv;
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
                "\n"
                "Runs PROGRAM and records every heap allocation with its call stack.\n"
                "\n"
                "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
                "  -q, --quiet         print nothing at the end\n"
+               "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
+               "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
+               "                      FILE.<pid>.zst with -o FILE.zst)\n"
                "  -l, --level N       zstd compression level (1-19, default 3)\n"
                "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
                "                      bytes allocated on average (suffixes K, M, G); every call\n"
@@ -69,19 +75,25 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},           {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},
+        {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"follow-fork", no_argument, NULL, 'f'},
+        {NULL, 0, NULL, 0},
     };
     o->level = 3;
     opterr = 0;
     int c;
     /* '+': stop at the program name, its options are its own. */
-    while ((c = getopt_long(argc, argv, "+o:ql:d:s:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fhV", longs, NULL)) != -1) {
         switch (c) {
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = 1; break;
+        case 'f': o->follow_fork = 1; break;
         case 'l': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -259,19 +271,7 @@ struct child {
     int err_fd; /* child writes errno if exec fails */
 };
 
-/* Put the pipe's write end on a high descriptor in the child, so that the
- * program's own descriptors keep the numbers they would have had. */
-static int high_fd(void)
-{
-    struct rlimit rl;
-    int top = 1024;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)top) {
-        top = (int)rl.rlim_cur;
-    }
-    return top - 1;
-}
-
-static void start_child(struct child *c, const struct options *o, char *path, int wfd, ino_t ino, const char *preload)
+static void start_child(struct child *c, const struct options *o, char *path, const char *sock, const char *preload)
 {
     int go[2], err[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
@@ -288,17 +288,15 @@ static void start_child(struct child *c, const struct options *o, char *path, in
         if (read(go[0], &b, 1) != 1) {
             _exit(127); /* memrec gave up before exec */
         }
-        int fd = high_fd();
-        if (fd != wfd && dup2(wfd, fd) < 0) {
-            fd = wfd;
+        char val[32];
+        setenv("MEMREC_SOCK", sock, 1);
+        snprintf(val, sizeof val, "%d", (int)getpid());
+        setenv("MEMREC_TARGET", val, 1);
+        if (o->follow_fork) {
+            setenv("MEMREC_FOLLOW", "1", 1);
+        } else {
+            unsetenv("MEMREC_FOLLOW");
         }
-        if (fd != wfd) {
-            close(wfd);
-        }
-        /* dup2 clears close-on-exec: the descriptor must survive exec. */
-        char val[96];
-        snprintf(val, sizeof val, "%d:%llu:%d", fd, (unsigned long long)ino, (int)getpid());
-        setenv("MEMREC_PIPE", val, 1);
         if (o->max_depth) {
             setenv("MEMREC_MAX_DEPTH", o->max_depth, 1);
         }
@@ -328,7 +326,7 @@ static void start_child(struct child *c, const struct options *o, char *path, in
     c->err_fd = err[0];
 }
 
-/* ---- output file ---- */
+/* ---- output files ---- */
 
 static char *default_name(const char *prog, pid_t pid)
 {
@@ -339,23 +337,174 @@ static char *default_name(const char *prog, pid_t pid)
     return name;
 }
 
+/* -o x.zst: a followed child's file is x.<pid>.zst. */
+static char *child_name(const struct options *o, pid_t pid)
+{
+    if (!o->output) {
+        return default_name(o->argv[0], pid);
+    }
+    size_t n = strlen(o->output);
+    char *name = xmalloc(n + 32);
+    if (n > 4 && strcmp(o->output + n - 4, ".zst") == 0) {
+        sprintf(name, "%.*s.%d.zst", (int)(n - 4), o->output, (int)pid);
+    } else {
+        sprintf(name, "%s.%d", o->output, (int)pid);
+    }
+    return name;
+}
+
 static int create_output(const char *name)
 {
     return open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
-/* ---- main loop ---- */
+/* ---- recordings: one per process, each with its pipe and file ---- */
 
-static void on_stop(int sig)
+struct recording {
+    pid_t pid;
+    int is_main; /* the process memrec started */
+    int rfd, wfd; /* the pipe; memrec keeps the write end to hand out copies */
+    int pidfd; /* followed processes: readable once the process ended */
+    int statm_fd;
+    char *outname;
+    int out_fd;
+    memfmt_writer *w;
+    struct accounting *acct;
+    struct merge *merge;
+    uint8_t *buf; /* bytes read, a partial batch at the end */
+    size_t len;
+    uint64_t start_ms;
+    uint64_t rss_seen;
+    int gone; /* the process ended: read what is left, then finish */
+    int finished;
+    int failed; /* writing the file failed */
+    int bad_batches;
+    unsigned how; /* END record */
+    int value;
+};
+
+struct session {
+    struct options *o;
+    struct child child;
+    int lfd;
+    struct recording **recs;
+    size_t nrecs, recs_cap;
+    struct recording *main;
+    int status; /* waitpid status once reaped */
+    uint64_t max_rss; /* the kernel's peak resident set of the program, once reaped */
+    int reaped;
+};
+
+/* Opens the file and the pipe. Returns NULL with errno when the file
+ * cannot be created. */
+static struct recording *recording_new(struct session *s, pid_t pid, const char *outname)
 {
-    (void)sig;
-    got_stop++;
+    int out_fd = create_output(outname);
+    if (out_fd < 0) {
+        return NULL;
+    }
+    struct recording *r = xcalloc(1, sizeof *r);
+    r->pid = pid;
+    r->outname = xstrdup(outname);
+    r->out_fd = out_fd;
+    r->pidfd = -1;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        die("cannot create a pipe: %s", strerror(errno));
+    }
+    /* A big pipe lets the program run ahead of us for a while. */
+    fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    r->rfd = p[0];
+    r->wfd = p[1];
+    struct memfmt_header hdr = {MEMFMT_VERSION, (uint8_t)sizeof(void *), 1, 0};
+    int rc;
+    r->w = memfmt_writer_new(out_fd, &hdr, s->o->level, &rc);
+    if (!r->w) {
+        die("cannot start '%s': %s", outname, memfmt_strerror(rc));
+    }
+    r->acct = accounting_new(0);
+    if (s->o->sample_rate[0]) {
+        accounting_set_sample_rate(r->acct, strtoull(s->o->sample_rate, NULL, 10));
+    }
+    r->start_ms = mono_ms();
+    r->merge = merge_new(r->w, r->acct, r->start_ms);
+    char statm[64];
+    snprintf(statm, sizeof statm, "/proc/%d/statm", (int)pid);
+    r->statm_fd = open(statm, O_RDONLY | O_CLOEXEC);
+    r->buf = xmalloc(READ_CHUNK + MEMFMT_WIRE_BATCH);
+    r->how = MEMFMT_END_UNKNOWN;
+    if (s->nrecs == s->recs_cap) {
+        xgrow((void **)&s->recs, &s->recs_cap, s->nrecs + 1, sizeof *s->recs);
+    }
+    s->recs[s->nrecs++] = r;
+    return r;
 }
 
-static void on_chld(int sig)
+static void recording_free(struct recording *r)
 {
-    (void)sig;
-    got_chld = 1;
+    merge_free(r->merge);
+    accounting_free(r->acct);
+    memfmt_writer_free(r->w);
+    free(r->outname);
+    free(r->buf);
+    free(r);
+}
+
+static void fail_write(struct recording *r, int rc)
+{
+    if (r->failed) {
+        return;
+    }
+    r->failed = 1;
+    int e = memfmt_writer_errno(r->w);
+    error("cannot write '%s': %s", r->outname, e ? strerror(e) : memfmt_strerror(rc));
+}
+
+/* Split the bytes read into whole batches; keep a partial tail. */
+static int feed(struct recording *r)
+{
+    size_t pos = 0;
+    while (r->len - pos >= 4) {
+        uint32_t n;
+        memcpy(&n, r->buf + pos, 4);
+        if (n < 4 || n > MEMFMT_WIRE_BATCH) {
+            /* The stream is out of step: nothing after this can be trusted. */
+            r->bad_batches++;
+            r->len = 0;
+            return 0;
+        }
+        if (r->len - pos - 4 < n) {
+            break;
+        }
+        int rc = merge_batch(r->merge, r->buf + pos + 4, n);
+        if (rc < 0 && rc != MEMFMT_E_CORRUPT && rc != MEMFMT_E_TRUNCATED) {
+            return rc;
+        }
+        if (rc < 0) {
+            r->bad_batches++;
+        }
+        pos += 4 + n;
+    }
+    memmove(r->buf, r->buf + pos, r->len - pos);
+    r->len -= pos;
+    return 0;
+}
+
+/* Read what the pipe holds now (it never blocks). */
+static void pump(struct recording *r)
+{
+    for (int i = 0; i < 64 && !r->failed; i++) {
+        ssize_t k = read(r->rfd, r->buf + r->len, READ_CHUNK);
+        if (k <= 0) {
+            return;
+        }
+        r->len += (size_t)k;
+        int rc = feed(r);
+        if (rc < 0) {
+            fail_write(r, rc);
+        }
+    }
 }
 
 static uint64_t read_rss(int statm_fd)
@@ -373,57 +522,105 @@ static uint64_t read_rss(int statm_fd)
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-struct session {
-    struct options *o;
-    struct child child;
-    int rfd;
-    int statm_fd;
-    char *outname;
-    int out_fd;
-    memfmt_writer *w;
-    struct accounting *acct;
-    struct merge *merge;
-    uint64_t start_ms;
-    int status; /* waitpid status once reaped */
-    uint64_t max_rss; /* the kernel's peak resident set of the program, once reaped */
-    int reaped;
-    int bad_batches;
-};
-
-static void fail_write(struct session *s, int rc)
+/* Everything the process wrote is in the pipe: write the rest and close. */
+static void finish(struct session *s, struct recording *r, unsigned how, int value)
 {
-    int e = memfmt_writer_errno(s->w);
-    error("cannot write '%s': %s", s->outname, e ? strerror(e) : memfmt_strerror(rc));
-}
-
-/* Split the bytes read into whole batches; keep a partial tail. */
-static int feed(struct session *s, uint8_t *buf, size_t *len)
-{
-    size_t pos = 0;
-    while (*len - pos >= 4) {
-        uint32_t n;
-        memcpy(&n, buf + pos, 4);
-        if (n < 4 || n > MEMFMT_WIRE_BATCH) {
-            /* The stream is out of step: nothing after this can be trusted. */
-            s->bad_batches++;
-            *len = 0;
-            return MEMFMT_E_CORRUPT;
+    if (r->finished) {
+        return;
+    }
+    pump(r);
+    r->finished = 1;
+    r->how = how;
+    r->value = value;
+    const struct merge_stats *ms = merge_stats(r->merge);
+    if (how == MEMFMT_END_UNKNOWN && ms->exiting) {
+        /* Not our child, so no wait status: the recorder said it exits. */
+        r->how = MEMFMT_END_EXITED;
+        r->value = ms->exit_status;
+    }
+    uint64_t runtime = mono_ms() - r->start_ms;
+    int rc = 0;
+    if (!r->failed) {
+        rc = merge_drain(r->merge);
+        if (rc == 0 && r->is_main && s->max_rss) {
+            rc = merge_rss(r->merge, s->max_rss);
         }
-        if (*len - pos - 4 < n) {
-            break;
+        if (rc == 0) {
+            rc = merge_end(r->merge, r->how, r->value, runtime);
         }
-        int rc = merge_batch(s->merge, buf + pos + 4, n);
-        if (rc < 0 && rc != MEMFMT_E_CORRUPT && rc != MEMFMT_E_TRUNCATED) {
-            return rc;
+        if (rc == 0) {
+            rc = memfmt_writer_finish(r->w);
+        }
+        if (rc == 0 && fsync(r->out_fd) != 0 && errno != EINVAL) {
+            rc = MEMFMT_E_IO;
         }
         if (rc < 0) {
-            s->bad_batches++;
+            fail_write(r, rc);
         }
-        pos += 4 + n;
     }
-    memmove(buf, buf + pos, *len - pos);
-    *len -= pos;
-    return 0;
+    if (close(r->out_fd) != 0 && !r->failed) {
+        r->failed = 1;
+        error("cannot write '%s': %s", r->outname, strerror(errno));
+    }
+    close(r->rfd);
+    close(r->wfd);
+    if (r->pidfd >= 0) {
+        close(r->pidfd);
+    }
+    if (r->statm_fd >= 0) {
+        close(r->statm_fd);
+    }
+    accounting_finish(r->acct);
+}
+
+static struct recording *find_live(struct session *s, pid_t pid)
+{
+    for (size_t i = 0; i < s->nrecs; i++) {
+        if (s->recs[i]->pid == pid && !s->recs[i]->finished) {
+            return s->recs[i];
+        }
+    }
+    return NULL;
+}
+
+/* A recorder asks for its pipe: the process memrec started (first image
+ * or after exec), one that lost its descriptor, or a fork child. */
+static void serve(struct session *s)
+{
+    struct hub_request req;
+    int got;
+    while ((got = hub_accept(s->lfd, &req)) != 0) {
+        if (got < 0) {
+            continue;
+        }
+        struct recording *r = req.uid == getuid() ? find_live(s, req.pid) : NULL;
+        if (!r && req.uid == getuid() && req.kind == MEMFMT_CONN_START && s->o->follow_fork && !got_stop) {
+            char *name = child_name(s->o, req.pid);
+            r = recording_new(s, req.pid, name);
+            if (!r) {
+                warning("cannot create '%s' for process %d: %s; it is not recorded", name, (int)req.pid,
+                        strerror(errno));
+            } else {
+                r->pidfd = (int)syscall(SYS_pidfd_open, req.pid, 0);
+            }
+            free(name);
+        }
+        hub_reply(&req, r && !r->gone ? r->wfd : -1);
+    }
+}
+
+/* ---- main loop ---- */
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    got_stop++;
+}
+
+static void on_chld(int sig)
+{
+    (void)sig;
+    got_chld = 1;
 }
 
 static void reap(struct session *s, int flags)
@@ -442,15 +639,38 @@ static void reap(struct session *s, int flags)
     }
 }
 
-/* Read until the recorder's pipe closes (all writers gone) or the user
- * stops us. Returns 0, or a writer error. */
-static int pump(struct session *s)
+static void main_end(struct session *s, unsigned *how, int *value)
 {
-    uint8_t *buf = xmalloc(READ_CHUNK + MEMFMT_WIRE_BATCH);
-    size_t len = 0;
-    uint64_t last_flush = mono_ms(), last_rss = 0, stop_at = 0, reaped_at = 0;
-    uint64_t rss_seen = 0;
-    int rc = 0;
+    *how = MEMFMT_END_UNKNOWN;
+    *value = 0;
+    if (s->reaped && WIFEXITED(s->status)) {
+        *how = MEMFMT_END_EXITED;
+        *value = WEXITSTATUS(s->status);
+    } else if (s->reaped && WIFSIGNALED(s->status)) {
+        *how = MEMFMT_END_SIGNALED;
+        *value = WTERMSIG(s->status);
+    } else if (got_stop) {
+        *how = MEMFMT_END_DETACHED;
+    }
+}
+
+static int all_finished(const struct session *s)
+{
+    for (size_t i = 0; i < s->nrecs; i++) {
+        if (!s->recs[i]->finished) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Read the pipes and serve the socket until every recorded process ended
+ * or the user stopped us. */
+static void run(struct session *s)
+{
+    uint64_t last_flush = mono_ms(), last_rss = 0, stop_at = 0;
+    struct pollfd *pfd = NULL;
+    size_t pfd_cap = 0;
     for (;;) {
         uint64_t now = mono_ms();
         if (got_stop && !stop_at) {
@@ -460,59 +680,120 @@ static int pump(struct session *s)
             got_chld = 0;
             reap(s, WNOHANG);
         }
-        if (s->reaped && !reaped_at) {
-            reaped_at = now;
+        if (s->reaped && !s->main->finished) {
+            unsigned how;
+            int value;
+            main_end(s, &how, &value);
+            finish(s, s->main, how, value);
         }
-        /* A child of the program may still hold the pipe after the program
-         * exited; do not wait for it forever. */
-        if ((reaped_at && now - reaped_at > 1000) || (stop_at && (got_stop > 1 || now - stop_at > STOP_GRACE_MS))) {
+        if (all_finished(s) || (stop_at && (got_stop > 1 || now - stop_at > STOP_GRACE_MS))) {
             break;
         }
-        if (now - last_rss >= RSS_EVERY_MS && s->statm_fd >= 0 && !s->reaped) {
+        if (now - last_rss >= RSS_EVERY_MS) {
             last_rss = now;
-            uint64_t rss = read_rss(s->statm_fd);
-            if (rss && rss != rss_seen) {
-                rss_seen = rss;
-                rc = merge_rss(s->merge, rss);
-                if (rc < 0) {
-                    break;
+            for (size_t i = 0; i < s->nrecs; i++) {
+                struct recording *r = s->recs[i];
+                uint64_t rss = r->finished || r->statm_fd < 0 ? 0 : read_rss(r->statm_fd);
+                if (rss && rss != r->rss_seen && !r->failed) {
+                    r->rss_seen = rss;
+                    int rc = merge_rss(r->merge, rss);
+                    if (rc < 0) {
+                        fail_write(r, rc);
+                    }
                 }
             }
         }
         if (now - last_flush >= FLUSH_EVERY_MS) {
             last_flush = now;
-            rc = memfmt_writer_flush(s->w);
-            if (rc < 0) {
-                break;
+            for (size_t i = 0; i < s->nrecs; i++) {
+                struct recording *r = s->recs[i];
+                int rc = r->finished || r->failed ? 0 : memfmt_writer_flush(r->w);
+                if (rc < 0) {
+                    fail_write(r, rc);
+                }
             }
         }
-        struct pollfd pfd = {s->rfd, POLLIN, 0};
-        int pr = poll(&pfd, 1, RSS_EVERY_MS);
+        size_t need = 1 + 2 * s->nrecs;
+        if (need > pfd_cap) {
+            xgrow((void **)&pfd, &pfd_cap, need, sizeof *pfd);
+        }
+        size_t n = 0;
+        pfd[n++] = (struct pollfd){s->lfd, POLLIN, 0};
+        for (size_t i = 0; i < s->nrecs; i++) {
+            struct recording *r = s->recs[i];
+            if (!r->finished) {
+                pfd[n++] = (struct pollfd){r->rfd, POLLIN, 0};
+                if (r->pidfd >= 0) {
+                    pfd[n++] = (struct pollfd){r->pidfd, POLLIN, 0};
+                }
+            }
+        }
+        int pr = poll(pfd, (nfds_t)n, RSS_EVERY_MS);
         if (pr < 0 && errno != EINTR) {
             break;
         }
         if (pr <= 0) {
             continue;
         }
-        ssize_t k = read(s->rfd, buf + len, READ_CHUNK);
-        if (k < 0) {
-            if (errno == EINTR || errno == EAGAIN) {
+        if (pfd[0].revents) {
+            serve(s);
+        }
+        size_t k = 1;
+        for (size_t i = 0; i < s->nrecs && k < n; i++) {
+            struct recording *r = s->recs[i];
+            if (r->finished || pfd[k].fd != r->rfd) {
                 continue;
             }
-            break;
+            if (pfd[k++].revents) {
+                pump(r);
+            }
+            if (r->pidfd >= 0 && k < n && pfd[k].fd == r->pidfd) {
+                if (pfd[k++].revents) {
+                    /* Gone: what it wrote is all in the pipe. */
+                    finish(s, r, MEMFMT_END_UNKNOWN, 0);
+                }
+            }
         }
-        if (k == 0) {
-            break; /* every writer is gone */
-        }
-        len += (size_t)k;
-        rc = feed(s, buf, &len);
-        if (rc < 0 && rc != MEMFMT_E_CORRUPT) {
-            break;
-        }
-        rc = 0;
     }
-    free(buf);
-    return rc;
+    free(pfd);
+}
+
+static void print_summary(const struct session *s, const struct recording *r)
+{
+    const struct options *o = s->o;
+    accounting_finish(r->acct);
+    const struct acct_totals *t = accounting_totals(r->acct);
+    const struct merge_stats *ms = merge_stats(r->merge);
+    char leaked[32];
+    report_bytes(leaked, sizeof leaked, t->live_bytes);
+    if (r->is_main) {
+        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", o->argv[0], (int)r->pid, r->outname);
+    } else {
+        fprintf(stderr, "memrec: recorded child process %d into %s\n", (int)r->pid, r->outname);
+    }
+    if (o->sample_rate[0]) {
+        fprintf(stderr, "memrec: sampled one stack per %s bytes: about %llu allocations, %llu leaked (%s)\n",
+                o->sample_rate, (unsigned long long)t->allocations, (unsigned long long)t->live_blocks, leaked);
+    } else {
+        fprintf(stderr, "memrec: %llu allocations, %llu temporary, %llu leaked (%s)\n",
+                (unsigned long long)t->allocations, (unsigned long long)t->temporary,
+                (unsigned long long)t->live_blocks, leaked);
+    }
+    if (ms->images) {
+        fprintf(stderr, "memrec: the process ran %u more program%s through exec\n", (unsigned)ms->images,
+                ms->images == 1 ? "" : "s");
+    }
+    if (r->how == MEMFMT_END_SIGNALED) {
+        fprintf(stderr, "memrec: the program was killed by signal %d (%s)\n", r->value, strsignal(r->value));
+    } else if (r->how == MEMFMT_END_DETACHED) {
+        fprintf(stderr, "memrec: recording stopped; the program is still running\n");
+    } else if (r->how == MEMFMT_END_UNKNOWN && !r->is_main) {
+        fprintf(stderr, "memrec: the process ended without exiting normally (killed or crashed)\n");
+    }
+    if (ms->lost_events || r->bad_batches) {
+        fprintf(stderr, "memrec: warning: %llu events lost\n",
+                (unsigned long long)(ms->lost_events + (uint64_t)r->bad_batches));
+    }
 }
 
 int main(int argc, char **argv)
@@ -520,21 +801,17 @@ int main(int argc, char **argv)
     util_progname = "memrec";
     struct options o = {0};
     parse_args(argc, argv, &o);
-    struct session s = {.o = &o, .statm_fd = -1};
+    struct session s = {.o = &o, .lfd = -1};
 
     char *path = find_program(o.argv[0]);
     check_program(path, o.argv[0]);
     char *preload = find_preload();
 
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        die("cannot create a pipe: %s", strerror(errno));
+    char sock[128];
+    s.lfd = hub_listen(sock, sizeof sock);
+    if (s.lfd < 0) {
+        die("cannot create memrec's socket: %s", strerror(errno));
     }
-    /* A big pipe lets the program run ahead of us for a while. */
-    fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
-    struct stat pst;
-    fstat(p[0], &pst);
-    s.rfd = p[0];
 
     struct sigaction sa = {0};
     sa.sa_handler = on_stop;
@@ -546,34 +823,18 @@ int main(int argc, char **argv)
     sigaction(SIGCHLD, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    s.start_ms = mono_ms();
-    struct timespec wall0;
-    clock_gettime(CLOCK_REALTIME, &wall0);
-    start_child(&s.child, &o, path, p[1], pst.st_ino, preload);
-    close(p[1]);
+    start_child(&s.child, &o, path, sock, preload);
 
-    s.outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
-    s.out_fd = create_output(s.outname);
-    if (s.out_fd < 0) {
+    char *outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
+    s.main = recording_new(&s, s.child.pid, outname);
+    if (!s.main) {
         int e = errno;
         kill(s.child.pid, SIGKILL);
         waitpid(s.child.pid, NULL, 0);
-        die("cannot create '%s': %s", s.outname, e == EEXIST ? "file exists (memrec never overwrites)" : strerror(e));
+        die("cannot create '%s': %s", outname, e == EEXIST ? "file exists (memrec never overwrites)" : strerror(e));
     }
-    struct memfmt_header hdr = {MEMFMT_VERSION, (uint8_t)sizeof(void *), 1, 0};
-    int rc;
-    s.w = memfmt_writer_new(s.out_fd, &hdr, o.level, &rc);
-    if (!s.w) {
-        die("cannot start '%s': %s", s.outname, memfmt_strerror(rc));
-    }
-    s.acct = accounting_new(0);
-    if (o.sample_rate[0]) {
-        accounting_set_sample_rate(s.acct, strtoull(o.sample_rate, NULL, 10));
-    }
-    s.merge = merge_new(s.w, s.acct, s.start_ms);
-    char statm[64];
-    snprintf(statm, sizeof statm, "/proc/%d/statm", (int)s.child.pid);
-    s.statm_fd = open(statm, O_RDONLY | O_CLOEXEC);
+    s.main->is_main = 1;
+    free(outname);
 
     /* Go: the file exists, the program may start. */
     if (write(s.child.go_fd, "g", 1) != 1) {
@@ -583,9 +844,10 @@ int main(int argc, char **argv)
     int exec_errno = 0;
     if (read(s.child.err_fd, &exec_errno, sizeof exec_errno) == (ssize_t)sizeof exec_errno) {
         waitpid(s.child.pid, NULL, 0);
-        memfmt_writer_free(s.w);
-        close(s.out_fd);
-        unlink(s.outname);
+        memfmt_writer_free(s.main->w);
+        s.main->w = NULL;
+        close(s.main->out_fd);
+        unlink(s.main->outname);
         if (exec_errno == ENOENT && access(path, F_OK) == 0) {
             /* The file is there: what exec could not find is its interpreter. */
             die_code(127, "cannot run '%s': its interpreter (#! line or ELF loader) was not found", o.argv[0]);
@@ -594,11 +856,7 @@ int main(int argc, char **argv)
     }
     close(s.child.err_fd);
 
-    rc = pump(&s);
-    int write_failed = rc < 0;
-    if (write_failed) {
-        fail_write(&s, rc);
-    }
+    run(&s);
     if (!s.reaped && got_stop == 0) {
         reap(&s, 0);
     }
@@ -611,75 +869,32 @@ int main(int argc, char **argv)
             nanosleep(&ten_ms, NULL);
         }
     }
-    uint64_t runtime = mono_ms() - s.start_ms;
-    unsigned how = MEMFMT_END_UNKNOWN;
-    int value = 0;
-    if (s.reaped && WIFEXITED(s.status)) {
-        how = MEMFMT_END_EXITED;
-        value = WEXITSTATUS(s.status);
-    } else if (s.reaped && WIFSIGNALED(s.status)) {
-        how = MEMFMT_END_SIGNALED;
-        value = WTERMSIG(s.status);
-    } else if (got_stop) {
-        how = MEMFMT_END_DETACHED;
+    unsigned how;
+    int value;
+    main_end(&s, &how, &value);
+    finish(&s, s.main, how, value);
+    for (size_t i = 0; i < s.nrecs; i++) {
+        finish(&s, s.recs[i], got_stop ? MEMFMT_END_DETACHED : MEMFMT_END_UNKNOWN, 0);
     }
-    if (!write_failed) {
-        rc = merge_drain(s.merge);
-        if (rc == 0 && s.max_rss) {
-            rc = merge_rss(s.merge, s.max_rss);
-        }
-        if (rc == 0) {
-            rc = merge_end(s.merge, how, value, runtime);
-        }
-        if (rc == 0) {
-            rc = memfmt_writer_finish(s.w);
-        }
-        if (rc == 0 && fsync(s.out_fd) != 0 && errno != EINVAL) {
-            rc = MEMFMT_E_IO;
-        }
-        if (rc < 0) {
-            fail_write(&s, rc);
-            write_failed = 1;
-        }
-    }
-    if (close(s.out_fd) != 0 && !write_failed) {
-        error("cannot write '%s': %s", s.outname, strerror(errno));
-        write_failed = 1;
-    }
+    close(s.lfd);
 
-    accounting_finish(s.acct);
-    const struct acct_totals *t = accounting_totals(s.acct);
-    const struct merge_stats *ms = merge_stats(s.merge);
-    if (!o.quiet) {
-        char leaked[32];
-        report_bytes(leaked, sizeof leaked, t->live_bytes);
-        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", o.argv[0], (int)s.child.pid, s.outname);
-        if (o.sample_rate[0]) {
-            fprintf(stderr, "memrec: sampled one stack per %s bytes: about %llu allocations, %llu leaked (%s)\n",
-                    o.sample_rate, (unsigned long long)t->allocations, (unsigned long long)t->live_blocks, leaked);
-        } else {
-            fprintf(stderr, "memrec: %llu allocations, %llu temporary, %llu leaked (%s)\n",
-                    (unsigned long long)t->allocations, (unsigned long long)t->temporary,
-                    (unsigned long long)t->live_blocks, leaked);
+    int failed = 0;
+    for (size_t i = 0; i < s.nrecs; i++) {
+        failed |= s.recs[i]->failed;
+        if (!o.quiet) {
+            print_summary(&s, s.recs[i]);
         }
-        if (how == MEMFMT_END_SIGNALED) {
-            fprintf(stderr, "memrec: the program was killed by signal %d (%s)\n", value, strsignal(value));
-        } else if (how == MEMFMT_END_DETACHED) {
-            fprintf(stderr, "memrec: recording stopped; the program is still running\n");
-        }
-        if (ms->lost_events || s.bad_batches) {
-            fprintf(stderr, "memrec: warning: %llu events lost\n",
-                    (unsigned long long)(ms->lost_events + (uint64_t)s.bad_batches));
-        }
-        fprintf(stderr, "memrec: next: memprint %s\n", s.outname);
     }
-    merge_free(s.merge);
-    accounting_free(s.acct);
-    memfmt_writer_free(s.w);
+    if (!o.quiet) {
+        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+    }
+    for (size_t i = 0; i < s.nrecs; i++) {
+        recording_free(s.recs[i]);
+    }
+    free(s.recs);
     free(path);
     free(preload);
-    free(s.outname);
-    if (write_failed) {
+    if (failed) {
         return 1;
     }
     if (how == MEMFMT_END_EXITED) {

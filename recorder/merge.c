@@ -97,6 +97,13 @@ struct merge {
     size_t nactive, active_cap;
     struct merge_stats st;
     int failed;
+    /* Process images (exec): module ids restart in each image, so the file
+     * numbers them from module_base on; the live ones are unloaded when the
+     * image ends. */
+    uint32_t images;
+    uint32_t module_base, module_top;
+    uint32_t *live_modules;
+    size_t nlive_modules, live_modules_cap;
 };
 
 /* ---- hash map ---- */
@@ -255,6 +262,7 @@ void merge_free(struct merge *m)
     free(m->active);
     free(m->node_ip);
     free(m->node_parent);
+    free(m->live_modules);
     free(m);
 }
 
@@ -412,6 +420,28 @@ static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
     return 0;
 }
 
+/* Module ids in the file: the image's own id plus the ids used by the
+ * images before it. */
+static void renumber_module(struct merge *m, struct memfmt_record *r)
+{
+    if (r->tag == MEMFMT_REC_MODULE) {
+        r->u.module.id += m->module_base;
+        if (r->u.module.id > m->module_top) {
+            m->module_top = r->u.module.id;
+        }
+        xgrow((void **)&m->live_modules, &m->live_modules_cap, m->nlive_modules + 1, sizeof *m->live_modules);
+        m->live_modules[m->nlive_modules++] = r->u.module.id;
+    } else if (r->tag == MEMFMT_REC_UNMODULE) {
+        r->u.unmodule.id += m->module_base;
+        for (size_t i = 0; i < m->nlive_modules; i++) {
+            if (m->live_modules[i] == r->u.unmodule.id) {
+                m->live_modules[i] = m->live_modules[--m->nlive_modules];
+                break;
+            }
+        }
+    }
+}
+
 static int apply(struct merge *m, struct stream *s, struct qev *e)
 {
     int rc = 0;
@@ -466,6 +496,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
     case Q_RECORD: {
         int n = memfmt_decode(e->rec, (size_t)e->size, &r);
         if (n > 0) {
+            renumber_module(m, &r);
             rc = out(m, &r);
         }
         free(e->rec);
@@ -649,6 +680,48 @@ static uint32_t map_trace(struct stream *s, uint64_t local)
     return s->nodes[local - 1];
 }
 
+static int release_until(struct merge *m, uint64_t limit);
+
+/* exec replaced the process image: everything of the old one is in (it
+ * flushed before exec), so write it all; then the old image's streams,
+ * threads, addresses and modules end. Blocks it left allocated stay live
+ * in the recording: the image ended without freeing them. */
+static int new_image(struct merge *m)
+{
+    if (m->images++ == 0) {
+        return 0;
+    }
+    int rc = release_until(m, UINT64_MAX);
+    if (rc < 0) {
+        return rc;
+    }
+    for (size_t i = 0; i < m->nstreams_cap; i++) {
+        struct stream *s = &m->streams[i];
+        free(s->q);
+        free(s->nodes);
+        memset(s, 0, sizeof *s);
+    }
+    m->nactive = 0;
+    map_release(&m->tid_thread);
+    memset(&m->tid_thread, 0, sizeof m->tid_thread);
+    m->nfree_threads = 0;
+    map_release(&m->addr_block);
+    memset(&m->addr_block, 0, sizeof m->addr_block);
+    m->nblocks = 0;
+    m->nfree_blocks = 0;
+    while (m->nlive_modules) {
+        struct memfmt_record r = {.tag = MEMFMT_REC_UNMODULE};
+        r.u.unmodule.id = m->live_modules[--m->nlive_modules];
+        rc = out(m, &r);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    m->module_base = m->module_top;
+    m->st.images = m->images - 1;
+    return 0;
+}
+
 int merge_batch(struct merge *m, const uint8_t *p, size_t len)
 {
     if (len < 4) {
@@ -685,6 +758,18 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             continue;
         }
         case MEMFMT_W_LOST: m->st.lost_events += ev.a; continue;
+        case MEMFMT_W_IMAGE:
+            rc = new_image(m);
+            if (rc < 0) {
+                return rc;
+            }
+            /* new_image() may have moved the streams array */
+            s = stream_get(m, sid);
+            continue;
+        case MEMFMT_W_EXITING:
+            m->st.exiting = 1;
+            m->st.exit_status = ev.a ? (int)(ev.a - 1) : -1;
+            continue;
         case MEMFMT_W_COUNTS: {
             /* Cumulative per thread: order does not matter. */
             struct memfmt_record r = {.tag = MEMFMT_REC_COUNTS};

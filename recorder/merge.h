@@ -16,6 +16,9 @@ struct merge;
 struct merge_stats {
     uint64_t unmatched_frees; /* frees of addresses never seen allocated */
     uint64_t lost_events; /* reported lost by the recorder */
+    uint32_t images; /* process images seen after the first (each exec adds one) */
+    int exiting; /* the recorder said the process ends normally */
+    int exit_status; /* with this status, -1 when it could not know */
 };
 
 /** New merger writing to `w` and feeding every written record to `acct`

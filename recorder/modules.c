@@ -189,6 +189,13 @@ int modules_scan(void)
     return gone;
 }
 
+void modules_forget(void)
+{
+    nknown = 0;
+    last_adds = last_subs = 0;
+    atomic_flag_clear(&scan_lock);
+}
+
 int modules_contains(uint64_t ip)
 {
     if (atomic_flag_test_and_set(&scan_lock)) {
@@ -216,7 +223,7 @@ static size_t read_file(const char *path, char *buf, size_t cap)
         }
         n += (size_t)k;
     }
-    close(fd);
+    sys_close(fd);
     return n;
 }
 

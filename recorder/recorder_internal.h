@@ -228,13 +228,40 @@ HIDDEN void buffer_record(const uint8_t *rec, size_t len);
 /** Modules were unloaded: every thread restarts its trace tree, so that a
  * new module at the same address never inherits old nodes. */
 HIDDEN void buffer_modules_gone(void);
-/** Flush every thread's buffer and send everything directly from now on. */
-HIDDEN void buffer_finish(void);
+/** Flush every thread's buffer and send everything directly from now on;
+ * then tell memrec the image ends normally, with `status` (-1: not known). */
+HIDDEN void buffer_finish(int status);
+/** Flush every thread's buffer: the process is about to exec. */
+HIDDEN void buffer_before_exec(void);
 /** In a forked child: drop all state without touching the parent's pipe. */
 HIDDEN void buffer_forget(void);
+/** The program is about to close or replace descriptors lo..hi. If the
+ * pipe is one of them, stop using it (waiting for writes in progress); the
+ * next write asks memrec for a new descriptor of the same pipe. */
+HIDDEN void buffer_fd_closing(int lo, int hi);
 
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
+
+/* ---- conn.c: reaching memrec ---- */
+
+/** Read MEMREC_SOCK, MEMREC_TARGET and MEMREC_FOLLOW from `envp`. */
+HIDDEN void conn_init(char **envp);
+/** Whether memrec wants this process recorded (it is the process memrec
+ * started, or memrec follows forks). */
+HIDDEN int conn_wanted(void);
+/** Whether memrec records fork children too (--follow-fork). */
+HIDDEN int conn_follows_forks(void);
+/** Ask memrec for the pipe (enum memfmt_conn_kind). Returns a close-on-exec
+ * descriptor placed high, or -1 (memrec absent, refused, unreachable). */
+HIDDEN int conn_open(int kind);
+/** close(2) without our own close() hook. */
+HIDDEN int sys_close(int fd);
+
+/* ---- syshooks.c: descriptor and exec hooks ---- */
+
+/** Look up the next definitions of the hooked system functions. */
+HIDDEN void hooks_resolve(void);
 
 /* ---- modules.c ---- */
 
@@ -245,6 +272,8 @@ HIDDEN int modules_scan(void);
 HIDDEN int modules_contains(uint64_t ip);
 /** Send the PROCESS record. */
 HIDDEN void modules_send_process(char **envp);
+/** In a fork child that starts its own recording: nothing is announced yet. */
+HIDDEN void modules_forget(void);
 
 /* ---- sample.c: sampling mode ---- */
 
@@ -286,6 +315,8 @@ static inline int sample_maybe(const void *p)
 
 /** Forget p if it was sampled; returns whether it was. */
 HIDDEN int sample_remove(void *p);
+/** In a fork child that starts its own recording: no block is sampled. */
+HIDDEN void sample_forget(void);
 
 /* ---- mem.c: the recorder's own memory ---- */
 

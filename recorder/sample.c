@@ -27,6 +27,19 @@ int sample_setup(void)
     return set && sample_filter ? 0 : -1;
 }
 
+void sample_forget(void)
+{
+    /* Fresh zero pages: cheaper in a fork child than writing zeros over
+     * pages still shared with the parent. */
+    if (set) {
+        mem_unmap(set, sizeof(*set) * SET_BUCKETS);
+    }
+    if (sample_filter) {
+        mem_unmap((void *)sample_filter, SAMPLE_FILTER_SIZE);
+    }
+    sample_setup();
+}
+
 static void filter_add(const void *p)
 {
     _Atomic uint8_t *c = &sample_filter[sample_filter_index(p)];

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+/* memrec's socket: where recorders ask for their pipe (the connection
+ * protocol in memfmt_internal.h). */
+#ifndef HUB_H
+#define HUB_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* A request, with what the kernel says about the asker. */
+struct hub_request {
+    int fd; /* the connection; hub_reply() closes it */
+    pid_t pid; /* the peer's pid (SO_PEERCRED), not its own claim */
+    uid_t uid;
+    unsigned kind; /* enum memfmt_conn_kind */
+};
+
+/** Listen on a new abstract socket with an unguessable name, written to
+ * `name` (without the leading NUL: the value of MEMREC_SOCK). Returns the
+ * listening descriptor (non-blocking, close-on-exec) or -1 with errno. */
+int hub_listen(char *name, size_t cap);
+/** Take one waiting request. Returns 1 with `req` filled, 0 when none is
+ * waiting, or -1 for a connection that sent nothing valid (dropped). */
+int hub_accept(int lfd, struct hub_request *req);
+/** Answer: `pipe_fd` >= 0 hands that descriptor over, -1 refuses. */
+void hub_reply(struct hub_request *req, int pipe_fd);
+
+#endif
