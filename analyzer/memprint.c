@@ -86,6 +86,8 @@ int main(int argc, char **argv)
     if (m->has_end && m->end.how == MEMFMT_END_SIGNALED) {
         warning("the recorded process did not end normally: killed by signal %d (%s)", m->end.value,
                 strsignal(m->end.value));
+    } else if (m->has_end && m->end.how == MEMFMT_END_UNKNOWN) {
+        warning("the recorded process did not end normally (killed or crashed; memrec was not its parent)");
     }
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records,

@@ -414,13 +414,19 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
         return buf;
     }
     switch (m->end.how) {
-    case MEMFMT_END_EXITED: snprintf(buf, cap, "exited with status %d", m->end.value); break;
+    case MEMFMT_END_EXITED:
+        if (m->end.value < 0) {
+            snprintf(buf, cap, "exited (status not known: memrec was not its parent)");
+        } else {
+            snprintf(buf, cap, "exited with status %d", m->end.value);
+        }
+        break;
     case MEMFMT_END_SIGNALED:
         snprintf(buf, cap, "killed by signal %d (%s): the process did not end normally", m->end.value,
                  strsignal(m->end.value));
         break;
     case MEMFMT_END_DETACHED: snprintf(buf, cap, "still running when the recording stopped"); break;
-    default: snprintf(buf, cap, "ended in an unknown way"); break;
+    default: snprintf(buf, cap, "ended without exiting normally (killed or crashed): the process did not end normally"); break;
     }
     return buf;
 }
