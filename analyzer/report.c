@@ -426,7 +426,9 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
                  strsignal(m->end.value));
         break;
     case MEMFMT_END_DETACHED: snprintf(buf, cap, "still running when the recording stopped"); break;
-    default: snprintf(buf, cap, "ended without exiting normally (killed or crashed): the process did not end normally"); break;
+    default:
+        snprintf(buf, cap, "ended without exiting normally (killed or crashed): the process did not end normally");
+        break;
     }
     return buf;
 }
