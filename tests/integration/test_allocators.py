@@ -185,6 +185,13 @@ if "jemalloc" not in missing:
         if name != "aligned":
             check_eq(set_apart[("jemalloc", name)], (0, 0) if name == "cxx" else (1, POOL),
                      "%s under jemalloc: set apart (libstdc++'s pool only in C programs)" % name)
+# memprint's summary says it in one line, and only when something was set apart.
+code, text, err = report_text(os.path.join(d, "chain.glibc.zst"))
+check(code == 0 and "allocator start-up" not in text, "chain under glibc: no allocator start-up line")
+if "jemalloc" not in missing:
+    code, text, err = report_text(os.path.join(d, "chain.jemalloc.zst"))
+    check(code == 0 and ("\nallocator start-up: 1 allocations (%d bytes) by preloaded libraries' initialization, "
+                         "not counted\n" % POOL) in text, "chain under jemalloc: the allocator start-up line")
 if "tcmalloc" not in missing:
     calls, size = set_apart[("tcmalloc", "cxx")]
     check(calls > 0 and size > 0, "cxx under tcmalloc: tcmalloc's own start-up set apart (%d, %d)" % (calls, size))
