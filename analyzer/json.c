@@ -79,6 +79,8 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     field_u(f, "threads", m->nthreads, 1);
     field_u(f, "unmatched_frees", m->unmatched_frees, 1);
     field_u(f, "lost_events", m->lost_events, 1);
+    field_u(f, "startup_set_apart_calls", m->startup_calls, 1);
+    field_u(f, "startup_set_apart_bytes", m->startup_bytes, 1);
     fputs(", \"sections\": {", f);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         fprintf(f, "%s\"%s\": [", s ? ", " : "", section_keys[s]);

@@ -122,6 +122,8 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
     case MEMFMT_REC_STATS:
         m->lost_events = r->u.stats.lost_events;
         m->unmatched_frees = r->u.stats.unmatched_frees;
+        m->startup_calls = r->u.stats.startup_calls;
+        m->startup_bytes = r->u.stats.startup_bytes;
         break;
     default: break;
     }

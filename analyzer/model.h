@@ -49,6 +49,7 @@ struct model {
     } end;
     uint64_t lost_events;
     uint64_t unmatched_frees;
+    uint64_t startup_calls, startup_bytes; /* set apart as preloaded libraries' start-up */
     uint64_t sample_rate; /* 0: complete recording; else sampled, figures estimated */
     int has_counts; /* sampling: exact calls and bytes of every thread */
     uint64_t exact_calls, exact_bytes;

@@ -470,6 +470,12 @@ void report_print_text(const struct report *r, const struct report_options *o, F
             (unsigned long long)t->live_blocks);
     fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", m->has_counts || !m->sample_rate ? "" : "~",
             report_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
+    if (m->startup_calls) {
+        fprintf(out,
+                "allocator start-up: %llu allocations (%llu bytes) by preloaded libraries' initialization, not "
+                "counted\n",
+                (unsigned long long)m->startup_calls, (unsigned long long)m->startup_bytes);
+    }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         fprintf(out, "\n%s\n", report_title((enum report_section)s));
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;

@@ -100,6 +100,15 @@ struct memfmt_header {
 #define MEMFMT_MAX_SEGMENTS 64
 #define MEMFMT_MAX_THREADS (1u << 20) /* thread indexes are below this; writers reuse them */
 
+/* MODULE flags: what the recorder knew of a module when it was loaded. */
+enum memfmt_module_flags {
+    /* Loaded at start only because of the user's LD_PRELOAD: not reachable
+     * through DT_NEEDED from the executable (or from memrec's preload
+     * library); never the executable, ld.so, libc or the vdso. */
+    MEMFMT_MODF_PRELOAD_ONLY = 1 << 0,
+    MEMFMT_MODF_LOADER = 1 << 1, /* the dynamic loader, ld.so */
+};
+
 struct memfmt_segment {
     uint64_t vaddr; /* address relative to the load bias */
     uint64_t memsz;
@@ -129,6 +138,7 @@ struct memfmt_record {
             uint32_t build_id_len;
             uint32_t nsegments;
             struct memfmt_segment segments[MEMFMT_MAX_SEGMENTS];
+            uint32_t flags; /* enum memfmt_module_flags; 0 in files written before it */
         } module;
         struct {
             uint32_t id;
@@ -175,6 +185,11 @@ struct memfmt_record {
         struct {
             uint64_t lost_events; /* events the recorder could not deliver */
             uint64_t unmatched_frees; /* frees of blocks never seen allocated */
+            /* Allocations set apart as the start-up of libraries the user
+             * preloaded (MEMFMT_MODF_PRELOAD_ONLY), not written as events;
+             * 0 in files written before these fields. */
+            uint64_t startup_calls;
+            uint64_t startup_bytes;
         } stats;
         struct {
             uint32_t thread;

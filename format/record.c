@@ -68,6 +68,7 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
             put_u(o, r->u.module.segments[i].memsz);
             put_u(o, r->u.module.segments[i].flags);
         }
+        put_u(o, r->u.module.flags);
         break;
     case MEMFMT_REC_UNMODULE: put_u(o, r->u.unmodule.id); break;
     case MEMFMT_REC_THREAD:
@@ -88,6 +89,8 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
     case MEMFMT_REC_STATS:
         put_u(o, r->u.stats.lost_events);
         put_u(o, r->u.stats.unmatched_frees);
+        put_u(o, r->u.stats.startup_calls);
+        put_u(o, r->u.stats.startup_bytes);
         break;
     case MEMFMT_REC_COUNTS:
         put_u(o, r->u.counts.thread);
@@ -151,6 +154,13 @@ static uint64_t get_u(struct in *in)
     return v;
 }
 
+/* A field appended in a later version: absent (0) where the payload ends
+ * before it, as in files written before it existed. */
+static uint64_t get_u_appended(struct in *in)
+{
+    return in->p < in->end ? get_u(in) : 0;
+}
+
 static uint32_t get_u32(struct in *in)
 {
     uint64_t v = get_u(in);
@@ -200,6 +210,7 @@ static void get_payload(struct in *in, struct memfmt_record *r)
             r->u.module.segments[i].memsz = get_u(in);
             r->u.module.segments[i].flags = get_u32(in);
         }
+        r->u.module.flags = (uint32_t)get_u_appended(in);
         break;
     case MEMFMT_REC_UNMODULE: r->u.unmodule.id = get_u32(in); break;
     case MEMFMT_REC_THREAD:
@@ -223,6 +234,8 @@ static void get_payload(struct in *in, struct memfmt_record *r)
     case MEMFMT_REC_STATS:
         r->u.stats.lost_events = get_u(in);
         r->u.stats.unmatched_frees = get_u(in);
+        r->u.stats.startup_calls = get_u_appended(in);
+        r->u.stats.startup_bytes = get_u_appended(in);
         break;
     case MEMFMT_REC_COUNTS:
         r->u.counts.thread = get_u32(in);

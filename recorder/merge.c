@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "memfmt_internal.h"
+#include "startup.h"
 #include "util.h"
 
 enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD };
@@ -25,8 +26,14 @@ struct qev {
     uint32_t old_block;
     uint8_t type;
     uint8_t kind;
-    uint8_t has_old; /* Q_RALLOC: the free part found the old block */
+    uint8_t has_old; /* Q_RALLOC: enum old_block, what the free part found */
 };
+
+enum old_block { OLD_NONE, OLD_FOUND, OLD_SET_APART };
+
+/* The value addr_block holds for a block set apart as allocator start-up
+ * (startup.h): its free is dropped without a word. */
+#define BLOCK_SET_APART UINT64_MAX
 
 struct stream {
     int used;
@@ -96,6 +103,7 @@ struct merge {
     uint32_t *active; /* streams with queued events or waiting to retire */
     size_t nactive, active_cap;
     struct merge_stats st;
+    struct startup *startup; /* allocations set apart as preloaded libraries' start-up */
     int failed;
     /* Process images (exec): module ids restart in each image, so the file
      * numbers them from module_base on; the live ones are unloaded when the
@@ -231,6 +239,7 @@ struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t star
     m->start_ms = start_ms;
     m->next_thread = 1;
     m->nnodes = 1; /* id 0 is the root */
+    m->startup = startup_new();
     return m;
 }
 
@@ -263,6 +272,7 @@ void merge_free(struct merge *m)
     free(m->node_ip);
     free(m->node_parent);
     free(m->live_modules);
+    startup_free(m->startup);
     free(m);
 }
 
@@ -413,7 +423,7 @@ static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint32_t 
 static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
 {
     uint64_t old;
-    if (map_del(&m->addr_block, addr, &old)) {
+    if (map_del(&m->addr_block, addr, &old) && old != BLOCK_SET_APART) {
         m->st.unmatched_frees++;
         return write_free(m, thread, MEMFMT_K_FREE, (uint32_t)old);
     }
@@ -451,6 +461,11 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
     case Q_ALLOC:
     case Q_RALLOC:
         rc = forget_stale(m, s->thread, e->addr);
+        if (e->has_old != OLD_FOUND && startup_marked(m->startup, e->trace, m->node_ip, m->node_parent, m->nnodes)) {
+            startup_count(m->startup, e->size);
+            map_put(&m->addr_block, e->addr, BLOCK_SET_APART);
+            break;
+        }
         r.tag = MEMFMT_REC_ALLOC;
         r.u.alloc.thread = s->thread;
         r.u.alloc.kind = e->kind;
@@ -460,7 +475,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         r.u.alloc.old_size = 0;
         r.u.alloc.old_trace = 0;
         r.u.alloc.old_temporary = 0;
-        if (e->has_old) {
+        if (e->has_old == OLD_FOUND) {
             /* The realloc's second part: the old block ends here. */
             const struct block *old = &m->blocks[e->old_block];
             r.tag = MEMFMT_REC_REALLOC;
@@ -468,7 +483,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             r.u.alloc.old_size = old->size;
             r.u.alloc.old_trace = old->trace;
             r.u.alloc.old_temporary = block_gone(m, e->old_block, s->thread);
-        } else if (e->type == Q_RALLOC) {
+        } else if (e->type == Q_RALLOC && e->has_old == OLD_NONE) {
             m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
         }
         r.u.alloc.info = info_id(m, e->size, e->trace);
@@ -482,6 +497,9 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             m->st.unmatched_frees++;
             break;
         }
+        if (b == BLOCK_SET_APART) {
+            break;
+        }
         rc = write_free(m, s->thread, e->kind, (uint32_t)b);
         break;
     case Q_RFREE:
@@ -489,7 +507,9 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
          * the realloc's second part (always the next event of this stream). */
         if (s->head + 1 < s->len && s->q[s->head + 1].type == Q_RALLOC) {
             struct qev *next = &s->q[s->head + 1];
-            next->has_old = (uint8_t)map_del(&m->addr_block, e->addr, &b);
+            next->has_old = !map_del(&m->addr_block, e->addr, &b) ? OLD_NONE
+                            : b == BLOCK_SET_APART                ? OLD_SET_APART
+                                                                  : OLD_FOUND;
             next->old_block = (uint32_t)b;
         }
         break;
@@ -498,6 +518,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         if (n > 0) {
             renumber_module(m, &r);
             rc = out(m, &r);
+            startup_module(m->startup, &r);
         }
         free(e->rec);
         e->rec = NULL;
@@ -854,6 +875,8 @@ int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms)
     struct memfmt_record r = {.tag = MEMFMT_REC_STATS};
     r.u.stats.lost_events = m->st.lost_events;
     r.u.stats.unmatched_frees = m->st.unmatched_frees;
+    r.u.stats.startup_calls = startup_calls(m->startup);
+    r.u.stats.startup_bytes = startup_bytes(m->startup);
     int rc = out(m, &r);
     if (rc < 0) {
         return rc;

@@ -96,6 +96,7 @@ static void send_module(const struct dl_phdr_info *info, uint32_t id)
         s->memsz = ph->p_memsz;
         s->flags = ph->p_flags;
     }
+    rec.u.module.flags = preloaded_flags(info->dlpi_addr, info->dlpi_phdr);
     int n = memfmt_encode(&rec, out, sizeof out - 64);
     if (n > 0) {
         buffer_record(out, (size_t)n);
@@ -160,6 +161,10 @@ int modules_scan(void)
     for (int i = 0; i < nknown; i++) {
         known[i].seen = 0;
     }
+    /* The first scan runs at the first intercepted call or in our
+     * constructor: the loader has mapped every start-up object before it
+     * runs any initializer, and nothing was dlopen'd yet. */
+    preloaded_classify();
     struct scan sc = {0, 1, 0};
     dl_iterate_phdr(visit, &sc);
     int gone = 0;

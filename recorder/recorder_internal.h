@@ -275,6 +275,17 @@ HIDDEN void modules_send_process(char **envp);
 /** In a fork child that starts its own recording: nothing is announced yet. */
 HIDDEN void modules_forget(void);
 
+/* ---- preloaded.c: objects present only because of the user's LD_PRELOAD ---- */
+
+/** Classify the objects loaded right now (call once, at the first module
+ * scan, when only the start-up objects are loaded; later calls do
+ * nothing): which are preload-only and which is ld.so. Not thread-safe:
+ * called under modules.c's scan lock. Never allocates. */
+HIDDEN void preloaded_classify(void);
+/** MODULE flags (enum memfmt_module_flags) of the object at (bias, phdr),
+ * as dl_iterate_phdr gives them; 0 for any object loaded after start-up. */
+HIDDEN uint32_t preloaded_flags(uintptr_t bias, const void *phdr);
+
 /* ---- sample.c: sampling mode ---- */
 
 /** Map the set of live sampled blocks. Returns 0 or -1. */

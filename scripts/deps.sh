@@ -3,7 +3,10 @@
 # Installs the Debian packages memrec needs to build and test, if missing.
 # Runs apt-get only when something is missing (as root, or through sudo).
 set -euo pipefail
-pkgs=(build-essential g++ cmake pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev libncurses-dev python3)
+# libgoogle-perftools4 and libjemalloc2: the other allocators tests/integration/test_allocators.py
+# records under.
+pkgs=(build-essential g++ cmake pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev libncurses-dev python3
+    libgoogle-perftools4 libjemalloc2)
 missing=()
 for p in "${pkgs[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

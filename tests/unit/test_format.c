@@ -76,6 +76,34 @@ static void test_records(void)
     CHECK_EQ(b.u.module.nsegments, 2);
     CHECK_EQ(b.u.module.segments[1].memsz, 0x5000);
     CHECK_EQ(b.u.module.segments[1].flags, 5);
+    CHECK_EQ(b.u.module.flags, 0);
+    a.u.module.flags = MEMFMT_MODF_PRELOAD_ONLY;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.module.flags, MEMFMT_MODF_PRELOAD_ONLY);
+    /* A MODULE written before the flags field: id 1, bias 0, empty path
+     * and build-id, no segments. Its flags read as 0. */
+    uint8_t old_module[] = {MEMFMT_REC_MODULE, 5, 1, 0, 0, 0, 0};
+    CHECK(memfmt_decode(old_module, sizeof old_module, &b) == 7);
+    CHECK_EQ(b.u.module.id, 1);
+    CHECK_EQ(b.u.module.flags, 0);
+
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_STATS;
+    a.u.stats.lost_events = 3;
+    a.u.stats.unmatched_frees = 4;
+    a.u.stats.startup_calls = 5;
+    a.u.stats.startup_bytes = 72796;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.stats.lost_events, 3);
+    CHECK_EQ(b.u.stats.unmatched_frees, 4);
+    CHECK_EQ(b.u.stats.startup_calls, 5);
+    CHECK_EQ(b.u.stats.startup_bytes, 72796);
+    /* STATS written before the start-up fields: they read as 0. */
+    uint8_t old_stats[] = {MEMFMT_REC_STATS, 2, 3, 4};
+    CHECK(memfmt_decode(old_stats, sizeof old_stats, &b) == 4);
+    CHECK_EQ(b.u.stats.unmatched_frees, 4);
+    CHECK_EQ(b.u.stats.startup_calls, 0);
+    CHECK_EQ(b.u.stats.startup_bytes, 0);
 
     memset(&a, 0, sizeof a);
     a.tag = MEMFMT_REC_END;

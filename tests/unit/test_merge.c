@@ -75,6 +75,40 @@ static void w_sync(struct batch *b, uint64_t s)
     put(b, 0);
 }
 
+static void w_realloc(struct batch *b, uint64_t s, uint64_t old, uint64_t addr, uint64_t size, uint64_t trace)
+{
+    b->b[b->n++] = MEMFMT_W_REALLOC;
+    seq(b, s);
+    seq(b, s + 1);
+    put(b, MEMFMT_K_REALLOC);
+    put(b, old);
+    put(b, addr);
+    put(b, size);
+    put(b, trace);
+}
+
+/* A MODULE record with one segment [lo, hi) at bias 0, sent in order. */
+static void w_module(struct batch *b, uint64_t s, uint32_t id, uint64_t lo, uint64_t hi, uint32_t flags)
+{
+    struct memfmt_record r;
+    memset(&r, 0, sizeof r);
+    r.tag = MEMFMT_REC_MODULE;
+    r.u.module.id = id;
+    r.u.module.path = "m";
+    r.u.module.path_len = 1;
+    r.u.module.nsegments = 1;
+    r.u.module.segments[0] = (struct memfmt_segment){lo, hi - lo, 5};
+    r.u.module.flags = flags;
+    uint8_t rec[128];
+    int n = memfmt_encode(&r, rec, sizeof rec);
+    CHECK(n > 0);
+    b->b[b->n++] = MEMFMT_W_RECORD;
+    seq(b, s);
+    put(b, (uint64_t)n);
+    memcpy(b->b + b->n, rec, (size_t)n);
+    b->n += (size_t)n;
+}
+
 /* A merger writing into an in-memory file, with its accounting. */
 struct fixture {
     int fd;
@@ -99,6 +133,73 @@ static void fixture_close(struct fixture *f)
     accounting_free(f->acct);
     memfmt_writer_free(f->w);
     close(f->fd);
+}
+
+/* Allocator start-up: traces whose outermost frames are ld.so's and whose
+ * next frame is a preload-only module's are set apart with their frees;
+ * everything else is written as usual. */
+static void test_startup(void)
+{
+    struct fixture fx;
+    fixture_open(&fx, "merge-startup");
+    struct batch t1, svc;
+    start(&t1, 1);
+    hello(&t1, 101);
+    w_module(&t1, 1, 1, 0x1000, 0x2000, MEMFMT_MODF_LOADER); /* ld.so */
+    w_module(&t1, 2, 2, 0x3000, 0x4000, MEMFMT_MODF_PRELOAD_ONLY);
+    node(&t1, 0, 0x1100); /* 1: ld.so, outermost */
+    node(&t1, 1, 0x3100); /* 2: a preloaded library's initializer: start-up */
+    node(&t1, 2, 0x5100); /* 3: what it calls in another module: start-up */
+    node(&t1, 1, 0x5100); /* 4: another library's initializer: the program's */
+    node(&t1, 0, 0x3100); /* 5: preloaded code not called by ld.so: the program's */
+    w_alloc(&t1, 3, 100, 0xa000, 2); /* set apart */
+    w_alloc(&t1, 4, 200, 0xb000, 3); /* set apart */
+    w_alloc(&t1, 5, 300, 0xc000, 4);
+    w_alloc(&t1, 6, 400, 0xd000, 5); /* leaked */
+    w_free(&t1, 7, 0xa000); /* dropped */
+    w_realloc(&t1, 8, 0xb000, 0xe000, 250, 2); /* set apart again, not unmatched */
+    w_free(&t1, 10, 0xc000);
+    w_realloc(&t1, 11, 0xe000, 0xf000, 50, 4); /* an allocation of the program */
+    w_free(&t1, 13, 0xf000); /* a temporary */
+    w_alloc(&t1, 14, 60, 0x11000, 4);
+    w_alloc(&t1, 15, 70, 0x12000, 2); /* set apart: unseen between 0x11000 and its free */
+    w_free(&t1, 16, 0x11000); /* a temporary */
+    w_free(&t1, 17, 0x12000); /* dropped */
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    start(&svc, 0);
+    w_sync(&svc, 100);
+    CHECK(merge_batch(fx.m, svc.b, svc.n) == 0);
+    CHECK(merge_end(fx.m, MEMFMT_END_EXITED, 0, 1000) == 0);
+    CHECK(memfmt_writer_finish(fx.w) == 0);
+    const struct acct_totals *t = accounting_totals(fx.acct);
+    CHECK_EQ(t->allocations, 4); /* 300, 400, 50, 60 */
+    CHECK_EQ(t->allocated_bytes, 810);
+    CHECK_EQ(t->frees, 3);
+    CHECK_EQ(t->temporary, 2);
+    CHECK_EQ(t->live_bytes, 400);
+    CHECK_EQ(t->live_blocks, 1);
+    CHECK_EQ(t->peak_bytes, 700);
+    CHECK_EQ(merge_stats(fx.m)->unmatched_frees, 0);
+    /* The counts set apart reach the file's STATS record. */
+    lseek(fx.fd, 0, SEEK_SET);
+    int rc;
+    memfmt_reader *r = memfmt_reader_open_fd(fx.fd, &rc);
+    CHECK(r != NULL);
+    struct memfmt_record rec;
+    uint64_t calls = 0, bytes = 0, flags = 0;
+    while (r && (rc = memfmt_read(r, &rec)) > 0) {
+        if (rec.tag == MEMFMT_REC_STATS) {
+            calls = rec.u.stats.startup_calls;
+            bytes = rec.u.stats.startup_bytes;
+        } else if (rec.tag == MEMFMT_REC_MODULE) {
+            flags |= rec.u.module.flags << (4 * (rec.u.module.id - 1));
+        }
+    }
+    CHECK_EQ(calls, 4); /* 100, 200, 250, 70 */
+    CHECK_EQ(bytes, 620);
+    CHECK_EQ(flags, MEMFMT_MODF_LOADER | (MEMFMT_MODF_PRELOAD_ONLY << 4));
+    memfmt_reader_free(r);
+    fixture_close(&fx);
 }
 
 int main(void)
@@ -208,5 +309,6 @@ int main(void)
     w_free(&t1, 5, 0x1000);
     CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
     fixture_close(&fx); /* no SYNC came: three events still queued */
+    test_startup();
     return check_summary("test_merge");
 }

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/* inject: memrec's own ptrace-based way to run a function call inside one
+ * thread of a running process (x86-64 Linux), used to load the recorder
+ * into it (memrec --pid) and to unload it again. No debugger needed. */
+#ifndef INJECT_H
+#define INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+struct inject {
+    pid_t pid; /* the process */
+    pid_t tid; /* the thread that runs the calls */
+    struct user_regs_struct saved; /* its registers when it was stopped */
+    uint64_t scratch; /* where strings go: below its stack pointer */
+    int pending[8]; /* signals that arrived while it was ours, re-sent at the end */
+    int npending;
+    uint64_t stopped_ns; /* how long the thread has been stopped, at inject_end() */
+    uint64_t t0;
+};
+
+/* Where a function lives in the target: libc's (or libdl's) dlopen/dlsym. */
+struct inject_libc {
+    char path[4096]; /* the C library as the target sees it */
+    uint64_t dlopen, dlsym, dlerror; /* addresses in the target, 0 if missing */
+    uint64_t busy_lo[16], busy_hi[16]; /* functions the thread must not be inside */
+    int nbusy;
+};
+
+/** Why the process cannot be traced, as one phrase for an error line, or
+ * NULL when nothing speaks against it (the attach itself may still fail).
+ * Checks: existence, owner, a tracer already attached, Yama's
+ * ptrace_scope. */
+const char *inject_obstacle(pid_t pid, char *buf, size_t cap);
+
+/** Find the C library of `pid` and the functions the injection needs.
+ * Returns 0, or -1 with a reason in `err` (no libc: a static executable). */
+int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap);
+
+/** Stop one thread of `pid` at a point where it is not inside the
+ * allocator (retrying for up to `timeout_ms`). Returns 0, or -1 with a
+ * reason in `err`. The process's other threads keep running. */
+int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int timeout_ms, char *err, size_t cap);
+
+/** Copy `len` bytes into the target's scratch area below the stopped
+ * thread's stack; returns their address there, or 0. */
+uint64_t inject_put(struct inject *in, const void *data, size_t len);
+
+/** Call fn(a, b, c) in the stopped thread and return its result in *ret.
+ * Returns 0, or -1 with a reason in `err` (the thread died, a crash). */
+int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret, int timeout_ms,
+                char *err, size_t cap);
+
+/** Put the thread's registers back and let it go; signals that arrived in
+ * between are delivered again. */
+void inject_end(struct inject *in);
+
+#endif
