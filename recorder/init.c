@@ -79,6 +79,7 @@ void init_start(void)
         if (buffer_setup(fd) == 0) {
             modules_send_process(environ);
             modules_scan();
+            crash_install();
         }
     }
     atomic_store_explicit(&state, ST_READY, memory_order_release);
