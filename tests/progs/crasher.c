@@ -9,6 +9,9 @@
  *             aborts inside realloc, while the recorder holds its buffer
  *   kill      sleep 300 ms (many flush periods), then raise(SIGKILL)
  *   _exit     _exit(3)
+ *   handled   installs its own SIGSEGV handler, which ends with _exit(5),
+ *             then writes through a NULL pointer (the program's handler
+ *             replaces the recorder's)
  *
  * Steps, the same in every mode:
  *   1. site_a: 1000 x malloc(100); frees 400 of them (i % 5 < 2)
@@ -70,6 +73,12 @@ __attribute__((noinline)) static void site_last(void)
     }
 }
 
+static void on_segv(int sig)
+{
+    (void)sig;
+    _exit(5);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -77,13 +86,20 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[1];
     if (strcmp(mode, "segv") && strcmp(mode, "abort") && strcmp(mode, "realloc") && strcmp(mode, "kill") &&
-        strcmp(mode, "_exit")) {
+        strcmp(mode, "_exit") && strcmp(mode, "handled")) {
         return 2;
+    }
+    if (strcmp(mode, "handled") == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_segv;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, NULL);
     }
     site_a();
     site_b();
     site_last();
-    if (strcmp(mode, "segv") == 0) {
+    if (strcmp(mode, "segv") == 0 || strcmp(mode, "handled") == 0) {
         volatile int *volatile nowhere = NULL;
         *nowhere = 1;
     } else if (strcmp(mode, "abort") == 0) {

@@ -77,7 +77,9 @@ __attribute__((noinline)) static void child_work(int k)
 
 __attribute__((noinline)) static void *keep_one(void)
 {
-    return malloc(3001);
+    void *p = malloc(3001);
+    keep(p); /* after the call: no tail call, keep_one stays on the stack */
+    return p;
 }
 
 int main(void)
