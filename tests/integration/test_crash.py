@@ -72,4 +72,17 @@ for mode, (status, end, value) in MODES.items():
     check_eq(sum(e["leaked_bytes"] for e in last), 9000, "%s: the 3 blocks made just before the end" % what)
     other = [e for e in j["sections"]["most_leaked"] if has_frame(e, "site_thread")]
     check_eq(sum(e["leaked_bytes"] for e in other), 4900, "%s: the other thread's blocks" % what)
+
+# Sampling: the exact call counts travel with the events (COUNTS), and the
+# crash handler sends the threads' latest ones too.
+what = "crasher segv, sampled"
+out = os.path.join(d, "crash-sampled.zst")
+try:
+    r = run([MEMREC, "-q", "-s", "4096", "-o", out, "--", prog("crasher"), "segv"], timeout=60, cwd=d,
+            preexec_fn=no_core)
+    check_eq(r.returncode, 128 + signal.SIGSEGV, "%s: memrec exit status" % what)
+    j = report_json(out)
+    check_eq(j["allocations"], FIGURES[0] + 1, "%s: every allocation counted, pthread_create's included" % what)
+except subprocess.TimeoutExpired:
+    check(False, "%s: memrec ended within 60 s (a deadlock?)" % what)
 done()
