@@ -30,6 +30,7 @@ static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SI
 
 enum { CRASH_NONE, CRASH_FLUSHING, CRASH_FLUSHED };
 static atomic_int crash_state;
+static pid_t recorded_pid; /* the process crash_install() was called in */
 static int64_t crash_deadline; /* of the whole flush; written by the one flushing thread */
 
 static int64_t now_ns(void)
@@ -73,13 +74,10 @@ static void die_by(int sig)
     syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 }
 
-static void on_fatal(int sig, siginfo_t *info, void *uctx)
+/* The first crashing thread flushes; a second one waits for it, since
+ * dying at once would cut that flush short. */
+static void flush_once(void)
 {
-    (void)info;
-    (void)uctx;
-    int saved_errno = errno;
-    int saved_hook = tstate.in_hook;
-    tstate.in_hook = 1; /* anything below that allocates is not the program's */
     int expected = CRASH_NONE;
     if (atomic_compare_exchange_strong(&crash_state, &expected, CRASH_FLUSHING)) {
         crash_deadline = now_ns() + TOTAL_WAIT_NS;
@@ -89,13 +87,26 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
             buffer_flush_from_signal();
         }
         atomic_store(&crash_state, CRASH_FLUSHED);
-    } else {
-        /* Another thread crashed first and is flushing: dying now would cut
-         * its flush short. */
-        int64_t until = now_ns() + OTHER_CRASH_WAIT_NS;
-        while (atomic_load(&crash_state) == CRASH_FLUSHING && now_ns() < until) {
-            nap();
-        }
+        return;
+    }
+    int64_t until = now_ns() + OTHER_CRASH_WAIT_NS;
+    while (atomic_load(&crash_state) == CRASH_FLUSHING && now_ns() < until) {
+        nap();
+    }
+}
+
+static void on_fatal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)info;
+    (void)uctx;
+    int saved_errno = errno;
+    int saved_hook = tstate.in_hook;
+    tstate.in_hook = 1; /* anything below that allocates is not the program's */
+    /* A vfork child shares our memory but is not the recorded process (a
+     * forked one has recording off already): its crash must not touch the
+     * parent's buffers or stop its recording. */
+    if (getpid() == recorded_pid) {
+        flush_once();
     }
     die_by(sig);
     tstate.in_hook = saved_hook;
@@ -105,6 +116,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 void crash_install(void)
 {
     atomic_store(&crash_state, CRASH_NONE);
+    recorded_pid = getpid();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fatal;
