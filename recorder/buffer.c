@@ -34,6 +34,9 @@ struct tbuf {
     uint64_t prev_seq; /* delta base of the current batch */
     uint32_t tree_gen;
     int owner_holds; /* the owner holds the lock (inside lock_mine .. unlock_mine) */
+    /* End of the complete events not yet handed to write(2): what a crash
+     * handler interrupting the owner while it holds the lock can send. */
+    atomic_size_t done;
     atomic_uint_fast64_t calls, bytes; /* sampling: every allocation, counted exactly */
     size_t len; /* bytes used in data, header included */
     struct tracetree tree;
@@ -206,6 +209,7 @@ static void send_batch(const uint8_t *p, size_t n)
 
 static void batch_reset(struct tbuf *b)
 {
+    atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_relaxed);
     b->len = MEMFMT_WIRE_HEADER;
     b->prev_seq = 0;
     uint32_t s = b->stream;
@@ -219,6 +223,9 @@ static void flush_locked(struct tbuf *b)
     }
     uint32_t n = (uint32_t)(b->len - 4);
     memcpy(b->data, &n, 4);
+    /* Interrupted during the write, a crash handler cannot know whether
+     * the batch went out: it sends nothing rather than twice. */
+    atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_release);
     send_batch(b->data, b->len);
     batch_reset(b);
 }
@@ -401,10 +408,11 @@ static struct tbuf *lock_mine(void)
 
 static void unlock_mine(struct tbuf *b)
 {
-    b->owner_holds = 0;
     if (b->len > MEMFMT_WIRE_BATCH - EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
         flush_locked(b);
     }
+    atomic_store_explicit(&b->done, b->len, memory_order_release);
+    b->owner_holds = 0;
     buf_unlock(&b->lock);
 }
 
@@ -555,6 +563,63 @@ void buffer_record(const uint8_t *rec, size_t len)
     }
     append_record(b, rec, len);
     unlock_mine(b);
+}
+
+/* ---- crash ---- */
+
+static int lock_bounded(atomic_int *l)
+{
+    int64_t deadline = 0;
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
+        if (!crash_wait(&deadline)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void flush_one_from_signal(struct tbuf *b, int mine)
+{
+    if (mine && b->owner_holds) {
+        /* The interrupted code holds the lock (say, abort() inside the real
+         * realloc): nobody else touches the buffer, and the events before
+         * the one being written are complete. */
+        size_t done = atomic_load_explicit(&b->done, memory_order_acquire);
+        if (done > MEMFMT_WIRE_HEADER) {
+            b->len = done;
+            flush_locked(b);
+        }
+        return;
+    }
+    if (!lock_bounded(&b->lock)) {
+        return;
+    }
+    put_counts(b);
+    flush_locked(b);
+    buf_unlock(&b->lock);
+}
+
+void buffer_flush_from_signal(void)
+{
+    struct tbuf *mine = tstate.buf;
+    int64_t deadline = 0;
+    int have_registry = 1;
+    while (pthread_mutex_trylock(&reg_lock) != 0) {
+        if (!crash_wait(&deadline)) {
+            have_registry = 0;
+            break;
+        }
+    }
+    if (!have_registry) {
+        if (mine) {
+            flush_one_from_signal(mine, 1);
+        }
+        return;
+    }
+    for (struct tbuf *b = registry; b; b = b->next) {
+        flush_one_from_signal(b, b == mine);
+    }
+    pthread_mutex_unlock(&reg_lock);
 }
 
 void buffer_modules_gone(void)

@@ -52,6 +52,7 @@ void init_start(void)
         if (buffer_setup(fd) == 0) {
             modules_send_process(environ);
             modules_scan();
+            crash_install();
         } else {
             sys_close(fd);
         }

@@ -239,6 +239,12 @@ HIDDEN void buffer_forget(void);
  * pipe is one of them, stop using it (waiting for writes in progress); the
  * next write asks memrec for a new descriptor of the same pipe. */
 HIDDEN void buffer_fd_closing(int lo, int hi);
+/** From a fatal signal's handler: send every thread's pending events.
+ * Async-signal-safe; waits for each lock only as crash_wait() allows, so a
+ * lock held by the interrupted code or a stuck thread costs that buffer,
+ * never a deadlock. The interrupted thread's own buffer, when that thread
+ * was holding it, is sent up to its last complete event. */
+HIDDEN void buffer_flush_from_signal(void);
 
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
@@ -328,6 +334,18 @@ static inline int sample_maybe(const void *p)
 HIDDEN int sample_remove(void *p);
 /** In a fork child that starts its own recording: no block is sampled. */
 HIDDEN void sample_forget(void);
+
+/* ---- crash.c: flushing when the program dies of a fatal signal ---- */
+
+/** Install the flushing handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+ * SIGABRT, SIGTRAP and SIGSYS where their disposition is SIG_DFL (the
+ * program's own handlers stay). Call when recording starts; may be called
+ * again (in a forked child that starts recording). */
+HIDDEN void crash_install(void);
+/** In a crash handler, before trying a lock again: naps briefly and
+ * returns 1, or returns 0 once this lock's wait or the whole flush's time
+ * is over. *lock_deadline starts at 0 for each lock. */
+HIDDEN int crash_wait(int64_t *lock_deadline);
 
 /* ---- mem.c: the recorder's own memory ---- */
 

@@ -74,3 +74,12 @@ target_link_options(prog_plugin PRIVATE -fno-sanitize=all)
 memrec_add_prog(dlopener "dlopener.c")
 target_link_libraries(prog_dlopener PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(prog_dlopener prog_plugin)
+
+# Abrupt ends, signal handlers that allocate, fork in a threaded program
+# (docs/capture.md, "Crashes and abrupt ends" and "Signals and threads").
+foreach(prog IN ITEMS crasher sigalloc forkmt)
+    memrec_add_prog(${prog} "${prog}.c")
+    set_target_properties(prog_${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+endforeach()
+target_link_libraries(prog_forkmt PRIVATE Threads::Threads)
+target_link_libraries(prog_crasher PRIVATE Threads::Threads)
