@@ -233,6 +233,13 @@ HIDDEN void buffer_finish(void);
 /** In a forked child: drop all state without touching the parent's pipe. */
 HIDDEN void buffer_forget(void);
 
+/** Record a pool event of include/memrec.h (wire tag MEMFMT_W_POOL_ALLOC,
+ * _FREE or _RESET; `p` and `size` only where the tag has them). An
+ * allocation gets the caller's stack and, when sampling, goes through the
+ * same sampling as malloc; frees and resets are always sent, memrec
+ * ignores those of blocks it does not know. Called between enter/leave. */
+HIDDEN void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size);
+
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
 

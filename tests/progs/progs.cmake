@@ -73,3 +73,15 @@ target_link_options(prog_plugin PRIVATE -fno-sanitize=all)
 memrec_add_prog(dlopener "dlopener.c")
 target_link_libraries(prog_dlopener PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(prog_dlopener prog_plugin)
+
+# pool.c reports its own arena's blocks through include/memrec.h and links
+# nothing of memrec. Built twice: as the toolchain's default (PIE on Debian)
+# and as a non-PIE executable, where a weak symbol would not work and the
+# header's dlsym look-up must.
+foreach(variant IN ITEMS pool pool_nopie)
+    memrec_add_prog(${variant} "pool.c")
+    target_include_directories(prog_${variant} PRIVATE "${PROJECT_SOURCE_DIR}/include")
+    set_target_properties(prog_${variant} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+endforeach()
+target_compile_options(prog_pool_nopie PRIVATE -fno-pie)
+target_link_options(prog_pool_nopie PRIVATE -no-pie)
