@@ -58,6 +58,11 @@ if(CMAKE_CXX_COMPILER)
         CXX_STANDARD_REQUIRED ON
         CXX_EXTENSIONS OFF)
     target_compile_options(prog_cxx PRIVATE -fsized-deallocation)
+    # include/memrec.h compiled as C++.
+    memrec_add_prog(pool_cxx "pool_cxx.cpp")
+    target_include_directories(prog_pool_cxx PRIVATE "${PROJECT_SOURCE_DIR}/include")
+    set_target_properties(prog_pool_cxx PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+    target_compile_options(prog_pool_cxx PRIVATE -Wall -Wextra -Werror)
     set(MEMREC_HAVE_PROG_CXX ON)
 else()
     message(STATUS "memrec: no C++ compiler, tests/progs/cxx.cpp is not built")
