@@ -16,10 +16,18 @@
  *     void *arena_alloc(struct arena *a, size_t n)
  *     {
  *         void *p = a->next;  ... carve n bytes ...
- *         memrec_pool_alloc(a, p, n);
+ *         memrec_pool_alloc(a, p, n);   // once the block is yours
  *         return p;
  *     }
- *     void arena_reset(struct arena *a) { a->next = a->start; memrec_pool_reset(a); }
+ *     void arena_reset(struct arena *a)
+ *     {
+ *         memrec_pool_reset(a);         // before the memory is handed out again
+ *         a->next = a->start;
+ *     }
+ *
+ * (With threads sharing a pool, that order keeps every free after its
+ * allocation and before the block's next allocation.) docs/capture.md has
+ * a complete example.
  *
  * Blocks are known by (pool, address): a block may have the same address as
  * its pool or as another pool's block. A pool is any address that names it,
@@ -27,9 +35,9 @@
  *
  * Counting twice. If the pool's own memory comes from malloc (or new), that
  * chunk is recorded too, and its bytes count once as the chunk and again
- * as the blocks inside it. Get pool chunks with mmap (which memrec does not
- * count) to see only the blocks, or do not report the blocks to see only
- * the chunks.
+ * as the blocks inside it. Get pool chunks with mmap (not part of memrec's
+ * heap figures) to see only the blocks, or do not report the blocks to see
+ * only the chunks.
  *
  * Cost. The first call in each translation unit (source file) asks the
  * dynamic loader, once, whether memrec's recorder is loaded:
