@@ -71,8 +71,9 @@ enum memfmt_kind {
     MEMFMT_K_FREE = 11,
     MEMFMT_K_DELETE = 12,
     MEMFMT_K_DELETE_ARRAY = 13,
-    /* 14, 15 reserved for pool allocations and frees (memrec.h) */
-    MEMFMT_K_COUNT = 14,
+    MEMFMT_K_POOL_ALLOC = 14, /* a block of a program's own pool (memrec.h) */
+    MEMFMT_K_POOL_FREE = 15, /* a pool block given back, or dropped by a pool reset */
+    MEMFMT_K_COUNT = 16, /* EVENTS keeps the kind in 4 bits: 16 at most */
 };
 
 /* How the recorded process ended (END record). */

@@ -125,8 +125,11 @@ enum memfmt_wire_tag {
     MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
     MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
+    MEMFMT_W_POOL_ALLOC = 16, /* seq, pool, addr, size, trace: a block of a program's pool (memrec.h) */
+    MEMFMT_W_POOL_FREE = 17, /* seq, pool, addr */
+    MEMFMT_W_POOL_RESET = 18, /* seq, pool: every live block of the pool is freed */
     /* Reserved while the "capture everything" work lands in parallel:
-     * 11-15 mapped memory, 16-19 pools, 26-27 crashes. */
+     * 11-15 mapped memory, 19 pools, 26-27 crashes. */
     MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
     MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
 };
@@ -167,7 +170,7 @@ struct memfmt_wire_event {
     uint64_t size;
     uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
     uint64_t addr2; /* REALLOC: the new block */
-    uint64_t a, b, c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count */
+    uint64_t a, b, c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool */
     const uint8_t *rec; /* RECORD bytes */
     uint32_t rec_len;
 };

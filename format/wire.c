@@ -95,6 +95,24 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
             rc = get(&p, end, &ev->a);
         }
         break;
+    case MEMFMT_W_POOL_ALLOC:
+    case MEMFMT_W_POOL_FREE:
+    case MEMFMT_W_POOL_RESET:
+        ev->addr = ev->size = ev->a = 0; /* the fields a free or reset lacks */
+        rc = get_seq(&p, end, prev_seq, &ev->seq);
+        if (rc == 0) {
+            rc = get(&p, end, &ev->b);
+        }
+        if (rc == 0 && ev->tag != MEMFMT_W_POOL_RESET) {
+            rc = get(&p, end, &ev->addr);
+        }
+        if (rc == 0 && ev->tag == MEMFMT_W_POOL_ALLOC) {
+            rc = get(&p, end, &ev->size);
+        }
+        if (rc == 0 && ev->tag == MEMFMT_W_POOL_ALLOC) {
+            rc = get(&p, end, &ev->a);
+        }
+        break;
     case MEMFMT_W_SYNC:
         rc = get_seq(&p, end, prev_seq, &ev->seq);
         if (rc == 0) {

@@ -427,8 +427,9 @@ static uint32_t capture(struct tbuf *b)
 /* ---- events ---- */
 
 /* Sampling: count every allocation exactly (the owner is the only
- * writer, the service thread reads), and say whether this one is recorded. */
-static int sampled(void *p, size_t size)
+ * writer, the service thread reads). Returns 0 when the thread has no
+ * buffer (and nothing can be recorded). */
+static int count_call(size_t size)
 {
     struct tbuf *b = tstate.buf;
     if (!b) {
@@ -441,7 +442,13 @@ static int sampled(void *p, size_t size)
     atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1, memory_order_relaxed);
     atomic_store_explicit(&b->bytes, atomic_load_explicit(&b->bytes, memory_order_relaxed) + size,
                           memory_order_relaxed);
-    return sample_hit(size) && sample_add(p);
+    return 1;
+}
+
+/* Sampling: count the allocation and say whether this one is recorded. */
+static int sampled(void *p, size_t size)
+{
+    return count_call(size) && sample_hit(size) && sample_add(p);
 }
 
 void buffer_alloc(unsigned kind, void *p, size_t size)
@@ -480,6 +487,35 @@ void buffer_free(unsigned kind, void *p)
     put_seq(b, s);
     put(b, kind);
     put(b, (uint64_t)(uintptr_t)p);
+    unlock_mine(b);
+}
+
+/* Pool blocks are not put in the sampled set: they are known by (pool,
+ * address), and a reset frees blocks the recorder never sees one by one.
+ * So every pool free and reset is sent and memrec, which keeps the sampled
+ * pool blocks, ignores the rest. */
+void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size)
+{
+    if (opts.sample_rate && tag == MEMFMT_W_POOL_ALLOC && !(count_call(size) && sample_hit(size))) {
+        return;
+    }
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return;
+    }
+    uint32_t trace = tag == MEMFMT_W_POOL_ALLOC ? capture(b) : 0;
+    ensure_room(b, EVENT_ROOM);
+    uint64_t s = take_seq();
+    b->data[b->len++] = (uint8_t)tag;
+    put_seq(b, s);
+    put(b, (uint64_t)(uintptr_t)pool);
+    if (tag != MEMFMT_W_POOL_RESET) {
+        put(b, (uint64_t)(uintptr_t)p);
+    }
+    if (tag == MEMFMT_W_POOL_ALLOC) {
+        put(b, size);
+        put(b, trace);
+    }
     unlock_mine(b);
 }
 

@@ -10,9 +10,11 @@
 
 #include "memfmt_internal.h"
 #include "startup.h"
+#include "poolmap.h"
 #include "util.h"
 
-enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD };
+/* Q_P*: pool events of memrec.h; their pool id travels in old_block. */
+enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD, Q_PALLOC, Q_PFREE, Q_PRESET };
 
 /* A queued event, 40 bytes: every event passes through a queue. */
 struct qev {
@@ -81,6 +83,7 @@ struct merge {
     struct stream *streams;
     size_t nstreams_cap;
     struct map addr_block; /* live block address -> index into blocks */
+    struct poolmap *pools; /* live pool blocks, by (pool, address) -> index into blocks */
     struct block *blocks; /* what memrec knows of each live block */
     size_t nblocks, blocks_cap;
     uint32_t *free_blocks; /* unused entries of blocks */
@@ -240,6 +243,7 @@ struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t star
     m->next_thread = 1;
     m->nnodes = 1; /* id 0 is the root */
     m->startup = startup_new();
+    m->pools = poolmap_new();
     return m;
 }
 
@@ -260,6 +264,7 @@ void merge_free(struct merge *m)
     }
     free(m->streams);
     map_release(&m->addr_block);
+    poolmap_free(m->pools);
     free(m->info_table);
     free(m->blocks);
     free(m->free_blocks);
@@ -369,7 +374,7 @@ static uint64_t *last_of(struct merge *m, uint32_t thread)
     return &m->thread_last[thread];
 }
 
-static uint32_t block_new(struct merge *m, uint64_t addr, uint32_t info, uint64_t size, uint32_t trace, uint32_t thread)
+static uint32_t block_new(struct merge *m, uint32_t info, uint64_t size, uint32_t trace, uint32_t thread)
 {
     uint32_t b;
     if (m->nfree_blocks) {
@@ -386,7 +391,6 @@ static uint32_t block_new(struct merge *m, uint64_t addr, uint32_t info, uint64_
     m->blocks[b].thread = thread;
     m->blocks[b].serial = ++m->serial;
     *last_of(m, thread) = m->serial;
-    map_put(&m->addr_block, addr, b);
     return b;
 }
 
@@ -452,6 +456,37 @@ static void renumber_module(struct merge *m, struct memfmt_record *r)
     }
 }
 
+/* A pool event (memrec.h). Pool blocks are ordinary blocks of kind
+ * pool_alloc, found by (pool, address) instead of by address. A free or
+ * reset of blocks memrec does not know is the program's business (or
+ * blocks not sampled) and is ignored; a block reported twice without a
+ * free between ends at the second report. */
+static int apply_pool(struct merge *m, struct stream *s, const struct qev *e)
+{
+    uint32_t b;
+    int rc = 0;
+    if (e->type == Q_PRESET) {
+        while (rc == 0 && poolmap_pop(m->pools, e->old_block, &b)) {
+            rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b);
+        }
+        return rc;
+    }
+    if (poolmap_del(m->pools, e->old_block, e->addr, &b)) {
+        rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b);
+    }
+    if (e->type == Q_PFREE || rc < 0) {
+        return rc;
+    }
+    struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
+    r.u.alloc.thread = s->thread;
+    r.u.alloc.kind = MEMFMT_K_POOL_ALLOC;
+    r.u.alloc.size = e->size;
+    r.u.alloc.trace = e->trace;
+    r.u.alloc.info = info_id(m, e->size, e->trace);
+    poolmap_add(m->pools, e->old_block, e->addr, block_new(m, r.u.alloc.info, e->size, e->trace, s->thread));
+    return out(m, &r);
+}
+
 static int apply(struct merge *m, struct stream *s, struct qev *e)
 {
     int rc = 0;
@@ -487,7 +522,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
         }
         r.u.alloc.info = info_id(m, e->size, e->trace);
-        block_new(m, e->addr, r.u.alloc.info, e->size, e->trace, s->thread);
+        map_put(&m->addr_block, e->addr, block_new(m, r.u.alloc.info, e->size, e->trace, s->thread));
         if (rc == 0) {
             rc = out(m, &r);
         }
@@ -524,6 +559,9 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         e->rec = NULL;
         break;
     }
+    case Q_PALLOC:
+    case Q_PFREE:
+    case Q_PRESET: rc = apply_pool(m, s, e); break;
     }
     return rc;
 }
@@ -730,6 +768,8 @@ static int new_image(struct merge *m)
     memset(&m->addr_block, 0, sizeof m->addr_block);
     m->nblocks = 0;
     m->nfree_blocks = 0;
+    poolmap_free(m->pools);
+    m->pools = poolmap_new();
     while (m->nlive_modules) {
         struct memfmt_record r = {.tag = MEMFMT_REC_UNMODULE};
         r.u.unmodule.id = m->live_modules[--m->nlive_modules];
@@ -843,6 +883,16 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.size = ev.size;
             q.addr = ev.addr2;
             q.trace = map_trace(s, ev.a);
+            break;
+        case MEMFMT_W_POOL_ALLOC:
+        case MEMFMT_W_POOL_FREE:
+        case MEMFMT_W_POOL_RESET:
+            q.type = ev.tag == MEMFMT_W_POOL_ALLOC ? Q_PALLOC : ev.tag == MEMFMT_W_POOL_FREE ? Q_PFREE : Q_PRESET;
+            q.seq = ev.seq;
+            q.size = ev.size;
+            q.addr = ev.addr;
+            q.trace = ev.tag == MEMFMT_W_POOL_ALLOC ? map_trace(s, ev.a) : 0;
+            q.old_block = poolmap_pool(m->pools, ev.b);
             break;
         case MEMFMT_W_RECORD:
             q.type = Q_RECORD;

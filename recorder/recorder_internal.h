@@ -246,6 +246,13 @@ HIDDEN void buffer_fd_closing(int lo, int hi);
  * was holding it, is sent up to its last complete event. */
 HIDDEN void buffer_flush_from_signal(void);
 
+/** Record a pool event of include/memrec.h (wire tag MEMFMT_W_POOL_ALLOC,
+ * _FREE or _RESET; `p` and `size` only where the tag has them). An
+ * allocation gets the caller's stack and, when sampling, goes through the
+ * same sampling as malloc; frees and resets are always sent, memrec
+ * ignores those of blocks it does not know. Called between enter/leave. */
+HIDDEN void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size);
+
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
 

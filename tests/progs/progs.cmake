@@ -59,6 +59,11 @@ if(CMAKE_CXX_COMPILER)
         CXX_STANDARD_REQUIRED ON
         CXX_EXTENSIONS OFF)
     target_compile_options(prog_cxx PRIVATE -fsized-deallocation)
+    # include/memrec.h compiled as C++.
+    memrec_add_prog(pool_cxx "pool_cxx.cpp")
+    target_include_directories(prog_pool_cxx PRIVATE "${PROJECT_SOURCE_DIR}/include")
+    set_target_properties(prog_pool_cxx PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+    target_compile_options(prog_pool_cxx PRIVATE -Wall -Wextra -Werror)
     set(MEMREC_HAVE_PROG_CXX ON)
 else()
     message(STATUS "memrec: no C++ compiler, tests/progs/cxx.cpp is not built")
@@ -83,3 +88,14 @@ foreach(prog IN ITEMS crasher sigalloc forkmt)
 endforeach()
 target_link_libraries(prog_forkmt PRIVATE Threads::Threads)
 target_link_libraries(prog_crasher PRIVATE Threads::Threads)
+# pool.c reports its own arena's blocks through include/memrec.h and links
+# nothing of memrec. Built twice: as the toolchain's default (PIE on Debian)
+# and as a non-PIE executable, where a weak symbol would not work and the
+# header's dlsym look-up must.
+foreach(variant IN ITEMS pool pool_nopie)
+    memrec_add_prog(${variant} "pool.c")
+    target_include_directories(prog_${variant} PRIVATE "${PROJECT_SOURCE_DIR}/include")
+    set_target_properties(prog_${variant} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+endforeach()
+target_compile_options(prog_pool_nopie PRIVATE -fno-pie)
+target_link_options(prog_pool_nopie PRIVATE -no-pie)
