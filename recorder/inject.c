@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/* Running a function call inside a thread of another process (inject.h).
+ *
+ * The thread is stopped with PTRACE_SEIZE + PTRACE_INTERRUPT; only it is
+ * stopped, the others run on. A call is made by pointing its registers at
+ * the function with the arguments in rdi, rsi, rdx and a return address of
+ * 0 pushed below its stack (past the red zone): when the function returns,
+ * the thread faults at address 0, which ptrace reports as a SIGSEGV stop
+ * with rip == 0, and rax holds the result. orig_rax = -1 keeps the kernel
+ * from restarting an interrupted system call on top of our call; putting
+ * the saved registers back afterwards lets it restart that call as if
+ * nothing happened.
+ *
+ * The injected code allocates (dlopen does), so the thread must not be
+ * stopped while it holds an allocator lock: its instruction pointer and the
+ * return addresses near its stack pointer are checked against the C
+ * library's allocation functions, and a busy thread is let go and stopped
+ * again a moment later. x86-64 only. */
+#define _GNU_SOURCE
+#include "inject.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_ms(int ms)
+{
+    struct timespec t = {0, (long)ms * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* ---- why not ---- */
+
+static int read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n < 0) {
+        return -1;
+    }
+    buf[n] = 0;
+    return (int)n;
+}
+
+const char *inject_obstacle(pid_t pid, char *buf, size_t cap)
+{
+    char path[64], st[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (pid <= 0 || read_small(path, st, sizeof st) < 0) {
+        snprintf(buf, cap, "no such process");
+        return buf;
+    }
+    if (pid == getpid()) {
+        snprintf(buf, cap, "that is memrec itself");
+        return buf;
+    }
+    const char *u = strstr(st, "\nUid:");
+    unsigned ruid = 0, euid = 0;
+    if (u && sscanf(u + 5, "%u %u", &ruid, &euid) == 2 && geteuid() != 0 && (euid != geteuid() || ruid != getuid())) {
+        snprintf(buf, cap, "not permitted: it belongs to another user (uid %u)", euid);
+        return buf;
+    }
+    const char *t = strstr(st, "\nTracerPid:");
+    int tracer = 0;
+    if (t && sscanf(t + 11, "%d", &tracer) == 1 && tracer != 0) {
+        snprintf(buf, cap, "not permitted: process %d (a debugger?) is already tracing it", tracer);
+        return buf;
+    }
+    const char *s = strstr(st, "\nState:");
+    if (s && strstr(s, "(zombie)") && strstr(s, "(zombie)") < strchr(s + 1, '\n')) {
+        snprintf(buf, cap, "it has exited (zombie)");
+        return buf;
+    }
+    char scope[16];
+    if (read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0 && geteuid() != 0) {
+        int v = atoi(scope);
+        if (v == 3) {
+            snprintf(buf, cap, "not permitted: kernel.yama.ptrace_scope is 3 (no process may be traced)");
+            return buf;
+        }
+        if (v == 2) {
+            snprintf(buf, cap, "not permitted: kernel.yama.ptrace_scope is 2 (only with CAP_SYS_PTRACE, e.g. as root)");
+            return buf;
+        }
+        /* 1: only descendants; a process may still allow us with
+         * prctl(PR_SET_PTRACER): the attach itself tells. */
+    }
+    return NULL;
+}
+
+/* ---- the C library ---- */
+
+struct elf_image {
+    const uint8_t *p;
+    size_t n;
+};
+
+static int sym_lookup(const struct elf_image *e, const char *name, uint64_t *value, uint64_t *size)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e->p;
+    if (e->n < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > e->n) {
+        return -1;
+    }
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(e->p + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum) {
+            continue;
+        }
+        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset + sh[i].sh_size > e->n || strs->sh_offset + strs->sh_size > e->n) {
+            return -1;
+        }
+        const Elf64_Sym *syms = (const Elf64_Sym *)(e->p + sh[i].sh_offset);
+        size_t count = sh[i].sh_size / sizeof *syms;
+        const char *str = (const char *)(e->p + strs->sh_offset);
+        for (size_t k = 0; k < count; k++) {
+            if (syms[k].st_name >= strs->sh_size || syms[k].st_value == 0 ||
+                ELF64_ST_TYPE(syms[k].st_info) != STT_FUNC) {
+                continue;
+            }
+            if (strcmp(str + syms[k].st_name, name) == 0) {
+                *value = syms[k].st_value;
+                *size = syms[k].st_size;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+/* The load bias of the object mapped from `path` in `pid`: the start of
+ * its mapping at file offset 0 (shared libraries link at address 0). */
+static int find_mapping(pid_t pid, const char *want, char *path, size_t cap, uint64_t *base)
+{
+    char mp[64];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(mp, "re");
+    if (!f) {
+        return -1;
+    }
+    char line[4096 + 128];
+    int found = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, off;
+        int pos = 0;
+        if (sscanf(line, "%llx-%*x %*s %llx %*s %*s %n", &lo, &off, &pos) < 2 || pos == 0) {
+            continue;
+        }
+        char *p = line + pos;
+        p[strcspn(p, "\n")] = 0;
+        const char *b = strrchr(p, '/');
+        if (!b || off != 0) {
+            continue;
+        }
+        b++;
+        if (strncmp(b, want, strlen(want)) == 0) {
+            snprintf(path, cap, "%s", p);
+            *base = lo;
+            found = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int map_file(pid_t pid, const char *path, struct elf_image *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        /* Another mount namespace: through the process's root. */
+        char alt[4200];
+        snprintf(alt, sizeof alt, "/proc/%d/root%s", (int)pid, path);
+        fd = open(alt, O_RDONLY | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        return -1;
+    }
+    e->p = p;
+    e->n = (size_t)st.st_size;
+    return 0;
+}
+
+int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap)
+{
+    memset(lc, 0, sizeof *lc);
+    uint64_t base;
+    if (find_mapping(pid, "libc.so.6", lc->path, sizeof lc->path, &base) != 0 &&
+        find_mapping(pid, "libc-", lc->path, sizeof lc->path, &base) != 0) {
+        snprintf(err, cap, "it has no C library loaded (a static executable?)");
+        return -1;
+    }
+    struct elf_image e;
+    if (map_file(pid, lc->path, &e) != 0) {
+        snprintf(err, cap, "cannot read its C library %s: %s", lc->path, strerror(errno));
+        return -1;
+    }
+    uint64_t v, n;
+    if (sym_lookup(&e, "dlopen", &v, &n) == 0) {
+        lc->dlopen = base + v;
+    }
+    if (sym_lookup(&e, "dlsym", &v, &n) == 0) {
+        lc->dlsym = base + v;
+    }
+    if (sym_lookup(&e, "dlerror", &v, &n) == 0) {
+        lc->dlerror = base + v;
+    }
+    static const char *const busy[] = {"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
+                                       "posix_memalign", "aligned_alloc", "valloc", "pvalloc", "malloc_trim",
+                                       "pthread_create", "fork", "dlopen", "dlclose", "exit"};
+    for (size_t i = 0; i < sizeof busy / sizeof *busy && lc->nbusy < 16; i++) {
+        if (sym_lookup(&e, busy[i], &v, &n) == 0 && n > 0) {
+            lc->busy_lo[lc->nbusy] = base + v;
+            lc->busy_hi[lc->nbusy] = base + v + n;
+            lc->nbusy++;
+        }
+    }
+    munmap((void *)e.p, e.n);
+    if (!lc->dlopen || !lc->dlsym) {
+        /* glibc before 2.34 keeps them in libdl, loaded only on demand. */
+        char dl[4096];
+        struct elf_image d;
+        if (find_mapping(pid, "libdl.so.2", dl, sizeof dl, &base) == 0 && map_file(pid, dl, &d) == 0) {
+            if (sym_lookup(&d, "dlopen", &v, &n) == 0) {
+                lc->dlopen = base + v;
+            }
+            if (sym_lookup(&d, "dlsym", &v, &n) == 0) {
+                lc->dlsym = base + v;
+            }
+            if (sym_lookup(&d, "dlerror", &v, &n) == 0) {
+                lc->dlerror = base + v;
+            }
+            munmap((void *)d.p, d.n);
+        }
+    }
+    if (!lc->dlopen || !lc->dlsym) {
+        snprintf(err, cap, "its C library %s has no dlopen/dlsym memrec can call", lc->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- stopping, calling, resuming ---- */
+
+static int wait_stop(pid_t tid, int *status, int timeout_ms)
+{
+    uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+        if (r == tid) {
+            return 0;
+        }
+        if (r < 0 && errno != EINTR) {
+            return -1;
+        }
+        if (now_ns() > end) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        nap_ms(1);
+    }
+}
+
+static int in_busy(const struct inject_libc *lc, uint64_t a)
+{
+    for (int i = 0; i < lc->nbusy; i++) {
+        if (a >= lc->busy_lo[i] && a < lc->busy_hi[i]) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the stopped thread may be inside an allocator function. */
+static int thread_busy(pid_t pid, const struct inject_libc *lc, const struct user_regs_struct *r)
+{
+    if (in_busy(lc, r->rip)) {
+        return 1;
+    }
+    uint64_t words[512];
+    struct iovec local = {words, sizeof words};
+    struct iovec remote = {(void *)(uintptr_t)r->rsp, sizeof words};
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    for (ssize_t i = 0; i < n / 8; i++) {
+        if (in_busy(lc, words[i])) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void note_signal(struct inject *in, int sig)
+{
+    if (in->npending < (int)(sizeof in->pending / sizeof *in->pending)) {
+        in->pending[in->npending++] = sig;
+    }
+}
+
+int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int timeout_ms, char *err, size_t cap)
+{
+    memset(in, 0, sizeof *in);
+    in->pid = pid;
+    in->tid = pid;
+    if (ptrace(PTRACE_SEIZE, in->tid, 0, 0) != 0) {
+        int e = errno;
+        if (e == EPERM) {
+            char scope[16] = "";
+            read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope);
+            if (atoi(scope) == 1) {
+                snprintf(err, cap,
+                         "not permitted: kernel.yama.ptrace_scope is 1 (only a parent may trace; run memrec as "
+                         "root or with CAP_SYS_PTRACE, or set it to 0)");
+            } else {
+                snprintf(err, cap, "not permitted to trace it (no CAP_SYS_PTRACE, or it is not dumpable)");
+            }
+        } else if (e == ESRCH) {
+            snprintf(err, cap, "no such process");
+        } else {
+            snprintf(err, cap, "cannot trace it: %s", strerror(e));
+        }
+        return -1;
+    }
+    uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (int attempt = 0;; attempt++) {
+        int st;
+        if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0) != 0 || wait_stop(in->tid, &st, 2000) != 0) {
+            snprintf(err, cap, "cannot stop it: %s", strerror(errno));
+            ptrace(PTRACE_DETACH, in->tid, 0, 0);
+            return -1;
+        }
+        if (WIFEXITED(st) || WIFSIGNALED(st)) {
+            snprintf(err, cap, "it exited while memrec attached");
+            return -1;
+        }
+        uint64_t t0 = now_ns();
+        int event = st >> 16;
+        if (event != PTRACE_EVENT_STOP && WIFSTOPPED(st)) {
+            /* A signal of the program's own stopped it first: hand it over. */
+            ptrace(PTRACE_CONT, in->tid, 0, (void *)(uintptr_t)WSTOPSIG(st));
+            continue;
+        }
+        if (ptrace(PTRACE_GETREGS, in->tid, 0, &in->saved) != 0) {
+            snprintf(err, cap, "cannot read its registers: %s", strerror(errno));
+            ptrace(PTRACE_DETACH, in->tid, 0, 0);
+            return -1;
+        }
+        if (!thread_busy(pid, lc, &in->saved)) {
+            in->t0 = t0;
+            /* Below the red zone, 16-byte aligned, with room for strings. */
+            in->scratch = (in->saved.rsp - 256) & ~(uint64_t)15;
+            return 0;
+        }
+        if (now_ns() > end) {
+            snprintf(err, cap, "it stayed inside its allocator for %d ms; try again", timeout_ms);
+            ptrace(PTRACE_DETACH, in->tid, 0, 0);
+            return -1;
+        }
+        ptrace(PTRACE_CONT, in->tid, 0, 0);
+        nap_ms(attempt < 10 ? 1 : 5);
+    }
+}
+
+uint64_t inject_put(struct inject *in, const void *data, size_t len)
+{
+    uint64_t at = (in->scratch - len) & ~(uint64_t)15;
+    struct iovec local = {(void *)data, len};
+    struct iovec remote = {(void *)(uintptr_t)at, len};
+    if (process_vm_writev(in->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+        /* Pages the kernel will not write through this path: word by word. */
+        for (size_t i = 0; i < len; i += 8) {
+            uint64_t w = 0;
+            if (i + 8 > len) {
+                w = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)(at + i), 0);
+            }
+            memcpy(&w, (const uint8_t *)data + i, len - i < 8 ? len - i : 8);
+            if (ptrace(PTRACE_POKEDATA, in->tid, (void *)(uintptr_t)(at + i), (void *)(uintptr_t)w) != 0) {
+                return 0;
+            }
+        }
+    }
+    in->scratch = at;
+    return at;
+}
+
+int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret, int timeout_ms,
+                char *err, size_t cap)
+{
+    struct user_regs_struct r = in->saved;
+    uint64_t zero = 0;
+    uint64_t sp = (in->scratch - 64) & ~(uint64_t)15;
+    sp -= 8; /* at the function's entry, rsp + 8 is 16-byte aligned */
+    struct iovec local = {&zero, 8};
+    struct iovec remote = {(void *)(uintptr_t)sp, 8};
+    if (process_vm_writev(in->pid, &local, 1, &remote, 1, 0) != 8 &&
+        ptrace(PTRACE_POKEDATA, in->tid, (void *)(uintptr_t)sp, 0) != 0) {
+        snprintf(err, cap, "cannot write to its stack: %s", strerror(errno));
+        return -1;
+    }
+    r.rsp = sp;
+    r.rip = fn;
+    r.rdi = a;
+    r.rsi = b;
+    r.rdx = c;
+    r.rax = 0;
+    r.orig_rax = (uint64_t)-1;
+    if (ptrace(PTRACE_SETREGS, in->tid, 0, &r) != 0 || ptrace(PTRACE_CONT, in->tid, 0, 0) != 0) {
+        snprintf(err, cap, "cannot start the call: %s", strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        int st;
+        if (wait_stop(in->tid, &st, timeout_ms) != 0) {
+            snprintf(err, cap, "the call did not return within %d ms", timeout_ms);
+            return -1;
+        }
+        if (WIFEXITED(st) || WIFSIGNALED(st)) {
+            snprintf(err, cap, "the process ended during the call");
+            return -1;
+        }
+        int sig = WSTOPSIG(st);
+        if ((st >> 16) == PTRACE_EVENT_STOP) {
+            ptrace(PTRACE_CONT, in->tid, 0, 0);
+            continue;
+        }
+        if (sig == SIGSEGV) {
+            struct user_regs_struct now;
+            if (ptrace(PTRACE_GETREGS, in->tid, 0, &now) == 0 && now.rip == 0) {
+                *ret = now.rax;
+                return 0;
+            }
+            snprintf(err, cap, "the call crashed (SIGSEGV at %#llx)", (unsigned long long)now.rip);
+            return -1;
+        }
+        /* The program's signal, for later: the thread is not its own now. */
+        note_signal(in, sig);
+        ptrace(PTRACE_CONT, in->tid, 0, 0);
+    }
+}
+
+void inject_end(struct inject *in)
+{
+    ptrace(PTRACE_SETREGS, in->tid, 0, &in->saved);
+    in->stopped_ns = now_ns() - in->t0;
+    ptrace(PTRACE_DETACH, in->tid, 0, 0);
+    for (int i = 0; i < in->npending; i++) {
+        syscall(SYS_tgkill, in->pid, in->tid, in->pending[i]);
+    }
+}
