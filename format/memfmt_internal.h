@@ -125,8 +125,15 @@ enum memfmt_wire_tag {
     MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
     MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
-    /* Reserved while the "capture everything" work lands in parallel:
-     * 11-15 mapped memory, 16-19 pools, 20-25 process images and
+    /* Direct mappings (recorder/maphooks.c). Only anonymous memory is sent,
+     * except W_UNMAP for a MAP_FIXED file mapping placed over a range. */
+    MEMFMT_W_MAP = 11, /* seq, addr, len, trace: an anonymous range mapped by mmap */
+    MEMFMT_W_UNMAP = 12, /* seq, kind (enum memfmt_map_kind), addr, len: the range is gone */
+    MEMFMT_W_MREMAP = 13, /* seq (old range gone), seq2 (new range made), old addr, old len, new addr, new len */
+    MEMFMT_W_BRK = 14, /* seq, old break, new break, trace: the break moved */
+    /* 15 unused, kept for mapped memory.
+     * Reserved while the "capture everything" work lands in parallel:
+     * 16-19 pools, 20-25 process images and
      * connections (exec, fork, descriptors), 26-27 crashes. */
 };
 
@@ -139,7 +146,7 @@ struct memfmt_wire_event {
     uint64_t size;
     uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
     uint64_t addr2; /* REALLOC: the new block */
-    uint64_t a, b, c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count */
+    uint64_t a, b, c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; MAP/BRK: trace in a */
     const uint8_t *rec; /* RECORD bytes */
     uint32_t rec_len;
 };

@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mapranges.h"
 #include "memfmt_internal.h"
 #include "util.h"
 
-enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD };
+enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD, Q_MAP, Q_UNMAP, Q_MREMAP_OLD, Q_MREMAP_NEW, Q_BRK };
 
 /* A queued event, 40 bytes: every event passes through a queue. */
 struct qev {
@@ -38,6 +39,8 @@ struct stream {
     size_t nnodes, nodes_cap;
     struct qev *q; /* pending events, [head, len) */
     size_t head, len, cap;
+    uint64_t remap_bytes; /* Q_MREMAP_OLD took these bytes of remap_trace; Q_MREMAP_NEW follows */
+    uint32_t remap_trace;
 };
 
 struct info_cell;
@@ -97,6 +100,7 @@ struct merge {
     size_t nactive, active_cap;
     struct merge_stats st;
     int failed;
+    struct mapranges maps; /* anonymous ranges the program mapped directly */
 };
 
 /* ---- hash map ---- */
@@ -255,6 +259,7 @@ void merge_free(struct merge *m)
     free(m->active);
     free(m->node_ip);
     free(m->node_parent);
+    mapranges_release(&m->maps);
     free(m);
 }
 
@@ -412,6 +417,85 @@ static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
     return 0;
 }
 
+/* ---- direct mappings ---- */
+
+/* What a removal from the set writes: one MAP record per piece, giving
+ * the bytes back to the trace that mapped them. */
+struct unmap_out {
+    struct merge *m;
+    uint32_t thread, kind;
+    int rc;
+};
+
+static void write_unmapped(void *ctx, uint32_t trace, uint64_t bytes)
+{
+    struct unmap_out *u = ctx;
+    struct memfmt_record r = {.tag = MEMFMT_REC_MAP};
+    r.u.map.thread = u->thread;
+    r.u.map.kind = u->kind;
+    r.u.map.trace = trace;
+    r.u.map.delta = -(int64_t)bytes;
+    int rc = out(u->m, &r);
+    if (rc < 0) {
+        u->rc = rc;
+    }
+}
+
+static int write_mapped(struct merge *m, uint32_t thread, uint32_t kind, uint32_t trace, int64_t delta, int call)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_MAP};
+    r.u.map.thread = thread;
+    r.u.map.kind = kind;
+    r.u.map.trace = trace;
+    r.u.map.delta = delta;
+    r.u.map.call = (uint32_t)call;
+    return out(m, &r);
+}
+
+/* A new range replaces whatever the set held there (MAP_FIXED, or an unmap
+ * the recorder could not see); mremap keeps the owner of the old range. */
+static int apply_map(struct merge *m, struct stream *s, struct qev *e)
+{
+    struct unmap_out u = {m, s->thread, MEMFMT_MK_MMAP, 0};
+    switch (e->type) {
+    case Q_MAP:
+        mapranges_remove(&m->maps, e->addr, e->size, write_unmapped, &u);
+        mapranges_add(&m->maps, e->addr, e->size, e->trace);
+        return u.rc < 0 ? u.rc : write_mapped(m, s->thread, MEMFMT_MK_MMAP, e->trace, (int64_t)e->size, 1);
+    case Q_UNMAP:
+        u.kind = e->kind;
+        mapranges_remove(&m->maps, e->addr, e->size, write_unmapped, &u);
+        return u.rc;
+    case Q_MREMAP_OLD: {
+        /* Silent: the next event of this stream, Q_MREMAP_NEW, writes the
+         * change as one delta. Only the old range's owner is kept (mremap
+         * works on one mapping). */
+        s->remap_trace = mapranges_owner(&m->maps, e->addr, e->size);
+        s->remap_bytes = mapranges_remove(&m->maps, e->addr, e->size, NULL, NULL);
+        return 0;
+    }
+    case Q_MREMAP_NEW:
+        u.kind = MEMFMT_MK_MREMAP;
+        mapranges_remove(&m->maps, e->addr, e->size, write_unmapped, &u);
+        if (u.rc < 0 || s->remap_bytes == 0) {
+            return u.rc; /* not a range of ours: the allocator's, or a file */
+        }
+        mapranges_add(&m->maps, e->addr, e->size, s->remap_trace);
+        int64_t delta = (int64_t)e->size - (int64_t)s->remap_bytes;
+        s->remap_bytes = 0;
+        return delta ? write_mapped(m, s->thread, MEMFMT_MK_MREMAP, s->remap_trace, delta, 0) : 0;
+    default: /* Q_BRK: addr = old break, size = new break */
+        u.kind = MEMFMT_MK_BRK;
+        if (e->size < e->addr) {
+            mapranges_remove(&m->maps, e->size, e->addr - e->size, write_unmapped, &u);
+            return u.rc;
+        }
+        mapranges_remove(&m->maps, e->addr, e->size - e->addr, write_unmapped, &u);
+        mapranges_add(&m->maps, e->addr, e->size - e->addr, e->trace);
+        return u.rc < 0 ? u.rc : write_mapped(m, s->thread, MEMFMT_MK_BRK, e->trace, (int64_t)(e->size - e->addr), 1);
+    }
+}
+
 static int apply(struct merge *m, struct stream *s, struct qev *e)
 {
     int rc = 0;
@@ -472,6 +556,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         e->rec = NULL;
         break;
     }
+    default: rc = apply_map(m, s, e); break;
     }
     return rc;
 }
@@ -744,6 +829,27 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.rec = xmalloc(ev.rec_len ? ev.rec_len : 1);
             memcpy(q.rec, ev.rec, ev.rec_len);
             q.size = ev.rec_len;
+            break;
+        case MEMFMT_W_MAP:
+        case MEMFMT_W_UNMAP:
+        case MEMFMT_W_BRK:
+            q.type = ev.tag == MEMFMT_W_MAP ? Q_MAP : ev.tag == MEMFMT_W_UNMAP ? Q_UNMAP : Q_BRK;
+            q.seq = ev.seq;
+            q.kind = ev.tag == MEMFMT_W_UNMAP ? (uint8_t)ev.kind : 0;
+            q.addr = ev.addr;
+            q.size = ev.tag == MEMFMT_W_BRK ? ev.addr2 : ev.size;
+            q.trace = ev.tag == MEMFMT_W_UNMAP ? 0 : map_trace(s, ev.a);
+            break;
+        case MEMFMT_W_MREMAP:
+            q.type = Q_MREMAP_OLD;
+            q.seq = ev.seq;
+            q.addr = ev.addr;
+            q.size = ev.size;
+            push(m, s, &q);
+            q.type = Q_MREMAP_NEW;
+            q.seq = ev.seq2;
+            q.addr = ev.addr2;
+            q.size = ev.b;
             break;
         default: return MEMFMT_E_CORRUPT;
         }
