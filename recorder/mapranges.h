@@ -22,7 +22,10 @@ struct mapranges {
     size_t n, cap;
 };
 
-#define MAPRANGES_INIT {NULL, 0, 0}
+#define MAPRANGES_INIT                                                                                                 \
+    {                                                                                                                  \
+        NULL, 0, 0                                                                                                     \
+    }
 
 /** Called once per piece a removal takes away: its owner and its bytes. */
 typedef void (*mapranges_fn)(void *ctx, uint32_t trace, uint64_t bytes);
