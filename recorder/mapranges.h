@@ -22,10 +22,7 @@ struct mapranges {
     size_t n, cap;
 };
 
-#define MAPRANGES_INIT                                                                                                 \
-    {                                                                                                                  \
-        NULL, 0, 0                                                                                                     \
-    }
+/* An empty set is all zeros: `struct mapranges m = {0};`. */
 
 /** Called once per piece a removal takes away: its owner and its bytes. */
 typedef void (*mapranges_fn)(void *ctx, uint32_t trace, uint64_t bytes);

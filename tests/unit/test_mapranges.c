@@ -25,7 +25,7 @@ static void note(void *ctx, uint32_t trace, uint64_t bytes)
 
 static void test_unmap_parts(void)
 {
-    struct mapranges m = MAPRANGES_INIT;
+    struct mapranges m = {0};
     mapranges_add(&m, 0x10000, 64 * KiB, 1); /* [0x10000, 0x20000) */
     mapranges_add(&m, 0x40000, 64 * KiB, 2); /* [0x40000, 0x50000) */
     mapranges_add(&m, 0x30000, 16 * KiB, 3); /* between them, kept sorted */
