@@ -26,6 +26,8 @@ struct accounting {
     uint32_t ntraces;
     uint64_t serial; /* counts alloc/free events */
     uint64_t peak_serial;
+    uint64_t map_serial; /* counts MAP records; the mapped peak's own snapshots */
+    uint64_t map_peak_serial;
 };
 
 struct accounting *accounting_new(int per_trace)
@@ -138,6 +140,73 @@ static inline void allocate(struct accounting *a, uint64_t size, uint32_t trace)
     }
 }
 
+/* ---- direct mappings ---- */
+
+/* The same lazy snapshots as the heap's, on their own serial, so that a
+ * mapping never moves the heap peak's snapshots and the reverse. */
+static struct acct_cost *map_cost_of(struct accounting *a, uint32_t trace)
+{
+    if (!a->per_trace) {
+        return NULL;
+    }
+    if (trace >= a->costs_cap) {
+        xgrow((void **)&a->costs, &a->costs_cap, (size_t)trace + 1, sizeof *a->costs);
+    }
+    if (trace + 1 > a->ntraces) {
+        a->ntraces = trace + 1;
+    }
+    struct acct_cost *c = &a->costs[trace];
+    if (c->mapped_stamp <= a->map_peak_serial) {
+        c->mapped_peak_saved = c->mapped;
+    }
+    c->mapped_stamp = a->map_serial;
+    return c;
+}
+
+/* Never weighted: mappings are recorded in full, sampling or not. */
+static int map_change(struct accounting *a, const struct memfmt_record *r)
+{
+    a->map_serial++;
+    struct acct_cost *c = map_cost_of(a, r->u.map.trace);
+    int64_t d = r->u.map.delta;
+    if (d >= 0) {
+        if (r->u.map.call) {
+            a->t.mapping_calls++;
+            if (c) {
+                c->mapping_calls++;
+            }
+        }
+        a->t.mapped_bytes += (uint64_t)d;
+        if (c) {
+            c->mapped += (uint64_t)d;
+        }
+        if (a->t.mapped_bytes > a->t.mapped_peak) {
+            a->t.mapped_peak = a->t.mapped_bytes;
+            a->t.mapped_peak_ms = a->t.last_ms;
+            a->map_peak_serial = a->map_serial;
+        }
+        return 0;
+    }
+    uint64_t gone = (uint64_t)0 - (uint64_t)d;
+    if (a->t.mapped_bytes < gone || (c && c->mapped < gone)) {
+        return MEMFMT_E_CORRUPT; /* more unmapped than that trace mapped */
+    }
+    a->t.mapped_bytes -= gone;
+    if (c) {
+        c->mapped -= gone;
+    }
+    return 0;
+}
+
+uint64_t accounting_mapped_at_peak(const struct accounting *a, uint32_t trace)
+{
+    const struct acct_cost *c = accounting_cost(a, trace);
+    if (!c) {
+        return 0;
+    }
+    return c->mapped_stamp <= a->map_peak_serial ? c->mapped : c->mapped_peak_saved;
+}
+
 /* Records other than events: rare, kept out of the hot function. */
 static __attribute__((noinline)) void feed_other(struct accounting *a, const struct memfmt_record *r);
 
@@ -157,6 +226,9 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
         return rc;
     }
     a->serial--; /* not an event */
+    if (r->tag == MEMFMT_REC_MAP) {
+        return map_change(a, r);
+    }
     feed_other(a, r);
     return 0;
 }

@@ -24,6 +24,11 @@ struct acct_totals {
     uint64_t peak_rss;
     uint64_t last_ms; /* time of the latest TIME record */
     uint64_t bad_frees; /* frees of blocks that are not live (corrupt input) */
+    /* Direct mappings (MAP records), never part of the heap figures above. */
+    uint64_t mapped_bytes; /* mapped now (still mapped, at the end) */
+    uint64_t mapped_peak; /* max of mapped_bytes over the run */
+    uint64_t mapped_peak_ms; /* time of that peak */
+    uint64_t mapping_calls; /* calls that mapped a new range (mmap, brk/sbrk growth) */
 };
 
 /* Per-trace costs (trace = leaf node id). */
@@ -35,6 +40,11 @@ struct acct_cost {
     uint64_t live_blocks;
     uint64_t peak_saved; /* live at the latest global peak, if changed since */
     uint64_t stamp; /* event serial of the last change */
+    /* Direct mappings owned by this trace (it made the mapping call). */
+    uint64_t mapped; /* bytes mapped now; at the end: still mapped */
+    uint64_t mapping_calls;
+    uint64_t mapped_peak_saved; /* mapped at the latest mapped peak, if changed since */
+    uint64_t mapped_stamp; /* mapping serial of the last change */
 };
 
 struct accounting;
@@ -62,5 +72,7 @@ uint32_t accounting_ntraces(const struct accounting *a);
 const struct acct_cost *accounting_cost(const struct accounting *a, uint32_t trace);
 /** Live bytes of `trace` at the moment of the global peak. */
 uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace);
+/** Bytes `trace` had mapped at the moment of the mapped peak. */
+uint64_t accounting_mapped_at_peak(const struct accounting *a, uint32_t trace);
 
 #endif

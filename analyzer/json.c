@@ -32,7 +32,7 @@ static void field_u(FILE *f, const char *name, uint64_t v, int comma)
 }
 
 static const char *const section_keys[REPORT_NSECTIONS] = {
-    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated",
+    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated", "peak_mapped",
 };
 
 static const char *end_how(const struct model *m)
@@ -81,6 +81,11 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     field_u(f, "lost_events", m->lost_events, 1);
     field_u(f, "startup_set_apart_calls", m->startup_calls, 1);
     field_u(f, "startup_set_apart_bytes", m->startup_bytes, 1);
+    /* Direct mappings: never part of the heap figures above. */
+    field_u(f, "mapped_peak_bytes", t->mapped_peak, 1);
+    field_u(f, "mapped_peak_ms", t->mapped_peak_ms, 1);
+    field_u(f, "mapped_at_end_bytes", t->mapped_bytes, 1);
+    field_u(f, "mapping_calls", t->mapping_calls, 1);
     fputs(", \"sections\": {", f);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         fprintf(f, "%s\"%s\": [", s ? ", " : "", section_keys[s]);
@@ -94,6 +99,9 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             field_u(f, "leaked_bytes", st->leaked, 1);
             field_u(f, "leaked_allocations", st->leaked_blocks, 1);
             field_u(f, "peak_bytes", st->peak, 1);
+            field_u(f, "mapped_peak_bytes", st->mapped_peak, 1);
+            field_u(f, "mapped_at_end_bytes", st->mapped_end, 1);
+            field_u(f, "mapping_calls", st->mapping_calls, 1);
             fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
             for (uint32_t k = 0; k < st->nframes; k++) {
                 const struct sym_frame *fr = &st->frames[k];

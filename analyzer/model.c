@@ -135,6 +135,13 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         accounting_feed(m->acct, &fixed);
         return;
     }
+    if (r->tag == MEMFMT_REC_MAP && r->u.map.trace >= m->nnodes) {
+        struct memfmt_record fixed = *r;
+        fixed.u.map.trace = 0;
+        m->bad_records++;
+        accounting_feed(m->acct, &fixed);
+        return;
+    }
     if (accounting_feed(m->acct, r) < 0) {
         m->bad_records++;
     }

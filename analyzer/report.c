@@ -190,6 +190,7 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
     case REPORT_PEAK: return st->peak;
     case REPORT_TEMPORARY: return st->temporary;
     case REPORT_LEAKED: return st->leaked;
+    case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
     default: return 0;
     }
@@ -228,7 +229,7 @@ struct report *report_new(const struct model *m)
     uint32_t ntraces = accounting_ntraces(m->acct);
     for (uint32_t t = 0; t < ntraces; t++) {
         const struct acct_cost *c = accounting_cost(m->acct, t);
-        if (!c || c->calls == 0) {
+        if (!c || (c->calls == 0 && c->mapping_calls == 0)) {
             continue;
         }
         struct sym_frame *frames;
@@ -252,6 +253,9 @@ struct report *report_new(const struct model *m)
         st->leaked += c->live;
         st->leaked_blocks += c->live_blocks;
         st->peak += accounting_at_peak(m->acct, t);
+        st->mapped_peak += accounting_mapped_at_peak(m->acct, t);
+        st->mapped_end += c->mapped;
+        st->mapping_calls += c->mapping_calls;
     }
     for (size_t i = 0; i < b.cap; i++) {
         free(b.keys[i]);
@@ -300,6 +304,7 @@ const char *report_title(enum report_section s)
         "MOST TEMPORARY ALLOCATIONS",
         "MOST MEMORY LEAKED",
         "MOST MEMORY ALLOCATED",
+        "PEAK MAPPED MEMORY",
     };
     return s < REPORT_NSECTIONS ? titles[s] : "";
 }
@@ -389,6 +394,14 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
         fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, report_bytes(b1, sizeof b1, st->allocated),
                 (unsigned long long)st->allocated, est, (unsigned long long)st->calls);
         break;
+    case REPORT_MAPPED:
+        /* Never sampled: no estimate mark. */
+        fprintf(out, "  %s (%llu bytes) mapped at the mapped peak, ", report_bytes(b1, sizeof b1, st->mapped_peak),
+                (unsigned long long)st->mapped_peak);
+        fprintf(out, "%s (%llu bytes) still mapped at the end, %llu mapping calls\n",
+                report_bytes(b1, sizeof b1, st->mapped_end), (unsigned long long)st->mapped_end,
+                (unsigned long long)st->mapping_calls);
+        break;
     default: break;
     }
 }
@@ -470,6 +483,13 @@ void report_print_text(const struct report *r, const struct report_options *o, F
             (unsigned long long)t->live_blocks);
     fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", m->has_counts || !m->sample_rate ? "" : "~",
             report_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
+    /* Direct mappings, beside the heap and never in its figures. */
+    fprintf(out, "peak mapped memory (mmap, mremap, brk; not heap): %s (%llu bytes) after %.3f s\n",
+            report_bytes(b1, sizeof b1, t->mapped_peak), (unsigned long long)t->mapped_peak,
+            (double)t->mapped_peak_ms / 1000.0);
+    fprintf(out, "still mapped at the end: %s (%llu bytes), %llu mapping calls\n",
+            report_bytes(b1, sizeof b1, t->mapped_bytes), (unsigned long long)t->mapped_bytes,
+            (unsigned long long)t->mapping_calls);
     if (m->startup_calls) {
         fprintf(out,
                 "allocator start-up: %llu allocations (%llu bytes) by preloaded libraries' initialization, not "

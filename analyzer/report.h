@@ -17,6 +17,7 @@ enum report_section {
     REPORT_TEMPORARY, /* MOST TEMPORARY ALLOCATIONS */
     REPORT_LEAKED, /* MOST MEMORY LEAKED */
     REPORT_ALLOCATED, /* MOST MEMORY ALLOCATED */
+    REPORT_MAPPED, /* PEAK MAPPED MEMORY: direct mappings, not the heap */
     REPORT_NSECTIONS,
 };
 
@@ -26,6 +27,7 @@ struct report_stack {
     uint32_t nframes;
     uint32_t omitted; /* frames cut by the depth limit when recorded */
     uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
+    uint64_t mapped_peak, mapped_end, mapping_calls; /* direct mappings */
 };
 
 struct report {

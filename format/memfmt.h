@@ -43,9 +43,9 @@ enum memfmt_tag {
     MEMFMT_REC_END = 11, /* the recording ended; how the process ended */
     MEMFMT_REC_STATS = 12, /* recorder counters (lost events, unmatched frees) */
     MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
+    MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
     /* Reserved while the "capture everything" work lands in parallel:
-     * 14 mapped memory (mmap/munmap/mremap/brk), 15 a new process image
-     * (exec), 16-17 pools. */
+     * 15 a new process image (exec), 16-17 pools. */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -74,6 +74,15 @@ enum memfmt_kind {
     MEMFMT_K_POOL_ALLOC = 14, /* a block of a program's own pool (memrec.h) */
     MEMFMT_K_POOL_FREE = 15, /* a pool block given back, or dropped by a pool reset */
     MEMFMT_K_COUNT = 16, /* EVENTS keeps the kind in 4 bits: 16 at most */
+};
+
+/* Calls that change mapped memory, stored in MAP records. */
+enum memfmt_map_kind {
+    MEMFMT_MK_MMAP = 0, /* mmap/mmap64: a new range, or MAP_FIXED replacing ranges */
+    MEMFMT_MK_MUNMAP = 1,
+    MEMFMT_MK_MREMAP = 2, /* a range resized or moved: the delta goes to its trace */
+    MEMFMT_MK_BRK = 3, /* brk or sbrk moved the break */
+    MEMFMT_MK_COUNT = 4,
 };
 
 /* How the recorded process ended (END record). */
@@ -197,6 +206,13 @@ struct memfmt_record {
             uint64_t calls; /* allocation calls of the thread since it started */
             uint64_t bytes; /* bytes they requested */
         } counts;
+        struct {
+            uint32_t thread; /* the thread that made the call */
+            uint32_t kind; /* enum memfmt_map_kind */
+            uint32_t trace; /* the stack that mapped the bytes (their owner), 0 = none */
+            int64_t delta; /* bytes mapped (> 0) or unmapped (< 0) for that trace */
+            uint32_t call; /* 1: a new mapping call (mmap, brk/sbrk growth); 0: a change to what was mapped */
+        } map;
     } u;
 };
 

@@ -125,11 +125,18 @@ enum memfmt_wire_tag {
     MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
     MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
+    /* Direct mappings (recorder/maphooks.c). Only anonymous memory is sent,
+     * except W_UNMAP for a MAP_FIXED file mapping placed over a range. */
+    MEMFMT_W_MAP = 11, /* seq, addr, len, trace: an anonymous range mapped by mmap */
+    MEMFMT_W_UNMAP = 12, /* seq, kind (enum memfmt_map_kind), addr, len: the range is gone */
+    MEMFMT_W_MREMAP = 13, /* seq (old range gone), seq2 (new range made), old addr, old len, new addr, new len */
+    MEMFMT_W_BRK = 14, /* seq, old break, new break, trace: the break moved */
+    /* 15 unused, kept for mapped memory. */
     MEMFMT_W_POOL_ALLOC = 16, /* seq, pool, addr, size, trace: a block of a program's pool (memrec.h) */
     MEMFMT_W_POOL_FREE = 17, /* seq, pool, addr */
     MEMFMT_W_POOL_RESET = 18, /* seq, pool: every live block of the pool is freed */
     /* Reserved while the "capture everything" work lands in parallel:
-     * 11-15 mapped memory, 19 pools, 26-27 crashes. */
+     * 19 pools, 26-27 crashes. */
     MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
     MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
 };
@@ -170,7 +177,8 @@ struct memfmt_wire_event {
     uint64_t size;
     uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
     uint64_t addr2; /* REALLOC: the new block */
-    uint64_t a, b, c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool */
+    uint64_t a, b,
+        c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool; MAP/BRK: trace in a */
     const uint8_t *rec; /* RECORD bytes */
     uint32_t rec_len;
 };

@@ -97,6 +97,13 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.counts.calls);
         put_u(o, r->u.counts.bytes);
         break;
+    case MEMFMT_REC_MAP:
+        put_u(o, r->u.map.thread);
+        put_u(o, r->u.map.kind);
+        put_u(o, r->u.map.trace);
+        put_u(o, zigzag(r->u.map.delta));
+        put_u(o, r->u.map.call);
+        break;
     default: break;
     }
 }
@@ -242,6 +249,16 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.counts.calls = get_u(in);
         r->u.counts.bytes = get_u(in);
         if (r->u.counts.thread >= MEMFMT_MAX_THREADS) {
+            in->rc = MEMFMT_E_CORRUPT;
+        }
+        break;
+    case MEMFMT_REC_MAP:
+        r->u.map.thread = get_u32(in);
+        r->u.map.kind = get_u32(in);
+        r->u.map.trace = get_u32(in);
+        r->u.map.delta = unzigzag(get_u(in));
+        r->u.map.call = get_u32(in);
+        if (r->u.map.thread >= MEMFMT_MAX_THREADS || r->u.map.kind >= MEMFMT_MK_COUNT || r->u.map.call > 1) {
             in->rc = MEMFMT_E_CORRUPT;
         }
         break;

@@ -25,6 +25,39 @@ static inline int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev
     return 0;
 }
 
+/* The direct-mapping events; field use in memfmt_internal.h. */
+static int decode_map(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev)
+{
+    uint64_t v = 0;
+    int rc = get_seq(pp, end, prev_seq, &ev->seq);
+    if (rc == 0 && ev->tag == MEMFMT_W_MREMAP) {
+        rc = get_seq(pp, end, prev_seq, &ev->seq2);
+    }
+    if (rc == 0 && ev->tag == MEMFMT_W_UNMAP) {
+        rc = get(pp, end, &v);
+        ev->kind = (uint32_t)v;
+        if (rc == 0 && v >= MEMFMT_MK_COUNT) {
+            rc = MEMFMT_E_CORRUPT;
+        }
+    }
+    if (rc == 0) {
+        rc = get(pp, end, &ev->addr);
+    }
+    if (rc == 0) {
+        rc = get(pp, end, ev->tag == MEMFMT_W_BRK ? &ev->addr2 : &ev->size);
+    }
+    if (rc == 0 && ev->tag == MEMFMT_W_MREMAP) {
+        rc = get(pp, end, &ev->addr2);
+        if (rc == 0) {
+            rc = get(pp, end, &ev->b);
+        }
+    }
+    if (rc == 0 && (ev->tag == MEMFMT_W_MAP || ev->tag == MEMFMT_W_BRK)) {
+        rc = get(pp, end, &ev->a);
+    }
+    return rc;
+}
+
 int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev)
 {
     const uint8_t *p = *pp;
@@ -136,6 +169,10 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
             p += v;
         }
         break;
+    case MEMFMT_W_MAP:
+    case MEMFMT_W_UNMAP:
+    case MEMFMT_W_MREMAP:
+    case MEMFMT_W_BRK: rc = decode_map(&p, end, prev_seq, ev); break;
     default: return MEMFMT_E_CORRUPT;
     }
     if (rc < 0) {

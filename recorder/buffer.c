@@ -570,6 +570,72 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
     unlock_mine(b);
 }
 
+/* ---- direct mappings (maphooks.c) ---- */
+
+void buffer_map(uintptr_t addr, size_t len)
+{
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return;
+    }
+    uint32_t trace = capture(b);
+    ensure_room(b, EVENT_ROOM);
+    uint64_t s = take_seq();
+    b->data[b->len++] = MEMFMT_W_MAP;
+    put_seq(b, s);
+    put(b, addr);
+    put(b, len);
+    put(b, trace);
+    unlock_mine(b);
+}
+
+/* As for realloc, the buffer stays locked from begin to end: the number
+ * taken before the call cannot be declared complete before it is written. */
+uint64_t buffer_map_begin(void)
+{
+    return buffer_realloc_begin();
+}
+
+void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t old, size_t old_len, uintptr_t p, size_t len)
+{
+    struct tbuf *b = tstate.buf;
+    if (!seq || !b) {
+        return;
+    }
+    uint32_t trace = tag == MEMFMT_W_BRK && p > old ? capture(b) : 0;
+    ensure_room(b, EVENT_ROOM);
+    b->data[b->len++] = (uint8_t)tag;
+    if (tag == MEMFMT_W_UNMAP) {
+        put_seq(b, seq);
+        put(b, kind);
+        put(b, old);
+        put(b, old_len);
+    } else if (tag == MEMFMT_W_MREMAP) {
+        put_seq(b, seq);
+        put_seq(b, take_seq());
+        put(b, old);
+        put(b, old_len);
+        put(b, p);
+        put(b, len);
+    } else {
+        /* The break: growth is numbered after the call, like an allocation;
+         * shrinking before it, like a free. */
+        put_seq(b, p > old ? take_seq() : seq);
+        put(b, old);
+        put(b, p);
+        put(b, trace);
+    }
+    unlock_mine(b);
+}
+
+void buffer_map_cancel(uint64_t seq)
+{
+    struct tbuf *b = tstate.buf;
+    if (seq && b) {
+        unlock_mine(b);
+    }
+}
+
 static void append_record(struct tbuf *b, const uint8_t *rec, size_t len)
 {
     if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {

@@ -8,13 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mapranges.h"
 #include "memfmt_internal.h"
 #include "startup.h"
 #include "poolmap.h"
 #include "util.h"
 
 /* Q_P*: pool events of memrec.h; their pool id travels in old_block. */
-enum qtype { Q_ALLOC, Q_FREE, Q_RFREE, Q_RALLOC, Q_RECORD, Q_PALLOC, Q_PFREE, Q_PRESET };
+enum qtype {
+    Q_ALLOC,
+    Q_FREE,
+    Q_RFREE,
+    Q_RALLOC,
+    Q_RECORD,
+    Q_PALLOC,
+    Q_PFREE,
+    Q_PRESET,
+    Q_MAP,
+    Q_UNMAP,
+    Q_MREMAP_OLD,
+    Q_MREMAP_NEW,
+    Q_BRK
+};
 
 /* A queued event, 40 bytes: every event passes through a queue. */
 struct qev {
@@ -47,6 +62,8 @@ struct stream {
     size_t nnodes, nodes_cap;
     struct qev *q; /* pending events, [head, len) */
     size_t head, len, cap;
+    uint64_t remap_bytes; /* Q_MREMAP_OLD took these bytes of remap_trace; Q_MREMAP_NEW follows */
+    uint32_t remap_trace;
 };
 
 struct info_cell;
@@ -115,6 +132,7 @@ struct merge {
     uint32_t module_base, module_top;
     uint32_t *live_modules;
     size_t nlive_modules, live_modules_cap;
+    struct mapranges maps; /* anonymous ranges the program mapped directly */
 };
 
 /* ---- hash map ---- */
@@ -278,6 +296,7 @@ void merge_free(struct merge *m)
     free(m->node_parent);
     free(m->live_modules);
     startup_free(m->startup);
+    mapranges_release(&m->maps);
     free(m);
 }
 
@@ -487,6 +506,85 @@ static int apply_pool(struct merge *m, struct stream *s, const struct qev *e)
     return out(m, &r);
 }
 
+/* ---- direct mappings ---- */
+
+/* What a removal from the set writes: one MAP record per piece, giving
+ * the bytes back to the trace that mapped them. */
+struct unmap_out {
+    struct merge *m;
+    uint32_t thread, kind;
+    int rc;
+};
+
+static void write_unmapped(void *ctx, uint32_t trace, uint64_t bytes)
+{
+    struct unmap_out *u = ctx;
+    struct memfmt_record r = {.tag = MEMFMT_REC_MAP};
+    r.u.map.thread = u->thread;
+    r.u.map.kind = u->kind;
+    r.u.map.trace = trace;
+    r.u.map.delta = -(int64_t)bytes;
+    int rc = out(u->m, &r);
+    if (rc < 0) {
+        u->rc = rc;
+    }
+}
+
+static int write_mapped(struct merge *m, uint32_t thread, uint32_t kind, uint32_t trace, int64_t delta, int call)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_MAP};
+    r.u.map.thread = thread;
+    r.u.map.kind = kind;
+    r.u.map.trace = trace;
+    r.u.map.delta = delta;
+    r.u.map.call = (uint32_t)call;
+    return out(m, &r);
+}
+
+/* A new range replaces whatever the set held there (MAP_FIXED, or an unmap
+ * the recorder could not see); mremap keeps the owner of the old range. */
+static int apply_map(struct merge *m, struct stream *s, struct qev *e)
+{
+    struct unmap_out u = {m, s->thread, MEMFMT_MK_MMAP, 0};
+    switch (e->type) {
+    case Q_MAP:
+        mapranges_remove(&m->maps, e->addr, e->size, write_unmapped, &u);
+        mapranges_add(&m->maps, e->addr, e->size, e->trace);
+        return u.rc < 0 ? u.rc : write_mapped(m, s->thread, MEMFMT_MK_MMAP, e->trace, (int64_t)e->size, 1);
+    case Q_UNMAP:
+        u.kind = e->kind;
+        mapranges_remove(&m->maps, e->addr, e->size, write_unmapped, &u);
+        return u.rc;
+    case Q_MREMAP_OLD: {
+        /* Silent: the next event of this stream, Q_MREMAP_NEW, writes the
+         * change as one delta. Only the old range's owner is kept (mremap
+         * works on one mapping). */
+        s->remap_trace = mapranges_owner(&m->maps, e->addr, e->size);
+        s->remap_bytes = mapranges_remove(&m->maps, e->addr, e->size, NULL, NULL);
+        return 0;
+    }
+    case Q_MREMAP_NEW:
+        u.kind = MEMFMT_MK_MREMAP;
+        mapranges_remove(&m->maps, e->addr, e->size, write_unmapped, &u);
+        if (u.rc < 0 || s->remap_bytes == 0) {
+            return u.rc; /* not a range of ours: the allocator's, or a file */
+        }
+        mapranges_add(&m->maps, e->addr, e->size, s->remap_trace);
+        int64_t delta = (int64_t)e->size - (int64_t)s->remap_bytes;
+        s->remap_bytes = 0;
+        return delta ? write_mapped(m, s->thread, MEMFMT_MK_MREMAP, s->remap_trace, delta, 0) : 0;
+    default: /* Q_BRK: addr = old break, size = new break */
+        u.kind = MEMFMT_MK_BRK;
+        if (e->size < e->addr) {
+            mapranges_remove(&m->maps, e->size, e->addr - e->size, write_unmapped, &u);
+            return u.rc;
+        }
+        mapranges_remove(&m->maps, e->addr, e->size - e->addr, write_unmapped, &u);
+        mapranges_add(&m->maps, e->addr, e->size - e->addr, e->trace);
+        return u.rc < 0 ? u.rc : write_mapped(m, s->thread, MEMFMT_MK_BRK, e->trace, (int64_t)(e->size - e->addr), 1);
+    }
+}
+
 static int apply(struct merge *m, struct stream *s, struct qev *e)
 {
     int rc = 0;
@@ -562,6 +660,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
     case Q_PALLOC:
     case Q_PFREE:
     case Q_PRESET: rc = apply_pool(m, s, e); break;
+    default: rc = apply_map(m, s, e); break;
     }
     return rc;
 }
@@ -770,6 +869,8 @@ static int new_image(struct merge *m)
     m->nfree_blocks = 0;
     poolmap_free(m->pools);
     m->pools = poolmap_new();
+    mapranges_release(&m->maps);
+    memset(&m->maps, 0, sizeof m->maps);
     while (m->nlive_modules) {
         struct memfmt_record r = {.tag = MEMFMT_REC_UNMODULE};
         r.u.unmodule.id = m->live_modules[--m->nlive_modules];
@@ -900,6 +1001,27 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.rec = xmalloc(ev.rec_len ? ev.rec_len : 1);
             memcpy(q.rec, ev.rec, ev.rec_len);
             q.size = ev.rec_len;
+            break;
+        case MEMFMT_W_MAP:
+        case MEMFMT_W_UNMAP:
+        case MEMFMT_W_BRK:
+            q.type = ev.tag == MEMFMT_W_MAP ? Q_MAP : ev.tag == MEMFMT_W_UNMAP ? Q_UNMAP : Q_BRK;
+            q.seq = ev.seq;
+            q.kind = ev.tag == MEMFMT_W_UNMAP ? (uint8_t)ev.kind : 0;
+            q.addr = ev.addr;
+            q.size = ev.tag == MEMFMT_W_BRK ? ev.addr2 : ev.size;
+            q.trace = ev.tag == MEMFMT_W_UNMAP ? 0 : map_trace(s, ev.a);
+            break;
+        case MEMFMT_W_MREMAP:
+            q.type = Q_MREMAP_OLD;
+            q.seq = ev.seq;
+            q.addr = ev.addr;
+            q.size = ev.size;
+            push(m, s, &q);
+            q.type = Q_MREMAP_NEW;
+            q.seq = ev.seq2;
+            q.addr = ev.addr2;
+            q.size = ev.b;
             break;
         default: return MEMFMT_E_CORRUPT;
         }

@@ -253,6 +253,19 @@ HIDDEN void buffer_flush_from_signal(void);
  * ignores those of blocks it does not know. Called between enter/leave. */
 HIDDEN void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size);
 
+/** Direct mappings (maphooks.c); recorded in full even when sampling.
+ * buffer_map: an anonymous range was mapped; the stack is captured.
+ * Calls that unmap take a number before the real call (the buffer stays
+ * locked) and end with exactly one of buffer_map_end (success: tag is
+ * MEMFMT_W_UNMAP with kind, old, old_len; MEMFMT_W_MREMAP with all four;
+ * MEMFMT_W_BRK with old and new break in old and p) or buffer_map_cancel
+ * (the call failed). */
+HIDDEN void buffer_map(uintptr_t addr, size_t len);
+HIDDEN uint64_t buffer_map_begin(void);
+HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t old, size_t old_len, uintptr_t p,
+                           size_t len);
+HIDDEN void buffer_map_cancel(uint64_t seq);
+
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
 

@@ -92,6 +92,9 @@ static void read_records(int fd)
         if ((rec.tag == MEMFMT_REC_ALLOC || rec.tag == MEMFMT_REC_REALLOC) && rec.u.alloc.trace >= nodes) {
             rec.u.alloc.trace = 0;
         }
+        if (rec.tag == MEMFMT_REC_MAP && rec.u.map.trace >= nodes) {
+            rec.u.map.trace = 0;
+        }
         int frc = accounting_feed(a, &rec);
         contract(frc == 0 || frc == MEMFMT_E_CORRUPT, "accounting_feed returns 0 or MEMFMT_E_CORRUPT");
         /* Whatever the input, the figures stay consistent: a record that
@@ -99,6 +102,7 @@ static void read_records(int fd)
         const struct acct_totals *t = accounting_totals(a);
         contract(t->live_blocks != 0 || t->live_bytes == 0, "accounting: no live bytes without live blocks");
         contract(t->live_blocks <= t->allocations, "accounting: no more live blocks than allocations");
+        contract(t->mapped_bytes <= t->mapped_peak, "accounting: never more mapped than the mapped peak");
     }
     contract(known_status(rc), "read ends with 0 or a memfmt status");
     accounting_free(a);

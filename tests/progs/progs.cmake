@@ -99,3 +99,12 @@ foreach(variant IN ITEMS pool pool_nopie)
 endforeach()
 target_compile_options(prog_pool_nopie PRIVATE -fno-pie)
 target_link_options(prog_pool_nopie PRIVATE -no-pie)
+# A program that maps memory directly, and the library that maps 40 MiB
+# for it (linked, not dlopened).
+add_library(prog_mapper_lib SHARED "${memrec_progs_src_dir}/mapper_lib.c")
+set_target_properties(prog_mapper_lib PROPERTIES OUTPUT_NAME "mapper" LIBRARY_OUTPUT_DIRECTORY "${MEMREC_PROGS_DIR}"
+    INTERPROCEDURAL_OPTIMIZATION OFF C_VISIBILITY_PRESET hidden)
+target_compile_options(prog_mapper_lib PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(prog_mapper_lib PRIVATE -fno-sanitize=all)
+memrec_add_prog(mapper "mapper.c")
+target_link_libraries(prog_mapper PRIVATE prog_mapper_lib)

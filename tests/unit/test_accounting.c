@@ -40,8 +40,52 @@ static void feed(struct accounting *a, struct memfmt_record r)
     CHECK(accounting_feed(a, &r) == 0);
 }
 
+static struct memfmt_record map_rec(uint32_t trace, int64_t delta, uint32_t call)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_MAP};
+    r.u.map.thread = 1;
+    r.u.map.kind = delta > 0 ? MEMFMT_MK_MMAP : MEMFMT_MK_MUNMAP;
+    r.u.map.trace = trace;
+    r.u.map.delta = delta;
+    r.u.map.call = call;
+    return r;
+}
+
+/* Mapped memory has its own peak and snapshots: heap events between
+ * mapping changes move neither, and the heap figures never see a mapping. */
+static void test_mapped(void)
+{
+    struct accounting *a = accounting_new(1);
+    struct memfmt_record r = map_rec(1, 4096, 1);
+    CHECK(accounting_feed(a, &r) == 0);
+    feed(a, alloc(500, 2)); /* heap peak 500, trace 2 */
+    r = map_rec(2, 8192, 1); /* mapped peak 12288: trace 1 4096, trace 2 8192 */
+    CHECK(accounting_feed(a, &r) == 0);
+    r = map_rec(2, -8192, 0);
+    CHECK(accounting_feed(a, &r) == 0);
+    r = map_rec(1, 4096, 0); /* an mremap growing trace 1: not a call, below the peak */
+    CHECK(accounting_feed(a, &r) == 0);
+    r = map_rec(1, -9000, 0); /* more than trace 1 has: refused, nothing changes */
+    CHECK(accounting_feed(a, &r) == MEMFMT_E_CORRUPT);
+    const struct acct_totals *t = accounting_totals(a);
+    CHECK_EQ(t->mapped_peak, 12288);
+    CHECK_EQ(t->mapped_bytes, 8192);
+    CHECK_EQ(t->mapping_calls, 2);
+    CHECK_EQ(accounting_mapped_at_peak(a, 1), 4096);
+    CHECK_EQ(accounting_mapped_at_peak(a, 2), 8192);
+    CHECK_EQ(accounting_cost(a, 1)->mapped, 8192);
+    CHECK_EQ(accounting_cost(a, 2)->mapped, 0);
+    CHECK_EQ(accounting_cost(a, 2)->mapping_calls, 1);
+    CHECK_EQ(t->peak_bytes, 500);
+    CHECK_EQ(t->allocations, 1);
+    CHECK_EQ(accounting_at_peak(a, 2), 500);
+    CHECK_EQ(accounting_at_peak(a, 1), 0);
+    accounting_free(a);
+}
+
 int main(void)
 {
+    test_mapped();
     /* Which frees are temporaries is decided by the writer (it sees the
      * addresses and threads); accounting counts what the events say. */
     struct accounting *a = accounting_new(1);

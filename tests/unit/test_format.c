@@ -114,6 +114,31 @@ static void test_records(void)
     CHECK_EQ(b.u.end.value, (unsigned long long)(long long)-11);
     CHECK_EQ(b.u.end.runtime_ms, 1234);
 
+    /* MAP: a negative delta survives (zigzag); a kind out of range and a
+     * call flag above 1 are corrupt. */
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_MAP;
+    a.u.map.thread = 3;
+    a.u.map.kind = MEMFMT_MK_MUNMAP;
+    a.u.map.trace = 77;
+    a.u.map.delta = -41943040;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.tag, MEMFMT_REC_MAP);
+    CHECK_EQ(b.u.map.thread, 3);
+    CHECK_EQ(b.u.map.kind, MEMFMT_MK_MUNMAP);
+    CHECK_EQ(b.u.map.trace, 77);
+    CHECK(b.u.map.delta == -41943040);
+    CHECK_EQ(b.u.map.call, 0);
+    a.u.map.kind = MEMFMT_MK_MMAP;
+    a.u.map.delta = 6291456;
+    a.u.map.call = 1;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK(b.u.map.delta == 6291456 && b.u.map.call == 1 && b.u.map.kind == MEMFMT_MK_MMAP);
+    uint8_t badkind[] = {MEMFMT_REC_MAP, 5, 1, MEMFMT_MK_COUNT, 1, 2, 0};
+    CHECK(memfmt_decode(badkind, sizeof badkind, &b) == MEMFMT_E_CORRUPT);
+    uint8_t badcall[] = {MEMFMT_REC_MAP, 5, 1, 0, 1, 2, 2};
+    CHECK(memfmt_decode(badcall, sizeof badcall, &b) == MEMFMT_E_CORRUPT);
+
     /* An unknown tag is returned, with its length, for the reader to skip. */
     uint8_t unknown[] = {200, 3, 1, 2, 3};
     CHECK(memfmt_decode(unknown, sizeof unknown, &b) == 5);

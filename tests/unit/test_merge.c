@@ -202,6 +202,95 @@ static void test_startup(void)
     fixture_close(&fx);
 }
 
+/* ---- direct mappings ---- */
+
+static void w_map(struct batch *b, uint64_t s, uint64_t addr, uint64_t len, uint64_t trace)
+{
+    b->b[b->n++] = MEMFMT_W_MAP;
+    seq(b, s);
+    put(b, addr);
+    put(b, len);
+    put(b, trace);
+}
+
+static void w_unmap(struct batch *b, uint64_t s, uint64_t addr, uint64_t len)
+{
+    b->b[b->n++] = MEMFMT_W_UNMAP;
+    seq(b, s);
+    put(b, MEMFMT_MK_MUNMAP);
+    put(b, addr);
+    put(b, len);
+}
+
+static void w_mremap(struct batch *b, uint64_t s1, uint64_t s2, uint64_t old, uint64_t old_len, uint64_t addr,
+                     uint64_t len)
+{
+    b->b[b->n++] = MEMFMT_W_MREMAP;
+    seq(b, s1);
+    seq(b, s2);
+    put(b, old);
+    put(b, old_len);
+    put(b, addr);
+    put(b, len);
+}
+
+static void w_brk(struct batch *b, uint64_t s, uint64_t old, uint64_t now, uint64_t trace)
+{
+    b->b[b->n++] = MEMFMT_W_BRK;
+    seq(b, s);
+    put(b, old);
+    put(b, now);
+    put(b, trace);
+}
+
+/* Thread 1 maps 64 KiB; thread 2 moves it with mremap to 192 KiB, and
+ * between the call's two numbers maps 32 KiB at the old address (which
+ * the move had freed): that range must survive the move. Then thread 1
+ * unmaps across the start of the moved range and an unknown area, and
+ * moves the break up 16 KiB and down 12 KiB. */
+static void test_mappings(void)
+{
+    struct fixture fx;
+    fixture_open(&fx, "merge-maps");
+    accounting_free(fx.acct);
+    merge_free(fx.m);
+    fx.acct = accounting_new(1);
+    fx.m = merge_new(fx.w, fx.acct, 0);
+    struct batch t1, t2, svc;
+    start(&t2, 2);
+    hello(&t2, 202);
+    node(&t2, 0, 0x30); /* file node 1 */
+    w_mremap(&t2, 2, 5, 0x100000, 0x10000, 0x200000, 0x30000);
+    w_map(&t2, 4, 0x100000, 0x8000, 1);
+    CHECK(merge_batch(fx.m, t2.b, t2.n) == 0);
+    start(&t1, 1);
+    hello(&t1, 101);
+    node(&t1, 0, 0x20); /* file node 2 */
+    node(&t1, 1, 0x10); /* file node 3 */
+    w_map(&t1, 1, 0x100000, 0x10000, 2);
+    w_unmap(&t1, 6, 0x1f0000, 0x20000);
+    w_brk(&t1, 7, 0x500000, 0x504000, 2);
+    w_brk(&t1, 8, 0x504000, 0x501000, 0);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    start(&svc, 0);
+    w_sync(&svc, 100);
+    CHECK(merge_batch(fx.m, svc.b, svc.n) == 0);
+    CHECK(merge_drain(fx.m) == 0);
+
+    const struct acct_totals *t = accounting_totals(fx.acct);
+    CHECK_EQ(t->mapping_calls, 3);
+    CHECK_EQ(t->mapped_peak, 0x38000); /* after the move: 192 + 32 KiB */
+    CHECK_EQ(t->mapped_bytes, 0x30000 - 0x10000 + 0x1000 + 0x8000);
+    CHECK_EQ(t->allocations, 0); /* nothing in the heap figures */
+    CHECK_EQ(t->peak_bytes, 0);
+    CHECK_EQ(accounting_cost(fx.acct, 3)->mapped, 0x21000);
+    CHECK_EQ(accounting_cost(fx.acct, 3)->mapping_calls, 2);
+    CHECK_EQ(accounting_mapped_at_peak(fx.acct, 3), 0x30000);
+    CHECK_EQ(accounting_cost(fx.acct, 1)->mapped, 0x8000);
+    CHECK_EQ(accounting_mapped_at_peak(fx.acct, 1), 0x8000);
+    fixture_close(&fx);
+}
+
 int main(void)
 {
     struct fixture fx;
@@ -310,5 +399,6 @@ int main(void)
     CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
     fixture_close(&fx); /* no SYNC came: three events still queued */
     test_startup();
+    test_mappings();
     return check_summary("test_merge");
 }
