@@ -239,9 +239,10 @@ int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap)
     if (sym_lookup(&e, "dlerror", &v, &n) == 0) {
         lc->dlerror = base + v;
     }
-    static const char *const busy[] = {"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
-                                       "posix_memalign", "aligned_alloc", "valloc", "pvalloc", "malloc_trim",
-                                       "pthread_create", "fork", "dlopen", "dlclose", "exit"};
+    static const char *const busy[] = {"malloc",       "free",     "calloc",         "realloc",
+                                       "reallocarray", "memalign", "posix_memalign", "aligned_alloc",
+                                       "valloc",       "pvalloc",  "malloc_trim",    "pthread_create",
+                                       "fork",         "dlopen",   "dlclose",        "exit"};
     for (size_t i = 0; i < sizeof busy / sizeof *busy && lc->nbusy < 16; i++) {
         if (sym_lookup(&e, busy[i], &v, &n) == 0 && n > 0) {
             lc->busy_lo[lc->nbusy] = base + v;
