@@ -277,7 +277,7 @@ int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap)
 
 /* ---- stopping, calling, resuming ---- */
 
-static int wait_stop(pid_t tid, int *status, int timeout_ms)
+static int wait_stop(const struct inject *in, pid_t tid, int *status, int timeout_ms)
 {
     uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
     for (;;) {
@@ -291,6 +291,9 @@ static int wait_stop(pid_t tid, int *status, int timeout_ms)
         if (now_ns() > end) {
             errno = ETIMEDOUT;
             return -1;
+        }
+        if (in && in->idle) {
+            in->idle(in->idle_ctx);
         }
         nap_ms(1);
     }
@@ -358,7 +361,7 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
     uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
     for (int attempt = 0;; attempt++) {
         int st;
-        if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0) != 0 || wait_stop(in->tid, &st, 2000) != 0) {
+        if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0) != 0 || wait_stop(NULL, in->tid, &st, 2000) != 0) {
             snprintf(err, cap, "cannot stop it: %s", strerror(errno));
             ptrace(PTRACE_DETACH, in->tid, 0, 0);
             return -1;
@@ -444,7 +447,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
     }
     for (;;) {
         int st;
-        if (wait_stop(in->tid, &st, timeout_ms) != 0) {
+        if (wait_stop(in, in->tid, &st, timeout_ms) != 0) {
             snprintf(err, cap, "the call did not return within %d ms", timeout_ms);
             return -1;
         }

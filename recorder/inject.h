@@ -19,6 +19,8 @@ struct inject {
     int npending;
     uint64_t stopped_ns; /* how long the thread has been stopped, at inject_end() */
     uint64_t t0;
+    void (*idle)(void *); /* called while waiting for the thread (may be NULL) */
+    void *idle_ctx;
 };
 
 /* Where a function lives in the target: libc's (or libdl's) dlopen/dlsym. */

@@ -4,6 +4,7 @@
  * short summary. The program's stdin/stdout/stderr, cwd, arguments and exit
  * status are left as they are. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include "memfmt.h"
 #include "memfmt_internal.h"
 #include "hub.h"
+#include "inject.h"
 #include "merge.h"
 #include "report.h"
 #include "util.h"
@@ -45,17 +48,23 @@ struct options {
     const char *max_depth; /* passed to the recorder as MEMREC_MAX_DEPTH */
     char sample_rate[32]; /* passed as MEMREC_SAMPLE_RATE; empty: record all */
     int follow_fork; /* record fork children, each into its own file */
+    pid_t attach_pid; /* --pid: attach to this running process instead */
     char **argv;
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
+               "       memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] --pid PID\n"
                "\n"
-               "Runs PROGRAM and records every heap allocation with its call stack.\n"
+               "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
+               "--pid, attaches to a running process and records it until Ctrl+C (which\n"
+               "detaches and leaves it running) or its end.\n"
                "\n"
                "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
                "  -q, --quiet         print nothing at the end\n"
+               "  -p, --pid PID       attach to the running process PID (memrec's own ptrace\n"
+               "                      injector; needs the right to trace it)\n"
                "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
                "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
                "                      FILE.<pid>.zst with -o FILE.zst)\n"
@@ -89,11 +98,21 @@ static void parse_args(int argc, char **argv, struct options *o)
     opterr = 0;
     int c;
     /* '+': stop at the program name, its options are its own. */
-    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fhV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:hV", longs, NULL)) != -1) {
         switch (c) {
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = 1; break;
         case 'f': o->follow_fork = 1; break;
+        case 'p': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (*end || errno || v <= 0 || v > INT32_MAX) {
+                die_code(2, "invalid process id '%s'", optarg);
+            }
+            o->attach_pid = (pid_t)v;
+            break;
+        }
         case 'l': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -142,6 +161,15 @@ static void parse_args(int argc, char **argv, struct options *o)
             }
             die_code(2, "unknown option '%s' (see memrec --help)", argv[optind - 1]);
         }
+    }
+    if (o->attach_pid) {
+        if (optind < argc) {
+            die_code(2, "give either --pid or a program to run, not both (see memrec --help)");
+        }
+        if (o->follow_fork) {
+            die_code(2, "--follow-fork works only with a program memrec starts, not with --pid");
+        }
+        return;
     }
     if (optind >= argc) {
         usage(stderr);
@@ -393,11 +421,13 @@ struct session {
     int status; /* waitpid status once reaped */
     uint64_t max_rss; /* the kernel's peak resident set of the program, once reaped */
     int reaped;
+    int attached; /* --pid: stop means detach, at once */
+    const char *name; /* the program's name, for messages */
 };
 
 /* Opens the file and the pipe. Returns NULL with errno when the file
  * cannot be created. */
-static struct recording *recording_new(struct session *s, pid_t pid, const char *outname)
+static struct recording *recording_new(struct session *s, pid_t pid, const char *outname, uint32_t flags)
 {
     int out_fd = create_output(outname);
     if (out_fd < 0) {
@@ -417,7 +447,7 @@ static struct recording *recording_new(struct session *s, pid_t pid, const char 
     fcntl(p[0], F_SETFL, O_NONBLOCK);
     r->rfd = p[0];
     r->wfd = p[1];
-    struct memfmt_header hdr = {MEMFMT_VERSION, (uint8_t)sizeof(void *), 1, 0};
+    struct memfmt_header hdr = {MEMFMT_VERSION, (uint8_t)sizeof(void *), 1, flags};
     int rc;
     r->w = memfmt_writer_new(out_fd, &hdr, s->o->level, &rc);
     if (!r->w) {
@@ -596,7 +626,7 @@ static void serve(struct session *s)
         struct recording *r = req.uid == getuid() ? find_live(s, req.pid) : NULL;
         if (!r && req.uid == getuid() && req.kind == MEMFMT_CONN_START && s->o->follow_fork && !got_stop) {
             char *name = child_name(s->o, req.pid);
-            r = recording_new(s, req.pid, name);
+            r = recording_new(s, req.pid, name, 0);
             if (!r) {
                 warning("cannot create '%s' for process %d: %s; it is not recorded", name, (int)req.pid,
                         strerror(errno));
@@ -686,7 +716,7 @@ static void run(struct session *s)
             main_end(s, &how, &value);
             finish(s, s->main, how, value);
         }
-        if (all_finished(s) || (stop_at && (got_stop > 1 || now - stop_at > STOP_GRACE_MS))) {
+        if (all_finished(s) || (stop_at && (s->attached || got_stop > 1 || now - stop_at > STOP_GRACE_MS))) {
             break;
         }
         if (now - last_rss >= RSS_EVERY_MS) {
@@ -767,7 +797,7 @@ static void print_summary(const struct session *s, const struct recording *r)
     char leaked[32];
     report_bytes(leaked, sizeof leaked, t->live_bytes);
     if (r->is_main) {
-        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", o->argv[0], (int)r->pid, r->outname);
+        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", s->name, (int)r->pid, r->outname);
     } else {
         fprintf(stderr, "memrec: recorded child process %d into %s\n", (int)r->pid, r->outname);
     }
@@ -786,7 +816,8 @@ static void print_summary(const struct session *s, const struct recording *r)
     if (r->how == MEMFMT_END_SIGNALED) {
         fprintf(stderr, "memrec: the program was killed by signal %d (%s)\n", r->value, strsignal(r->value));
     } else if (r->how == MEMFMT_END_DETACHED) {
-        fprintf(stderr, "memrec: recording stopped; the program is still running\n");
+        fprintf(stderr, "memrec: recording stopped; the program is still running%s\n",
+                s->attached ? " (detached)" : "");
     } else if (r->how == MEMFMT_END_UNKNOWN && !r->is_main) {
         fprintf(stderr, "memrec: the process ended without exiting normally (killed or crashed)\n");
     }
@@ -796,12 +827,224 @@ static void print_summary(const struct session *s, const struct recording *r)
     }
 }
 
+/* ---- attaching to a running process ---- */
+
+#define ATTACH_TIMEOUT_MS 5000
+
+static void attach_fail(pid_t pid, const char *what)
+{
+    die("cannot attach to process %d: %s", (int)pid, what);
+}
+
+/* Copy strings into the stopped thread's scratch area and build a NULL-
+ * terminated array of pointers to them there. Returns its address or 0. */
+static uint64_t put_env(struct inject *in, char **vars, int n)
+{
+    uint64_t ptrs[16];
+    for (int i = 0; i < n && i < 15; i++) {
+        ptrs[i] = inject_put(in, vars[i], strlen(vars[i]) + 1);
+        if (!ptrs[i]) {
+            return 0;
+        }
+    }
+    ptrs[n] = 0;
+    return inject_put(in, ptrs, (size_t)(n + 1) * sizeof *ptrs);
+}
+
+static void serve(struct session *s);
+
+static void serve_idle(void *ctx)
+{
+    serve(ctx);
+}
+
+/* Where the recorder's entry points are in the target, once loaded. */
+struct attach_state {
+    uint64_t handle, detach_fn;
+    struct inject_libc lc;
+    uint64_t stopped_ns;
+};
+
+static void remote_dlerror(struct inject *in, const struct attach_state *a, char *buf, size_t cap)
+{
+    uint64_t msg = 0;
+    char e2[256];
+    snprintf(buf, cap, "dlopen failed");
+    if (!a->lc.dlerror || inject_call(in, a->lc.dlerror, 0, 0, 0, &msg, 2000, e2, sizeof e2) != 0 || !msg) {
+        return;
+    }
+    char text[512];
+    struct iovec local = {text, sizeof text - 1};
+    struct iovec remote = {(void *)(uintptr_t)msg, sizeof text - 1};
+    ssize_t n = process_vm_readv(in->pid, &local, 1, &remote, 1, 0);
+    if (n > 0) {
+        text[n] = 0;
+        snprintf(buf, cap, "the recorder could not be loaded: %.200s", text);
+    }
+}
+
+/* Load the recorder into `pid` and start it. Dies with one line on error. */
+static void attach_start(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a)
+{
+    char err[512];
+    struct inject in;
+    if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, sizeof err) != 0) {
+        attach_fail(pid, err);
+    }
+    uint64_t path = inject_put(&in, preload, strlen(preload) + 1);
+    uint64_t handle = 0;
+    if (!path || inject_call(&in, a->lc.dlopen, path, RTLD_NOW, 0, &handle, ATTACH_TIMEOUT_MS, err, sizeof err) != 0) {
+        inject_end(&in);
+        attach_fail(pid, path ? err : "cannot write into its memory");
+    }
+    if (!handle) {
+        remote_dlerror(&in, a, err, sizeof err);
+        inject_end(&in);
+        attach_fail(pid, err);
+    }
+    uint64_t name = inject_put(&in, "memrec_attach", sizeof "memrec_attach");
+    uint64_t dname = inject_put(&in, "memrec_detach", sizeof "memrec_detach");
+    uint64_t fn = 0;
+    if (!name || !dname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
+        inject_call(&in, a->lc.dlsym, handle, dname, 0, &a->detach_fn, 2000, err, sizeof err) != 0 ||
+        !a->detach_fn) {
+        inject_end(&in);
+        attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach (a different version?)");
+    }
+    char v_sock[200], v_target[64], v_depth[64], v_rate[64];
+    char *vars[4];
+    int n = 0;
+    snprintf(v_sock, sizeof v_sock, "MEMREC_SOCK=%s", sock);
+    snprintf(v_target, sizeof v_target, "MEMREC_TARGET=%d", (int)pid);
+    vars[n++] = v_sock;
+    vars[n++] = v_target;
+    if (s->o->max_depth) {
+        snprintf(v_depth, sizeof v_depth, "MEMREC_MAX_DEPTH=%s", s->o->max_depth);
+        vars[n++] = v_depth;
+    }
+    if (s->o->sample_rate[0]) {
+        snprintf(v_rate, sizeof v_rate, "MEMREC_SAMPLE_RATE=%s", s->o->sample_rate);
+        vars[n++] = v_rate;
+    }
+    uint64_t env = put_env(&in, vars, n);
+    uint64_t rc = 1;
+    if (!env) {
+        inject_end(&in);
+        attach_fail(pid, "cannot write into its memory");
+    }
+    /* memrec_attach() asks for its pipe on our socket while we wait for
+     * it to return: answer from the wait. */
+    in.idle = serve_idle;
+    in.idle_ctx = s;
+    if (inject_call(&in, fn, env, 0, 0, &rc, ATTACH_TIMEOUT_MS, err, sizeof err) != 0) {
+        inject_end(&in);
+        attach_fail(pid, err);
+    }
+    inject_end(&in);
+    a->handle = handle;
+    a->stopped_ns = in.stopped_ns;
+    if ((int64_t)rc != 0) {
+        attach_fail(pid, (int64_t)rc == -2 ? "memrec is already recording it" : "the recorder could not start in it");
+    }
+}
+
+/* Stop recording `pid` and leave it running. */
+static int attach_stop(pid_t pid, struct attach_state *a, char *err, size_t cap)
+{
+    struct inject in;
+    if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, cap) != 0) {
+        return -1;
+    }
+    uint64_t rc = 0;
+    int r = inject_call(&in, a->detach_fn, 0, 0, 0, &rc, ATTACH_TIMEOUT_MS, err, cap);
+    inject_end(&in);
+    return r;
+}
+
+static int attach_main(struct options *o)
+{
+    pid_t pid = o->attach_pid;
+    struct session s = {.o = o, .lfd = -1, .attached = 1};
+    char why[256];
+    if (inject_obstacle(pid, why, sizeof why)) {
+        attach_fail(pid, why);
+    }
+    struct attach_state a;
+    memset(&a, 0, sizeof a);
+    if (inject_find_libc(pid, &a.lc, why, sizeof why) != 0) {
+        attach_fail(pid, why);
+    }
+    char *preload = find_preload();
+    char sock[128];
+    s.lfd = hub_listen(sock, sizeof sock);
+    if (s.lfd < 0) {
+        die("cannot create memrec's socket: %s", strerror(errno));
+    }
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char comm[64] = "process", path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *cf = fopen(path, "re");
+    if (cf) {
+        if (fgets(comm, sizeof comm, cf)) {
+            comm[strcspn(comm, "\n/")] = 0;
+        }
+        fclose(cf);
+    }
+    char *outname = o->output ? xstrdup(o->output) : default_name(comm, pid);
+    s.main = recording_new(&s, pid, outname, MEMFMT_HF_ATTACHED);
+    if (!s.main) {
+        die("cannot create '%s': %s", outname, errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
+    }
+    free(outname);
+    s.main->is_main = 1;
+    s.main->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    s.name = comm;
+
+    attach_start(&s, pid, preload, sock, &a);
+    if (!o->quiet) {
+        fprintf(stderr, "memrec: attached to process %d (%s), which was stopped for %.1f ms; Ctrl+C detaches\n",
+                (int)pid, comm, (double)a.stopped_ns / 1e6);
+    }
+    run(&s);
+    unsigned how = MEMFMT_END_DETACHED;
+    if (!s.main->finished) {
+        char err[256];
+        if (attach_stop(pid, &a, err, sizeof err) != 0 && kill(pid, 0) == 0) {
+            warning("cannot detach cleanly from process %d: %s; its recorder stops when it finds memrec gone",
+                    (int)pid, err);
+        }
+        if (kill(pid, 0) != 0) {
+            how = MEMFMT_END_UNKNOWN;
+        }
+        finish(&s, s.main, how, 0);
+    }
+    close(s.lfd);
+    int failed = s.main->failed;
+    if (!o->quiet) {
+        print_summary(&s, s.main);
+        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+    }
+    recording_free(s.main);
+    free(s.recs);
+    free(preload);
+    return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     util_progname = "memrec";
     struct options o = {0};
     parse_args(argc, argv, &o);
-    struct session s = {.o = &o, .lfd = -1};
+    if (o.attach_pid) {
+        return attach_main(&o);
+    }
+    struct session s = {.o = &o, .lfd = -1, .name = o.argv[0]};
 
     char *path = find_program(o.argv[0]);
     check_program(path, o.argv[0]);
@@ -826,7 +1069,7 @@ int main(int argc, char **argv)
     start_child(&s.child, &o, path, sock, preload);
 
     char *outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
-    s.main = recording_new(&s, s.child.pid, outname);
+    s.main = recording_new(&s, s.child.pid, outname, 0);
     if (!s.main) {
         int e = errno;
         kill(s.child.pid, SIGKILL);
