@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         return 2;
     }
-    void *mine = malloc(10001); /* LINE_EXE_GIVE */
+    void *mine = malloc(10001);
     sink = mine;
     void *lib = dlopen(argv[1], RTLD_NOW | RTLD_DEEPBIND | RTLD_LOCAL);
     if (!lib) {
@@ -49,7 +49,7 @@ int main(int argc, char **argv)
         return 5; /* the library called the program's which_impl */
     }
     void *theirs = work(mine);
-    sink = malloc(17001); /* LINE_EXE_LEAK */
+    sink = malloc(17001);
     free(theirs);
     dlclose(lib);
     return which_impl() == 1 ? 0 : 6;
