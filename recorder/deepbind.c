@@ -373,30 +373,30 @@ static void patch_one(struct plan *p, const struct got_module *m)
 
 /* Patch every object loaded since `before` by the open that returned
  * `handle`. Another thread's dlopen may have loaded some of them too:
- * patching an object that binds to our hooks already changes nothing. */
+ * patching an object that binds to our hooks already changes nothing. No
+ * lock of ours is held while the loader is asked anything: a library
+ * constructor calling dlopen holds the loader's lock and may be waiting
+ * for ours. */
 static void patch_new(void *handle, const struct snapshot *before)
 {
-    static struct plan plan_mem; /* 720 bytes: off the stack, under plan_lock */
-    static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
     struct snapshot after;
+    struct plan *plan = mem_map(sizeof *plan); /* one per call: no lock needed */
     pthread_once(&hooks_once, find_hooks);
     got_forget_unloaded();
-    if (!take_snapshot(&after)) {
-        return;
-    }
-    pthread_mutex_lock(&plan_lock);
-    for (int i = 0; i < PRELOAD_HOOKS; i++) {
-        plan_mem.ours[i] = hook_ours[i];
-        plan_mem.next[i] = preload_hook_next(i);
-        plan_mem.scope[i] = dlsym(handle, hook_names[i]);
-    }
-    for (int k = 0; k < after.n; k++) {
-        if (!in_snapshot(before, &after.mods[k])) {
-            patch_one(&plan_mem, &after.mods[k]);
+    if (plan && take_snapshot(&after)) {
+        for (int i = 0; i < PRELOAD_HOOKS; i++) {
+            plan->ours[i] = hook_ours[i];
+            plan->next[i] = preload_hook_next(i);
+            plan->scope[i] = dlsym(handle, hook_names[i]);
         }
+        for (int k = 0; k < after.n; k++) {
+            if (!in_snapshot(before, &after.mods[k])) {
+                patch_one(plan, &after.mods[k]);
+            }
+        }
+        drop_snapshot(&after);
     }
-    pthread_mutex_unlock(&plan_lock);
-    drop_snapshot(&after);
+    mem_unmap(plan, sizeof *plan);
     dlerror(); /* our failed look-ups are no error of the program's */
 }
 
