@@ -5,7 +5,8 @@
  * preloaded hooks. dlopen is interposed to redirect, after such an open,
  * the GOT slots of the newly loaded objects that bypassed the hooks
  * (got.c); the flags are passed on unchanged, so the library still binds
- * its own symbols first. Never calls malloc itself. */
+ * its own symbols first. Its own memory comes from mem_map; the loader's
+ * allocations for its look-ups run with tstate.in_hook set, unrecorded. */
 #define _GNU_SOURCE
 #include "got.h"
 #include "init.h"
