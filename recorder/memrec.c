@@ -906,8 +906,7 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
     uint64_t dname = inject_put(&in, "memrec_detach", sizeof "memrec_detach");
     uint64_t fn = 0;
     if (!name || !dname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
-        inject_call(&in, a->lc.dlsym, handle, dname, 0, &a->detach_fn, 2000, err, sizeof err) != 0 ||
-        !a->detach_fn) {
+        inject_call(&in, a->lc.dlsym, handle, dname, 0, &a->detach_fn, 2000, err, sizeof err) != 0 || !a->detach_fn) {
         inject_end(&in);
         attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach (a different version?)");
     }
@@ -999,7 +998,8 @@ static int attach_main(struct options *o)
     char *outname = o->output ? xstrdup(o->output) : default_name(comm, pid);
     s.main = recording_new(&s, pid, outname, MEMFMT_HF_ATTACHED);
     if (!s.main) {
-        die("cannot create '%s': %s", outname, errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
+        die("cannot create '%s': %s", outname,
+            errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
     }
     free(outname);
     s.main->is_main = 1;
@@ -1016,8 +1016,8 @@ static int attach_main(struct options *o)
     if (!s.main->finished) {
         char err[256];
         if (attach_stop(pid, &a, err, sizeof err) != 0 && kill(pid, 0) == 0) {
-            warning("cannot detach cleanly from process %d: %s; its recorder stops when it finds memrec gone",
-                    (int)pid, err);
+            warning("cannot detach cleanly from process %d: %s; its recorder stops when it finds memrec gone", (int)pid,
+                    err);
         }
         if (kill(pid, 0) != 0) {
             how = MEMFMT_END_UNKNOWN;

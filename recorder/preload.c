@@ -518,3 +518,36 @@ EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t align, const voi
 {
     delete_common(OP_DEL_ARR_AL_NT, DS_AL_NT, MEMFMT_K_DELETE_ARRAY, p, align, 0, nt);
 }
+
+/* ---- the interposed names, for got.c and deepbind.c ---- */
+
+_Static_assert(OP_COUNT == PRELOAD_HOOKS - PRELOAD_C_HOOKS, "every C++ operator has a hook number");
+
+/* In the order of the fields of struct real_funcs. */
+static const char *const c_names[PRELOAD_C_HOOKS] = {
+    "malloc",         "free",          "calloc",   "realloc", "reallocarray",
+    "posix_memalign", "aligned_alloc", "memalign", "valloc",  "pvalloc",
+};
+
+const char *preload_hook_name(int i)
+{
+    return i < PRELOAD_C_HOOKS ? c_names[i] : op_names[i - PRELOAD_C_HOOKS];
+}
+
+void *preload_hook_next(int i)
+{
+    resolve_init();
+    switch (i) {
+    case 0: return (void *)real.malloc;
+    case 1: return (void *)real.free;
+    case 2: return (void *)real.calloc;
+    case 3: return (void *)real.realloc;
+    case 4: return (void *)real.reallocarray;
+    case 5: return (void *)real.posix_memalign;
+    case 6: return (void *)real.aligned_alloc;
+    case 7: return (void *)real.memalign;
+    case 8: return (void *)real.valloc;
+    case 9: return (void *)real.pvalloc;
+    default: return next_op((enum next_op)(i - PRELOAD_C_HOOKS));
+    }
+}

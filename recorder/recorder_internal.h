@@ -45,6 +45,18 @@ HIDDEN size_t resolve_pool_size(const void *p);
 /** Look up a C++ operator of the next library; NULL when none is loaded. */
 HIDDEN void *resolve_next(const char *name);
 
+/* ---- preload.c: the interposed functions, by number ---- */
+
+#define PRELOAD_C_HOOKS 10 /* malloc ... pvalloc, in the order of struct real_funcs */
+#define PRELOAD_HOOKS (PRELOAD_C_HOOKS + 20) /* then the twenty C++ operators new and delete */
+
+/** Symbol name of interposed function i, 0 <= i < PRELOAD_HOOKS. */
+HIDDEN const char *preload_hook_name(int i);
+/** The function that interposed function i forwards to (the next
+ * definition: glibc's, or a malloc preloaded after us), NULL when none is
+ * loaded. May call dlsym: the caller holds tstate.in_hook. */
+HIDDEN void *preload_hook_next(int i);
+
 /* ---- guard.c: per-thread reentrancy state ---- */
 
 struct tbuf;

@@ -65,6 +65,19 @@ if(CMAKE_CXX_COMPILER)
     set_target_properties(prog_pool_cxx PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
     target_compile_options(prog_pool_cxx PRIVATE -Wall -Wextra -Werror)
     set(MEMREC_HAVE_PROG_CXX ON)
+    # RTLD_DEEPBIND: a C program that exports its symbols (-rdynamic), finds
+    # the library through RUNPATH $ORIGIN, and has the C++ runtime in the
+    # global scope as a C++ program would; the C++ library it opens.
+    add_library(prog_libdeepbind SHARED "${memrec_progs_src_dir}/libdeepbind.cpp")
+    set_target_properties(prog_libdeepbind PROPERTIES OUTPUT_NAME "deepbind"
+        LIBRARY_OUTPUT_DIRECTORY "${MEMREC_PROGS_DIR}" INTERPROCEDURAL_OPTIMIZATION OFF)
+    target_compile_options(prog_libdeepbind PRIVATE -O2 -g -fno-sanitize=all)
+    target_link_options(prog_libdeepbind PRIVATE -fno-sanitize=all)
+    memrec_add_prog(deepbind "deepbind.c")
+    set_target_properties(prog_deepbind PROPERTIES BUILD_RPATH "$ORIGIN")
+    target_link_options(prog_deepbind PRIVATE -rdynamic -Wl,--enable-new-dtags -Wl,--no-as-needed)
+    target_link_libraries(prog_deepbind PRIVATE stdc++ ${CMAKE_DL_LIBS})
+    add_dependencies(prog_deepbind prog_libdeepbind)
 else()
     message(STATUS "memrec: no C++ compiler, tests/progs/cxx.cpp is not built")
     set(MEMREC_HAVE_PROG_CXX OFF)
