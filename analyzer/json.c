@@ -57,6 +57,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     str(f, m->cmdline);
     field_u(f, "pid", m->pid, 1);
     fprintf(f, ", \"end\": \"%s\", \"exit_value\": %d", end_how(m), m->has_end ? m->end.value : 0);
+    fprintf(f, ", \"attached\": %s", m->header.flags & MEMFMT_HF_ATTACHED ? "true" : "false");
     fprintf(f, ", \"complete\": %s", m->has_end && m->stop_rc == 0 ? "true" : "false");
     field_u(f, "runtime_ms", model_runtime_ms(m), 1);
     /* Sampling: allocations and allocated_bytes are exact, the other

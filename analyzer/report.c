@@ -454,6 +454,12 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     char b1[32], b2[160];
     fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
             end_text(m, b2, sizeof b2));
+    if (m->header.flags & MEMFMT_HF_ATTACHED) {
+        fprintf(out,
+                "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
+                "are not counted\n",
+                (unsigned long long)m->unmatched_frees);
+    }
     fprintf(out, "total runtime: %.3f s\n", (double)ms / 1000.0);
     /* Sampling: calls and bytes are exact (counted by every thread), the
      * rest are estimates from the sampled stacks, marked with '~'. */

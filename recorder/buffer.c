@@ -788,14 +788,19 @@ static void sync_point(void)
     buf_unlock(&service_buf.lock);
 }
 
+/* Bumped at detach: a service thread of an earlier attach ends even when a
+ * new attach turned recording on again before it woke up. */
+static atomic_uint service_gen;
+
 static void *service_main(void *arg)
 {
-    (void)arg;
+    unsigned gen = (unsigned)(uintptr_t)arg;
     tstate.in_hook = 1; /* this thread's own allocations are the recorder's */
     struct timespec period = {0, (long)opts.flush_ms * 1000000L};
-    while (atomic_load(&rec_enabled)) {
+    while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
         nanosleep(&period, NULL);
         modules_scan();
+        attach_poll();
         sync_point();
     }
     return NULL;
@@ -812,7 +817,7 @@ void buffer_start_service(void)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, 256u << 10);
-    if (pthread_create(&th, &attr, service_main, NULL) != 0) {
+    if (pthread_create(&th, &attr, service_main, (void *)(uintptr_t)atomic_load(&service_gen)) != 0) {
         log_msg("cannot start the service thread; events are sent when buffers fill", NULL);
     }
     pthread_attr_destroy(&attr);
@@ -873,6 +878,24 @@ void buffer_finish(int status)
     put(&service_buf, status >= 0 ? (uint64_t)status + 1 : 0);
     flush_locked(&service_buf);
     buf_unlock(&service_buf.lock);
+}
+
+void buffer_detach(void)
+{
+    sync_point();
+    atomic_store(&rec_enabled, 0);
+    atomic_fetch_add(&service_gen, 1);
+    /* Events of calls that were already inside a hook. */
+    sync_point();
+    /* Not buffer_fd_closing(): nothing may ask memrec for a new one. */
+    atomic_store(&conn_lost, 0);
+    int fd = atomic_exchange(&conn_fd, -1);
+    while (atomic_load(&conn_writers)) {
+        nap();
+    }
+    if (fd >= 0) {
+        sys_close(fd);
+    }
 }
 
 void buffer_before_exec(void)

@@ -37,9 +37,13 @@ void init_start(void)
     int saved = tstate.in_hook;
     tstate.in_hook = 1;
     if (!started_once) {
-        resolve_init();
         options_init(environ);
         conn_init(environ);
+        if (conn_wanted()) {
+            /* Otherwise the hooks resolve on first use: loaded into a
+             * running process (memrec --pid), RTLD_NEXT may find nothing. */
+            resolve_init();
+        }
         hooks_resolve();
         started_once = 1;
         if (conn_wanted()) {
@@ -63,6 +67,13 @@ void init_start(void)
         buffer_start_service();
     }
     tstate.in_hook = saved;
+}
+
+void init_attached(void)
+{
+    recorded_pid = getpid();
+    started_once = 1;
+    atomic_store(&state, ST_READY);
 }
 
 void init_forked(void)

@@ -16,4 +16,8 @@ void init_forked(void) __attribute__((visibility("hidden")));
 /** The program is about to exec: send every event recorded so far. */
 void init_before_exec(void) __attribute__((visibility("hidden")));
 
+/** memrec --pid loaded us into this running process: it is the one
+ * recorded, and start-up is over. */
+void init_attached(void) __attribute__((visibility("hidden")));
+
 #endif

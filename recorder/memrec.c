@@ -92,6 +92,7 @@ static void parse_args(int argc, char **argv, struct options *o)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0},
     };
     o->level = 3;

@@ -30,6 +30,12 @@ static int nknown;
 static uint32_t next_id = 1;
 static unsigned long long last_adds, last_subs;
 static atomic_flag scan_lock = ATOMIC_FLAG_INIT;
+static atomic_uint generation; /* bumped whenever the set of modules changes */
+
+unsigned modules_generation(void)
+{
+    return atomic_load(&generation);
+}
 
 struct scan {
     int changed;
@@ -188,6 +194,9 @@ int modules_scan(void)
         nknown = j;
     }
     atomic_flag_clear(&scan_lock);
+    if (gone || sc.changed) {
+        atomic_fetch_add(&generation, 1);
+    }
     if (gone) {
         buffer_modules_gone();
     }

@@ -42,6 +42,9 @@ HIDDEN void *resolve_pool_alloc(size_t size, size_t align);
 HIDDEN int resolve_pool_owns(const void *p);
 /** Usable size of a pool block (for realloc out of the pool). */
 HIDDEN size_t resolve_pool_size(const void *p);
+/** From now on look the real functions up as the program sees them
+ * (RTLD_DEFAULT): the recorder was loaded into a running process. */
+HIDDEN void resolve_use_default(void);
 /** Look up a C++ operator of the next library; NULL when none is loaded. */
 HIDDEN void *resolve_next(const char *name);
 
@@ -110,6 +113,9 @@ HIDDEN void log_msg(const char *msg, const char *detail);
 
 /** Set up libunwind (caching policy) and learn our own text range. */
 HIDDEN void unwind_init(void);
+/** Never use libunwind (attached: it would leave descriptors behind);
+ * stacks the fast walker cannot take are recorded without frames. */
+HIDDEN void unwind_without_libunwind(void);
 /* Per-thread unwinding state: the rule cache and the top of the stack. */
 struct unwind_ctx {
     struct cfi_cache *cache; /* NULL: use libunwind only */
@@ -227,6 +233,9 @@ HIDDEN void tracetree_release(struct tracetree *t);
 HIDDEN int buffer_setup(int fd);
 /** Start the service thread (flushes, time and RSS samples). */
 HIDDEN void buffer_start_service(void);
+/** Detach: flush everything, stop recording and the service thread, and
+ * close the pipe. A later buffer_setup() starts again. */
+HIDDEN void buffer_detach(void);
 /** Record an allocation / free / realloc of this thread. */
 HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
 HIDDEN void buffer_free(unsigned kind, void *p);
@@ -301,6 +310,11 @@ HIDDEN int sys_close(int fd);
 /** Look up the next definitions of the hooked system functions. */
 HIDDEN void hooks_resolve(void);
 
+/* ---- attach.c: memrec --pid ---- */
+
+/** Attached: hook the objects loaded since the last call (service thread). */
+HIDDEN void attach_poll(void);
+
 /* ---- modules.c ---- */
 
 /** Scan loaded modules and send records for those new or gone since the
@@ -310,6 +324,8 @@ HIDDEN int modules_scan(void);
 HIDDEN int modules_contains(uint64_t ip);
 /** Send the PROCESS record. */
 HIDDEN void modules_send_process(char **envp);
+/** A number that changes whenever a scan finds modules loaded or gone. */
+HIDDEN unsigned modules_generation(void);
 /** In a fork child that starts its own recording: nothing is announced yet. */
 HIDDEN void modules_forget(void);
 

@@ -55,9 +55,25 @@ int resolve_in_progress(void)
     return resolving;
 }
 
+/* Preloaded, the next definition is the one after us (RTLD_NEXT). Loaded
+ * into a running process by memrec --pid, we are not in the global scope
+ * at all, and the definition the program uses is simply the first one
+ * (RTLD_DEFAULT). */
+static int use_default;
+
+void resolve_use_default(void)
+{
+    use_default = 1;
+}
+
+static void *next(const char *name)
+{
+    return dlsym(use_default ? RTLD_DEFAULT : RTLD_NEXT, name);
+}
+
 static void *must(const char *name)
 {
-    void *f = dlsym(RTLD_NEXT, name);
+    void *f = next(name);
     if (!f) {
         /* The one fatal error: without the real allocator nothing can run. */
         log_msg("cannot find the real allocator function", name);
@@ -77,12 +93,12 @@ void resolve_init(void)
      * last, because real.free being set is what says resolution is done. */
     real.calloc = must("calloc");
     real.realloc = must("realloc");
-    real.reallocarray = dlsym(RTLD_NEXT, "reallocarray");
+    real.reallocarray = next("reallocarray");
     real.posix_memalign = must("posix_memalign");
-    real.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-    real.memalign = dlsym(RTLD_NEXT, "memalign");
-    real.valloc = dlsym(RTLD_NEXT, "valloc");
-    real.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+    real.aligned_alloc = next("aligned_alloc");
+    real.memalign = next("memalign");
+    real.valloc = next("valloc");
+    real.pvalloc = next("pvalloc");
     real.malloc = must("malloc");
     void (*f)(void *) = must("free");
     atomic_thread_fence(memory_order_seq_cst);
@@ -92,5 +108,5 @@ void resolve_init(void)
 
 void *resolve_next(const char *name)
 {
-    return dlsym(RTLD_NEXT, name);
+    return next(name);
 }

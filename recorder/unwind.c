@@ -32,6 +32,16 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* Attached to a running process (memrec --pid): libunwind opens a pipe of
+ * its own on first use and never closes it, which would leave two
+ * descriptors in the program after detach; the fast walker does without. */
+static int no_libunwind;
+
+void unwind_without_libunwind(void)
+{
+    no_libunwind = 1;
+}
+
 void unwind_init(void)
 {
     Dl_info di;
@@ -40,7 +50,9 @@ void unwind_init(void)
          * load bias, which dl_iterate_phdr reports as dlpi_addr. */
         dl_iterate_phdr(find_self, di.dli_fbase);
     }
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (!no_libunwind) {
+        unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    }
 }
 
 static int is_self(uint64_t ip)
@@ -206,17 +218,22 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
         if (rsp >= u->stack_lo && rsp < u->stack_hi) {
             n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max, hash);
         }
-        if (n >= 0 && opts.check_unwind) {
+        if (n >= 0 && opts.check_unwind && !no_libunwind) {
             check_against_libunwind(ips, n, max);
         }
         if (n >= 0) {
             return n;
         }
-        if (n == -2) {
+        if (n == -2 && !no_libunwind) {
             n = capture_deep(ips, max);
             *hash = hash_of(ips, n);
             return n;
         }
+    }
+    if (no_libunwind) {
+        /* The walker could not (no CFI, or deeper than max): no stack. */
+        *hash = hash_of(ips, 0);
+        return 0;
     }
     int n = capture_libunwind(ips, max);
     *hash = hash_of(ips, n);

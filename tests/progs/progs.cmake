@@ -90,6 +90,10 @@ set_target_properties(prog_plugin PROPERTIES OUTPUT_NAME "plugin" LIBRARY_OUTPUT
 target_compile_options(prog_plugin PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(prog_plugin PRIVATE -fno-sanitize=all)
 memrec_add_prog(dlopener "dlopener.c")
+# A running server memrec attaches to (memrec --pid).
+memrec_add_prog(attachee "attachee.c")
+target_link_libraries(prog_attachee PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+add_dependencies(prog_attachee prog_plugin)
 target_link_libraries(prog_dlopener PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(prog_dlopener prog_plugin)
 

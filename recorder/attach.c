@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/* memrec --pid: the recorder loaded into a running process. memrec's
+ * injector (inject.c) makes one of the process's threads dlopen this
+ * library and call memrec_attach(); at Ctrl+C it calls memrec_detach().
+ *
+ * The program's calls do not reach our exported functions by themselves
+ * (they were bound long ago, and we are not even in the global scope), so
+ * attaching rewrites the GOT slots of every loaded object that name the
+ * functions we hook (got.c), and detaching puts the old values back.
+ * Objects loaded later are patched by the service thread's module scan
+ * (within one flush period). Both calls run in a thread stopped by ptrace
+ * while the others run on: nothing here may wait for another thread of
+ * the program. */
+#define _GNU_SOURCE
+#include "got.h"
+#include "init.h"
+#include "memfmt_internal.h"
+#include "recorder_internal.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* The functions rewritten: the allocation functions, and the descriptor
+ * functions that protect our pipe (syshooks.c). */
+static const char *const sys_names[] = {"close", "dup2", "dup3", "close_range", "closefrom"};
+#define NSYS ((int)(sizeof sys_names / sizeof *sys_names))
+#define NHOOKS (PRELOAD_HOOKS + NSYS)
+
+static const char *names[NHOOKS];
+static void *ours[NHOOKS];
+static uintptr_t self_base; /* our own load bias: never patched */
+static atomic_int attached;
+static unsigned patched_gen; /* modules_generation() at the last patching */
+
+static void *choose(void *ctx, const struct got_module *m, const struct got_slot *slot)
+{
+    (void)ctx;
+    (void)m;
+    if (slot->name < 0 || slot->name >= NHOOKS || !ours[slot->name] || slot->cur == ours[slot->name]) {
+        return NULL;
+    }
+    return ours[slot->name];
+}
+
+static int patch_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    if (info->dlpi_addr == self_base && self_base) {
+        return 0;
+    }
+    struct got_module m;
+    got_module_from_phdr(&m, info);
+    if (m.dynamic) {
+        got_patch(&m, names, NHOOKS, choose, NULL);
+    }
+    return 0;
+}
+
+static void patch_all(void)
+{
+    patched_gen = modules_generation();
+    dl_iterate_phdr(patch_one, NULL);
+}
+
+void attach_poll(void)
+{
+    if (atomic_load(&attached) && modules_generation() != patched_gen) {
+        patch_all();
+    }
+}
+
+static int find_ours(void)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!dladdr1((void *)find_ours, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+        return -1;
+    }
+    self_base = lm->l_addr;
+    for (int i = 0; i < PRELOAD_HOOKS; i++) {
+        names[i] = preload_hook_name(i);
+    }
+    for (int i = 0; i < NSYS; i++) {
+        names[PRELOAD_HOOKS + i] = sys_names[i];
+    }
+    /* A link_map is a handle: dlsym looks in our object first. */
+    for (int i = 0; i < NHOOKS; i++) {
+        ours[i] = dlsym(lm, names[i]);
+    }
+    return ours[0] ? 0 : -1;
+}
+
+/* envp: MEMREC_SOCK, MEMREC_TARGET and options, as memrec would set them
+ * in the environment of a program it starts. Returns 0, -1 when memrec
+ * cannot be reached or the hooks cannot be found, -2 when already attached. */
+EXPORT int memrec_attach(char **envp)
+{
+    if (atomic_load(&attached)) {
+        return -2;
+    }
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1;
+    int rc = -1;
+    resolve_use_default();
+    resolve_init();
+    options_init(envp);
+    conn_init(envp);
+    if (!names[0] && find_ours() != 0) {
+        goto out;
+    }
+    static int unwind_ready;
+    if (!unwind_ready) {
+        unwind_without_libunwind();
+        unwind_init();
+        unwind_ready = 1;
+    }
+    init_attached();
+    int fd = conn_open(MEMFMT_CONN_START);
+    if (fd < 0) {
+        goto out;
+    }
+    /* A second attach: every module and stack is new to this recording. */
+    modules_forget();
+    buffer_modules_gone();
+    if (buffer_setup(fd) != 0) {
+        sys_close(fd);
+        goto out;
+    }
+    modules_send_process(envp);
+    modules_scan();
+    atomic_store(&attached, 1);
+    patch_all();
+    buffer_start_service();
+    rc = 0;
+out:
+    tstate.in_hook = saved;
+    return rc;
+}
+
+/* Undo memrec_attach(): the old GOT values back, every event sent, the
+ * service thread told to end, the pipe closed. The library stays loaded
+ * (threads may still be returning through our hooks). */
+EXPORT int memrec_detach(void)
+{
+    if (!atomic_load(&attached)) {
+        return -1;
+    }
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1;
+    atomic_store(&attached, 0);
+    got_restore(NULL);
+    buffer_detach();
+    tstate.in_hook = saved;
+    return 0;
+}
