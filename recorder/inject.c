@@ -275,6 +275,36 @@ int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap)
     return 0;
 }
 
+void inject_add_busy_object(pid_t pid, struct inject_libc *lc, const char *base)
+{
+    char mp[64];
+    snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(mp, "re");
+    if (!f) {
+        return;
+    }
+    char line[4096 + 128];
+    int max = (int)(sizeof lc->busy_lo / sizeof *lc->busy_lo);
+    while (fgets(line, sizeof line, f) && lc->nbusy < max) {
+        unsigned long long lo, hi;
+        char perms[8];
+        int pos = 0;
+        if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &lo, &hi, perms, &pos) < 3 || pos == 0 ||
+            !strchr(perms, 'x')) {
+            continue;
+        }
+        char *p = line + pos;
+        p[strcspn(p, "\n")] = 0;
+        const char *b = strrchr(p, '/');
+        if (b && strcmp(b + 1, base) == 0) {
+            lc->busy_lo[lc->nbusy] = lo;
+            lc->busy_hi[lc->nbusy] = hi;
+            lc->nbusy++;
+        }
+    }
+    fclose(f);
+}
+
 /* ---- stopping, calling, resuming ---- */
 
 static int wait_stop(const struct inject *in, pid_t tid, int *status, int timeout_ms)

@@ -27,7 +27,7 @@ struct inject {
 struct inject_libc {
     char path[4096]; /* the C library as the target sees it */
     uint64_t dlopen, dlsym, dlerror; /* addresses in the target, 0 if missing */
-    uint64_t busy_lo[16], busy_hi[16]; /* functions the thread must not be inside */
+    uint64_t busy_lo[24], busy_hi[24]; /* functions the thread must not be inside */
     int nbusy;
 };
 
@@ -40,6 +40,10 @@ const char *inject_obstacle(pid_t pid, char *buf, size_t cap);
 /** Find the C library of `pid` and the functions the injection needs.
  * Returns 0, or -1 with a reason in `err` (no libc: a static executable). */
 int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap);
+
+/** Also count the executable mappings of the object whose file name is
+ * `base` as busy (the recorder itself, before calling into it again). */
+void inject_add_busy_object(pid_t pid, struct inject_libc *lc, const char *base);
 
 /** Stop one thread of `pid` at a point where it is not inside the
  * allocator (retrying for up to `timeout_ms`). Returns 0, or -1 with a

@@ -84,16 +84,11 @@ static void usage(FILE *f)
 static void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},
-        {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {"follow-fork", no_argument, NULL, 'f'},
-        {"pid", required_argument, NULL, 'p'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},           {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},         {NULL, 0, NULL, 0},
     };
     o->level = 3;
     opterr = 0;
@@ -830,7 +825,7 @@ static void print_summary(const struct session *s, const struct recording *r)
 
 /* ---- attaching to a running process ---- */
 
-#define ATTACH_TIMEOUT_MS 5000
+#define ATTACH_TIMEOUT_MS 30000
 
 static void attach_fail(pid_t pid, const char *what)
 {
@@ -854,9 +849,18 @@ static uint64_t put_env(struct inject *in, char **vars, int n)
 
 static void serve(struct session *s);
 
+static void pump(struct recording *r);
+
+/* While a call into the target runs: its threads keep writing (and block
+ * when the pipe is full, holding locks the call may need), and the call
+ * may ask for its pipe. */
 static void serve_idle(void *ctx)
 {
-    serve(ctx);
+    struct session *s = ctx;
+    serve(s);
+    if (s->main && !s->main->finished) {
+        pump(s->main);
+    }
 }
 
 /* Where the recorder's entry points are in the target, once loaded. */
@@ -864,6 +868,7 @@ struct attach_state {
     uint64_t handle, detach_fn;
     struct inject_libc lc;
     uint64_t stopped_ns;
+    int recorder_busy; /* the recorder's code is among the busy ranges */
 };
 
 static void remote_dlerror(struct inject *in, const struct attach_state *a, char *buf, size_t cap)
@@ -889,6 +894,10 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
 {
     char err[512];
     struct inject in;
+    /* Attached before: a thread may still be returning through the
+     * recorder's code, which the start takes locks of. */
+    inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
+    a->recorder_busy = 1;
     if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, sizeof err) != 0) {
         attach_fail(pid, err);
     }
@@ -949,12 +958,19 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
 }
 
 /* Stop recording `pid` and leave it running. */
-static int attach_stop(pid_t pid, struct attach_state *a, char *err, size_t cap)
+static int attach_stop(struct session *s, pid_t pid, struct attach_state *a, char *err, size_t cap)
 {
     struct inject in;
+    /* The detach takes the recorder's locks: never stop a thread inside it. */
+    if (!a->recorder_busy) {
+        inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
+        a->recorder_busy = 1;
+    }
     if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, cap) != 0) {
         return -1;
     }
+    in.idle = serve_idle;
+    in.idle_ctx = s;
     uint64_t rc = 0;
     int r = inject_call(&in, a->detach_fn, 0, 0, 0, &rc, ATTACH_TIMEOUT_MS, err, cap);
     inject_end(&in);
@@ -1016,7 +1032,7 @@ static int attach_main(struct options *o)
     unsigned how = MEMFMT_END_DETACHED;
     if (!s.main->finished) {
         char err[256];
-        if (attach_stop(pid, &a, err, sizeof err) != 0 && kill(pid, 0) == 0) {
+        if (attach_stop(&s, pid, &a, err, sizeof err) != 0 && kill(pid, 0) == 0) {
             warning("cannot detach cleanly from process %d: %s; its recorder stops when it finds memrec gone", (int)pid,
                     err);
         }

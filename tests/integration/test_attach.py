@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: MIT
+"""memrec --pid: attach to a running multi-threaded program (which loads a
+library after the attach), record, detach, and check that the file holds
+every thread's and the late library's allocations, that the program runs
+on unharmed with the same descriptors and threads, that attaching again
+works, 20 times in a row; and the errors."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import *  # noqa: E402,F403
+
+PLUGIN = os.path.join(PROGS, "libplugin.so")
+
+
+def start_target():
+    p = subprocess.Popen([prog("attachee"), PLUGIN], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stdout.readline().decode().strip()
+    if line != "ready":
+        p.kill()
+        raise RuntimeError("attachee did not start: %r" % line)
+    return p
+
+
+def fds(pid):
+    return sorted(os.listdir("/proc/%d/fd" % pid), key=int)
+
+
+def tasks(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
+
+
+def attach(pid, out, seconds, before_stop=None):
+    """memrec --pid; returns (exit status, stderr text)."""
+    m = subprocess.Popen([MEMREC, "--pid", str(pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Wait until memrec says it is attached (or gives up).
+    deadline = time.time() + 20
+    first = b""
+    while time.time() < deadline and m.poll() is None:
+        first = m.stderr.readline()
+        if b"attached to process" in first or first == b"":
+            break
+    if before_stop:
+        before_stop()
+    time.sleep(seconds)
+    m.send_signal(signal.SIGINT)
+    try:
+        rest = m.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        m.kill()
+        return -1, first.decode() + "memrec hung after SIGINT"
+    return m.returncode, first.decode() + rest.decode()
+
+
+def site_calls(j, function):
+    return sum(e["calls"] for e in j["sections"]["most_calls"] if any(f["function"] == function for f in e["frames"]))
+
+
+d = tmpdir()
+target = start_target()
+pid = target.pid
+try:
+    time.sleep(0.2)
+    fds0, tasks0 = fds(pid), tasks(pid)
+
+    # First attach; the library is loaded after it.
+    out = os.path.join(d, "first.zst")
+    rc, err = attach(pid, out, 1.0, before_stop=lambda: (time.sleep(0.3), target.send_signal(signal.SIGUSR1)))
+    check_eq(rc, 0, "first attach: memrec exit status")
+    m = re.search(r"stopped for ([0-9.]+) ms", err)
+    check(m is not None, "first attach: memrec says how long the program was stopped")
+    if m:
+        print("note: the program was stopped for %s ms" % m.group(1))
+        check(float(m.group(1)) < 1000, "first attach: stopped for less than 1 s")
+    j = report_json(out, top=50)
+    check(j["attached"], "first attach: the file says it was attached")
+    check_eq(j["end"], "detached", "first attach: the process was still running")
+    check(j["complete"], "first attach: recording complete")
+    check(j["threads"] >= 5, "first attach: main thread and four workers (%d threads)" % j["threads"])
+    check(site_calls(j, "worker") + site_calls(j, "worker_alloc") > 1000, "first attach: the workers' allocations")
+    check(site_calls(j, "plugin_work") > 0, "first attach: the library loaded after the attach is recorded")
+    check(any(any((f.get("module") or "").endswith("libplugin.so") for f in e["frames"])
+              for e in j["sections"]["most_calls"]), "first attach: frames in libplugin.so")
+    _, text, _ = report_text(out)
+    check("attached to the running process" in text, "first attach: memprint says it was attached")
+
+    time.sleep(0.2)
+    check(target.poll() is None, "after detach: the program still runs")
+    check_eq(fds(pid), fds0, "after detach: the program's descriptors are the ones it had")
+    check_eq(tasks(pid), tasks0, "after detach: the program's threads are the ones it had")
+
+    # Attach again, and then 20 times in a row: every one yields data.
+    out = os.path.join(d, "second.zst")
+    rc, err = attach(pid, out, 0.5)
+    check_eq(rc, 0, "second attach: memrec exit status")
+    j = report_json(out, top=50)
+    check(j["allocations"] > 1000 and site_calls(j, "plugin_work") > 0, "second attach: workers and library recorded")
+    good = 0
+    for i in range(20):
+        out = os.path.join(d, "cycle%02d.zst" % i)
+        rc, err = attach(pid, out, 0.15)
+        j = report_json(out, top=10) if rc == 0 else None
+        if rc == 0 and j["allocations"] > 0 and j["complete"]:
+            good += 1
+        else:
+            print("cycle %d: status %d, %s" % (i, rc, err.strip()))
+    check_eq(good, 20, "20 attach/detach cycles, each with data")
+    time.sleep(0.2)
+    check_eq(fds(pid), fds0, "after 22 attaches: the program's descriptors are the ones it had")
+    check_eq(tasks(pid), tasks0, "after 22 attaches: the program's threads are the ones it had")
+
+    # The target ends while recorded: the file is complete and memrec exits.
+    out = os.path.join(d, "ends.zst")
+    m = subprocess.Popen([MEMREC, "-q", "--pid", str(pid), "-o", out], stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    target.send_signal(signal.SIGTERM)
+    check_eq(target.wait(timeout=30), 0, "the program checked its own blocks and exited 0")
+    try:
+        m.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+    check_eq(m.returncode, 0, "target ended while recorded: memrec exit status")
+    j = report_json(out, top=10)
+    check(j["complete"] and j["end"] == "exited", "target ended while recorded: complete, exited (%s)" % j["end"])
+finally:
+    if target.poll() is None:
+        target.kill()
+        target.wait()
+
+# Errors: one line, non-zero exit, never a hang.
+def error_of(args):
+    r = run([MEMREC] + args, timeout=30)
+    return r.returncode, r.stderr.decode().strip()
+
+
+rc, err = error_of(["--pid", "999999999"])
+check(rc != 0 and "no such process" in err and err.count("\n") == 0, "no such process: %r" % err)
+rc, err = error_of(["--pid", "abc"])
+check(rc == 2 and "invalid process id" in err, "invalid pid: %r" % err)
+rc, err = error_of(["--pid", str(os.getpid()), prog("chain")])
+check(rc == 2 and "not both" in err, "--pid with a program: %r" % err)
+
+# A tracer already attached.
+sleeper = subprocess.Popen(["sleep", "30"])
+tracer = subprocess.Popen(["strace", "-qq", "-o", "/dev/null", "-p", str(sleeper.pid)], stderr=subprocess.DEVNULL) \
+    if os.path.exists("/usr/bin/strace") else None
+if tracer:
+    time.sleep(0.5)
+    rc, err = error_of(["--pid", str(sleeper.pid)])
+    check(rc != 0 and "already tracing" in err, "traced process: %r" % err)
+    tracer.kill()
+    tracer.wait()
+else:
+    print("note: strace is not installed; skipping the already-traced check")
+
+# A static executable: no C library to load the recorder with.
+src = os.path.join(d, "static.c")
+with open(src, "w") as f:
+    f.write("#include <unistd.h>\nint main(void) { sleep(30); return 0; }\n")
+static_bin = os.path.join(d, "static-prog")
+if run(["cc", "-static", "-o", static_bin, src], timeout=60).returncode == 0:
+    sp = subprocess.Popen([static_bin])
+    time.sleep(0.2)
+    rc, err = error_of(["--pid", str(sp.pid)])
+    check(rc != 0 and "static" in err, "static executable: %r" % err)
+    sp.kill()
+    sp.wait()
+else:
+    print("note: cannot link statically here; skipping the static executable check")
+
+# Another user's process, when we can run memrec as another user.
+if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
+    r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", MEMREC, "--pid", str(sleeper.pid)],
+            timeout=30)
+    rc, err = r.returncode, r.stderr.decode().strip()
+    if "Permission denied" in err and "memrec" not in err:
+        print("note: user 65534 cannot run memrec from this build directory; skipping the other-user check")
+    else:
+        check(rc != 0 and "another user" in err, "another user's process: %r" % err)
+else:
+    print("note: not root (or no setpriv): the other-user check needs a second user; skipped")
+print("note: kernel.yama.ptrace_scope and a missing CAP_SYS_PTRACE cannot be provoked on this machine "
+      "(no Yama, tests run as root); the messages are in inject.c")
+sleeper.kill()
+sleeper.wait()
+
+done()
