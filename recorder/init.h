@@ -3,6 +3,8 @@
 #ifndef RECORDER_INIT_H
 #define RECORDER_INIT_H
 
+#include "recorder_internal.h"
+
 /** Start recording if not started yet: resolve the real allocator, read the
  * options, connect to memrec. Idempotent and thread-safe; other threads
  * calling during start-up are passed through unrecorded. */
@@ -19,5 +21,42 @@ void init_before_exec(void) __attribute__((visibility("hidden")));
 /** memrec --pid loaded us into this running process: it is the one
  * recorded, and start-up is over. */
 void init_attached(void) __attribute__((visibility("hidden")));
+
+/* ---- entry and exit of a recorded call, for every hook ---- */
+
+/** Returns 1 when this call is to be recorded; it then owns the thread's
+ * in_hook flag until hook_leave(). A call made while the thread is inside
+ * the recorder passes through. With `may_start`, the first call starts the
+ * recorder; without, calls before start-up pass through (mmap: the loader
+ * maps before anything is set up). Always inlined into the exported
+ * function, whose frame it notes: the stack walk starts at that frame's
+ * caller, so the recorder's own frames are never walked. */
+static inline __attribute__((always_inline)) int hook_enter(int may_start)
+{
+    if (tstate.in_hook) {
+        return 0;
+    }
+    if (__builtin_expect(!init_is_ready(), 0)) {
+        if (!may_start) {
+            return 0;
+        }
+        init_start();
+        if (!init_is_ready()) {
+            return 0;
+        }
+    }
+    if (!atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+        return 0;
+    }
+    tstate.in_hook = 1;
+    tstate.frame = __builtin_frame_address(0);
+    return 1;
+}
+
+static inline void hook_leave(void)
+{
+    tstate.frame = NULL;
+    tstate.in_hook = 0;
+}
 
 #endif

@@ -83,26 +83,6 @@ __attribute__((constructor)) static void maphooks_init(void)
     resolve_maps();
 }
 
-/* Returns 1 when this call is to be recorded; it then owns the thread's
- * in_hook flag until leave(). Inlined into the exported function, whose
- * frame it notes for the stack walk (see preload.c). Mappings before
- * recording started (the loader, libraries' constructors) pass through. */
-static inline __attribute__((always_inline)) int enter(void)
-{
-    if (tstate.in_hook || !init_is_ready() || !atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
-        return 0;
-    }
-    tstate.in_hook = 1;
-    tstate.frame = __builtin_frame_address(0);
-    return 1;
-}
-
-static inline void leave(void)
-{
-    tstate.frame = NULL;
-    tstate.in_hook = 0;
-}
-
 /* The kernel maps whole pages. */
 static size_t pages(size_t len)
 {
@@ -112,7 +92,7 @@ static size_t pages(size_t len)
 static inline __attribute__((always_inline)) void *mmap_common(mmap_fn f, void *addr, size_t len, int prot, int flags,
                                                                int fd, off_t off)
 {
-    if (!enter()) {
+    if (!hook_enter(0)) {
         return f(addr, len, prot, flags, fd, off);
     }
     void *p = f(addr, len, prot, flags, fd, off);
@@ -127,7 +107,7 @@ static inline __attribute__((always_inline)) void *mmap_common(mmap_fn f, void *
         }
         errno = saved;
     }
-    leave();
+    hook_leave();
     return p;
 }
 
@@ -152,7 +132,7 @@ EXPORT int munmap(void *addr, size_t len)
     if (!resolve_maps()) {
         return (int)syscall(SYS_munmap, addr, len);
     }
-    if (!enter()) {
+    if (!hook_enter(0)) {
         return next.munmap(addr, len);
     }
     uint64_t s = buffer_map_begin();
@@ -164,7 +144,7 @@ EXPORT int munmap(void *addr, size_t len)
         buffer_map_cancel(s);
     }
     errno = saved;
-    leave();
+    hook_leave();
     return rc;
 }
 
@@ -180,7 +160,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
     if (!resolve_maps()) {
         return (void *)syscall(SYS_mremap, old, old_len, len, flags, want);
     }
-    if (!enter()) {
+    if (!hook_enter(0)) {
         return next.mremap(old, old_len, len, flags, want);
     }
     /* Numbered before the call (the old range may be gone once it returns)
@@ -194,7 +174,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
         buffer_map_cancel(s);
     }
     errno = saved;
-    leave();
+    hook_leave();
     return p;
 }
 
@@ -214,7 +194,7 @@ EXPORT int brk(void *addr)
     if (!resolve_maps()) {
         return raw_brk(addr);
     }
-    if (!enter()) {
+    if (!hook_enter(0)) {
         return next.brk(addr);
     }
     uint64_t s = buffer_map_begin();
@@ -227,7 +207,7 @@ EXPORT int brk(void *addr)
         buffer_map_cancel(s);
     }
     errno = saved;
-    leave();
+    hook_leave();
     return rc;
 }
 
@@ -239,7 +219,7 @@ EXPORT void *sbrk(intptr_t inc)
         errno = ENOMEM;
         return (void *)-1;
     }
-    if (inc == 0 || !enter()) {
+    if (inc == 0 || !hook_enter(0)) {
         return next.sbrk(inc);
     }
     uint64_t s = buffer_map_begin();
@@ -251,6 +231,6 @@ EXPORT void *sbrk(intptr_t inc)
         buffer_map_cancel(s);
     }
     errno = saved;
-    leave();
+    hook_leave();
     return old;
 }

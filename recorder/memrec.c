@@ -649,6 +649,18 @@ static void on_chld(int sig)
     got_chld = 1;
 }
 
+/* SIGINT, SIGTERM, SIGHUP end the recording; a closed pipe is an error,
+ * not a death. */
+static void catch_stop_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
 static void reap(struct session *s, int flags)
 {
     if (s->reaped) {
@@ -996,12 +1008,7 @@ static int attach_main(struct options *o)
     if (s.lfd < 0) {
         die("cannot create memrec's socket: %s", strerror(errno));
     }
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    catch_stop_signals();
 
     char comm[64] = "process", path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
@@ -1073,15 +1080,11 @@ int main(int argc, char **argv)
         die("cannot create memrec's socket: %s", strerror(errno));
     }
 
+    catch_stop_signals();
     struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = on_chld;
     sa.sa_flags = SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
 
     start_child(&s.child, &o, path, sock, preload);
 

@@ -11,56 +11,27 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The same entry test as preload.c's enter(): a call made while this
- * thread is inside the recorder (a pool used by a malloc hook) passes
- * through unrecorded. Inlined, so that the frame noted for the stack walk
- * is the one of the function the program called. */
-static inline __attribute__((always_inline)) int enter(void)
-{
-    if (tstate.in_hook) {
-        return 0;
-    }
-    if (__builtin_expect(!init_is_ready(), 0)) {
-        init_start();
-        if (!init_is_ready()) {
-            return 0;
-        }
-    }
-    if (!atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
-        return 0;
-    }
-    tstate.in_hook = 1;
-    tstate.frame = __builtin_frame_address(0);
-    return 1;
-}
-
-static inline void leave(void)
-{
-    tstate.frame = NULL;
-    tstate.in_hook = 0;
-}
-
 static void pool_alloc(const void *pool, const void *ptr, size_t size)
 {
-    if (enter()) {
+    if (hook_enter(1)) {
         buffer_pool(MEMFMT_W_POOL_ALLOC, pool, ptr, size);
-        leave();
+        hook_leave();
     }
 }
 
 static void pool_free(const void *pool, const void *ptr)
 {
-    if (enter()) {
+    if (hook_enter(1)) {
         buffer_pool(MEMFMT_W_POOL_FREE, pool, ptr, 0);
-        leave();
+        hook_leave();
     }
 }
 
 static void pool_reset(const void *pool)
 {
-    if (enter()) {
+    if (hook_enter(1)) {
         buffer_pool(MEMFMT_W_POOL_RESET, pool, NULL, 0);
-        leave();
+        hook_leave();
     }
 }
 

@@ -18,43 +18,13 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* ---- entry and exit of a recorded call ---- */
-
-/* Returns 1 when this call is to be recorded; it then owns the thread's
- * in_hook flag until leave(). Always inlined into the exported function,
- * whose frame it notes: the stack walk starts at that frame's caller, so
- * the recorder's own frames are never walked. */
-static inline __attribute__((always_inline)) int enter(void)
-{
-    if (tstate.in_hook) {
-        return 0;
-    }
-    if (__builtin_expect(!init_is_ready(), 0)) {
-        init_start();
-        if (!init_is_ready()) {
-            return 0;
-        }
-    }
-    if (!atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
-        return 0;
-    }
-    tstate.in_hook = 1;
-    tstate.frame = __builtin_frame_address(0);
-    return 1;
-}
-
-static inline void leave(void)
-{
-    tstate.frame = NULL;
-    tstate.in_hook = 0;
-}
+/* ---- entry and exit of a recorded call (hook_enter() in init.h) ---- */
 
 /* Cleanup handler for the C++ operators: runs on return and on unwinding. */
 static void leave_cleanup(int *recording)
 {
     if (*recording) {
-        tstate.frame = NULL;
-        tstate.in_hook = 0;
+        hook_leave();
     }
 }
 
@@ -78,14 +48,14 @@ EXPORT void *malloc(size_t size)
     if (!have_real()) {
         return resolve_pool_alloc(size, 16);
     }
-    if (!enter()) {
+    if (!hook_enter(1)) {
         return real.malloc(size);
     }
     void *p = real.malloc(size);
     if (p) {
         buffer_alloc(MEMFMT_K_MALLOC, p, size);
     }
-    leave();
+    hook_leave();
     return p;
 }
 
@@ -101,13 +71,13 @@ EXPORT void free(void *p)
         real.free(p); /* sampling, and not a sampled block: nothing to record */
         return;
     }
-    if (!enter()) {
+    if (!hook_enter(1)) {
         real.free(p);
         return;
     }
     buffer_free(MEMFMT_K_FREE, p);
     real.free(p);
-    leave();
+    hook_leave();
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -119,14 +89,14 @@ EXPORT void *calloc(size_t n, size_t size)
         }
         return resolve_pool_alloc(total, 16); /* static storage is zeroed */
     }
-    if (!enter()) {
+    if (!hook_enter(1)) {
         return real.calloc(n, size);
     }
     void *p = real.calloc(n, size);
     if (p) {
         buffer_alloc(MEMFMT_K_CALLOC, p, n * size);
     }
-    leave();
+    hook_leave();
     return p;
 }
 
@@ -160,7 +130,7 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         /* A block from before dlsym worked: move it to the real heap. */
         return copy_from_pool(malloc(size), old, size);
     }
-    int rec = enter();
+    int rec = hook_enter(1);
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
          * block (if sampled) are recorded apart; the call is counted once. */
@@ -173,7 +143,7 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
             buffer_alloc(kind, p, size);
         }
         errno = saved;
-        leave();
+        hook_leave();
         return p;
     }
     uint64_t seq_free = rec ? buffer_realloc_begin() : 0;
@@ -182,7 +152,7 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         int saved = errno;
         buffer_realloc_end(seq_free, kind, old, p, size);
         errno = saved;
-        leave();
+        hook_leave();
     }
     return p;
 }
@@ -212,14 +182,14 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
         *out = p;
         return 0;
     }
-    if (!enter()) {
+    if (!hook_enter(1)) {
         return real.posix_memalign(out, align, size);
     }
     int rc = real.posix_memalign(out, align, size);
     if (rc == 0) {
         buffer_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
     }
-    leave();
+    hook_leave();
     return rc;
 }
 
@@ -231,7 +201,7 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
     if (!have_real()) {
         return resolve_pool_alloc(size, align);
     }
-    int rec = enter();
+    int rec = hook_enter(1);
     switch (kind) {
     case MEMFMT_K_ALIGNED_ALLOC: p = real.aligned_alloc ? real.aligned_alloc(align, size) : NULL; break;
     case MEMFMT_K_MEMALIGN: p = real.memalign ? real.memalign(align, size) : NULL; break;
@@ -251,7 +221,7 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
             buffer_alloc(kind, p, size);
             errno = saved;
         }
-        leave();
+        hook_leave();
     }
     return p;
 }
@@ -352,7 +322,7 @@ typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align,
                                                               const void *nt)
 {
-    int rec __attribute__((cleanup(leave_cleanup))) = enter();
+    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
     void *f = next_op(op);
     void *p;
     if (!f) {
@@ -436,7 +406,7 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     if (!p) {
         return;
     }
-    int rec __attribute__((cleanup(leave_cleanup))) = enter();
+    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
     if (rec) {
         buffer_free(kind, p);
     }

@@ -177,90 +177,69 @@ EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const
  * memory (not the program's heap), and take the array form above, which
  * flushes. The array outlives the call only if exec fails. */
 
-static size_t count_args(const char *arg0, va_list ap)
+/* The arguments of a list form from `arg0` on, up to the NULL, in an
+ * array of our own memory; *n gets their count. `ap` is left after the
+ * NULL. NULL with errno when memory is short. */
+static char **list_args(const char *arg0, va_list *ap, size_t *n)
 {
-    size_t n = 1;
-    if (!arg0) {
-        return 0;
+    va_list count;
+    va_copy(count, *ap);
+    size_t k = arg0 ? 1 : 0;
+    while (arg0 && va_arg(count, const char *)) {
+        k++;
     }
-    while (va_arg(ap, const char *)) {
-        n++;
+    va_end(count);
+    char **argv = mem_map((k + 1) * sizeof *argv);
+    if (!argv) {
+        errno = ENOMEM;
+        return NULL;
     }
-    return n;
+    for (size_t i = 0; i < k; i++) {
+        argv[i] = (char *)(i == 0 ? arg0 : va_arg(*ap, const char *));
+    }
+    if (k) {
+        (void)va_arg(*ap, const char *); /* the NULL ending the list */
+    }
+    argv[k] = NULL;
+    *n = k;
+    return argv;
+}
+
+static int drop_args(char **argv, size_t n, int rc)
+{
+    int e = errno;
+    mem_unmap(argv, (n + 1) * sizeof *argv);
+    errno = e;
+    return rc;
 }
 
 EXPORT int execl(const char *path, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n;
+    char **argv = list_args(arg, &ap, &n);
     va_end(ap);
-    char **argv = mem_map((n + 1) * sizeof *argv);
-    if (!argv) {
-        errno = ENOMEM;
-        return -1;
-    }
-    va_start(ap, arg);
-    for (size_t i = 0; i < n; i++) {
-        argv[i] = (char *)(i == 0 ? arg : va_arg(ap, const char *));
-    }
-    va_end(ap);
-    argv[n] = NULL;
-    int rc = execv(path, argv);
-    int e = errno;
-    mem_unmap(argv, (n + 1) * sizeof *argv);
-    errno = e;
-    return rc;
+    return argv ? drop_args(argv, n, execv(path, argv)) : -1;
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n;
+    char **argv = list_args(arg, &ap, &n);
     va_end(ap);
-    char **argv = mem_map((n + 1) * sizeof *argv);
-    if (!argv) {
-        errno = ENOMEM;
-        return -1;
-    }
-    va_start(ap, arg);
-    for (size_t i = 0; i < n; i++) {
-        argv[i] = (char *)(i == 0 ? arg : va_arg(ap, const char *));
-    }
-    va_end(ap);
-    argv[n] = NULL;
-    int rc = execvp(file, argv);
-    int e = errno;
-    mem_unmap(argv, (n + 1) * sizeof *argv);
-    errno = e;
-    return rc;
+    return argv ? drop_args(argv, n, execvp(file, argv)) : -1;
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
 {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
-    va_end(ap);
-    char **argv = mem_map((n + 1) * sizeof *argv);
-    if (!argv) {
-        errno = ENOMEM;
-        return -1;
-    }
-    va_start(ap, arg);
-    for (size_t i = 0; i < n; i++) {
-        argv[i] = (char *)(i == 0 ? arg : va_arg(ap, const char *));
-    }
-    if (n) {
-        (void)va_arg(ap, const char *); /* the NULL ending the list */
-    }
+    size_t n;
+    char **argv = list_args(arg, &ap, &n);
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
-    argv[n] = NULL;
-    int rc = execve(path, argv, envp);
-    int e = errno;
-    mem_unmap(argv, (n + 1) * sizeof *argv);
-    errno = e;
-    return rc;
+    return argv ? drop_args(argv, n, execve(path, argv, envp)) : -1;
 }
