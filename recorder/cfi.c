@@ -454,6 +454,8 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
     c->last_hash = cn ? cur[0].hash : STACK_HASH_SEED;
     uint8_t old = c->slot_walk[c->cur_slot];
     c->slot_walk[c->cur_slot] = c->cur;
+    c->slot_key[c->cur_slot] = c->cur_key;
+    c->slot_used[c->cur_slot] = ++c->clock;
     c->spare = old;
     c->last = c->cur;
     return n;
@@ -469,7 +471,11 @@ void cfi_cache_init(struct cfi_cache *c)
 }
 
 /* Every stack cell a remembered walk read, from frame `from` outwards,
- * still holds what it read then. */
+ * that the walk's result depends on still holds what it read then. A
+ * saved rbp matters only when the walk from the next frame on depends on
+ * the rbp it receives: in code built without frame pointers rbp is an
+ * ordinary register whose saved value changes from call to call, and
+ * comparing it would make every such stack look new. */
 static int cells_unchanged(const struct walk_frame *f, int from, int to)
 {
     for (int k = from; k < to; k++) {
@@ -480,7 +486,7 @@ static int cells_unchanged(const struct walk_frame *f, int from, int to)
                 return 0;
             }
         }
-        if (f[k].rbp_at) {
+        if (f[k].rbp_at && k + 1 < to && f[k + 1].needs_rbp) {
             memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
             if (v != f[k].rbp_val) {
                 return 0;
@@ -533,24 +539,43 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
     /* A return address is looked up at the call before it. */
     uint64_t pc = rip_is_return ? rip - 1 : rip;
     /* A stack seen before from the same first frame (same registers) whose
-     * cells are unchanged is that stack again: no walk at all. */
-    uint8_t slot = (uint8_t)((((rsp ^ pc) * 0x9E3779B97F4A7C15ull) >> 32) % CFI_WALKS);
-    const struct walk_frame *seen = cache->walk[cache->slot_walk[slot]];
-    int sn = cache->walk_n[cache->slot_walk[slot]];
-    if (sn > 0 && seen[0].rsp == rsp && seen[0].pc == pc && (!seen[0].needs_rbp || seen[0].rbp == rbp) &&
-        cells_unchanged(seen, 0, sn)) {
-        for (int k = 0; k < sn; k++) {
-            if (seen[k].ip) {
-                if (n == max) {
-                    return -2;
-                }
-                ips[n++] = seen[k].ip;
-            }
+     * cells are unchanged is that stack again: no walk at all. Several
+     * stacks often share their first frame (one function called on
+     * different paths), so any slot may hold any stack: the keys of all
+     * slots fit in four cache lines, and only slots whose key matches are
+     * checked cell by cell. Slot memory a walk never reached is never
+     * touched, so slots cost address space, not memory. */
+    uint64_t key = ((rsp ^ (pc * 0x9E3779B97F4A7C15ull)) | 1);
+    for (int slot = 0; slot < CFI_WALKS; slot++) {
+        if (cache->slot_key[slot] != key) {
+            continue;
         }
-        cache->last = cache->slot_walk[slot];
-        cache->last_hash = seen[0].hash;
-        return n;
+        const struct walk_frame *seen = cache->walk[cache->slot_walk[slot]];
+        int sn = cache->walk_n[cache->slot_walk[slot]];
+        if (sn > 0 && seen[0].rsp == rsp && seen[0].pc == pc && (!seen[0].needs_rbp || seen[0].rbp == rbp) &&
+            cells_unchanged(seen, 0, sn)) {
+            for (int k = 0; k < sn; k++) {
+                if (seen[k].ip) {
+                    if (n == max) {
+                        return -2;
+                    }
+                    ips[n++] = seen[k].ip;
+                }
+            }
+            cache->slot_used[slot] = ++cache->clock;
+            cache->last = cache->slot_walk[slot];
+            cache->last_hash = seen[0].hash;
+            return n;
+        }
     }
+    /* The new walk replaces the slot that served longest ago. */
+    uint8_t slot = 0;
+    for (int k = 1; k < CFI_WALKS; k++) {
+        if (cache->slot_used[k] < cache->slot_used[slot]) {
+            slot = (uint8_t)k;
+        }
+    }
+    cache->cur_key = key;
     /* Else walk, reusing the outer part of the latest walk where it can;
      * the new walk goes to the spare buffer. */
     const struct walk_frame *prev = cache->walk[cache->last];

@@ -173,13 +173,17 @@ static inline uint64_t stack_hash_step(uint64_t h, uint64_t ip)
 }
 
 #define CFI_WALK_MAX (UNWIND_MAX_DEPTH + 64)
-#define CFI_WALKS 16 /* walks remembered, by the registers of their first frame */
+#define CFI_WALKS 32 /* walks remembered, any slot for any stack */
 
 struct cfi_cache {
     struct cfi_rule rules[1u << CFI_CACHE_BITS];
     struct walk_frame walk[CFI_WALKS + 1][CFI_WALK_MAX]; /* one spare, for the walk being made */
     int walk_n[CFI_WALKS + 1];
     uint8_t slot_walk[CFI_WALKS]; /* the walk remembered in each slot */
+    uint64_t slot_key[CFI_WALKS]; /* a hash of each slot's first-frame registers, 0: empty */
+    uint32_t slot_used[CFI_WALKS]; /* when each slot last served, for replacement */
+    uint32_t clock;
+    uint64_t cur_key; /* slot_key of the walk being made */
     uint8_t spare; /* the walk no slot holds: the next one is written there */
     uint8_t last; /* the latest walk */
     uint8_t cur, cur_slot; /* the walk being made, and its slot */
