@@ -420,7 +420,15 @@ static uint32_t capture(struct tbuf *b)
 {
     uint64_t ips[UNWIND_MAX_DEPTH];
     uint64_t hash;
-    int n = unwind_capture(&b->unwind, ips, opts.max_depth, &hash);
+    int deferred;
+    int n = unwind_capture_hash(&b->unwind, ips, opts.max_depth, &hash, &deferred);
+    uint32_t leaf = tracetree_lookup(&b->tree, n, hash);
+    if (leaf) {
+        return leaf;
+    }
+    if (deferred) {
+        unwind_fill(&b->unwind, ips, n);
+    }
     return tracetree_insert(&b->tree, ips, n, hash, emit_node, b);
 }
 

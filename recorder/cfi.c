@@ -431,10 +431,15 @@ static const struct cfi_rule *rule_for(struct cfi_cache *cache, uint64_t pc)
 static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
                 int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max);
 
-/* Complete a walk of cn frames whose frames from `known` outwards are
- * already complete (hash, needs_rbp): fill in the inner ones, remember the
- * walk for the next one, and give the stack hash. */
-static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int known, int n)
+/* A remembered walk: its array from where it starts. */
+static inline struct walk_frame *walk_of(struct cfi_cache *c, int w)
+{
+    return c->walk[w] + c->walk_off[w];
+}
+
+/* Fill in hash and needs_rbp of the frames inside `known`, from the ones
+ * outside it, which are complete. */
+static void complete_frames(struct walk_frame *cur, int cn, int known)
 {
     uint64_t h = known < cn ? cur[known].hash : STACK_HASH_SEED;
     int needs = known < cn ? cur[known].needs_rbp : 0;
@@ -449,13 +454,21 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
         needs = f->cfa_rbp || (!f->rbp_at && needs);
         f->needs_rbp = (uint8_t)needs;
     }
+}
+
+/* Complete a walk of cn frames whose frames from `known` outwards are
+ * already complete (hash, needs_rbp): fill in the inner ones, remember the
+ * walk for the next one, and give the stack hash. */
+static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int known, int n)
+{
+    complete_frames(cur, cn, known);
     /* Remember it in its slot; what the slot held becomes the spare. */
     c->walk_n[c->cur] = cn;
     c->last_hash = cn ? cur[0].hash : STACK_HASH_SEED;
     uint8_t old = c->slot_walk[c->cur_slot];
     c->slot_walk[c->cur_slot] = c->cur;
     c->slot_key[c->cur_slot] = c->cur_key;
-    c->slot_used[c->cur_slot] = ++c->clock;
+    c->slot_ref[c->cur_slot] = 1;
     c->spare = old;
     c->last = c->cur;
     return n;
@@ -496,13 +509,16 @@ static int cells_unchanged(const struct walk_frame *f, int from, int to)
     return 1;
 }
 
+/* Shared parts at least this long are reused where they lie, not copied. */
+#define REUSE_IN_PLACE 32
+
 /* Consecutive stacks of a thread mostly share their outer part. A walk
  * reaching a frame whose registers equal those the previous walk had at
  * that frame, with every stack cell that walk read beyond it unchanged,
  * would read the same cells and find the same frames: the previous result
  * is taken instead of walking on. The check is a few loads per frame. */
-static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, int pn, int j, struct walk_frame *cur,
-                          int cn, uint64_t *ips, int n, int max)
+static int reuse_previous(struct cfi_cache *c, struct walk_frame *prev, int pn, int j, struct walk_frame *cur, int cn,
+                          uint64_t *ips, int n, int max)
 {
     if (!cells_unchanged(prev, j, pn)) {
         return -1;
@@ -511,16 +527,66 @@ static int reuse_previous(struct cfi_cache *c, const struct walk_frame *prev, in
         return -1;
     }
     int first = cn;
+    if (pn - j >= REUSE_IN_PLACE && cn <= c->walk_off[c->last] + j) {
+        /* A long shared part (deep recursion): instead of copying it, put
+         * the few new frames in front of it, in the previous walk's own
+         * array. The previous walk is gone; its slot holds the new one. */
+        int count = 0;
+        for (int k = j; k < pn; k++) {
+            count += prev[k].ip != 0;
+        }
+        if (n + count > max) {
+            return -2;
+        }
+        if (ips) {
+            for (int k = j; k < pn; k++) {
+                if (prev[k].ip) {
+                    ips[n++] = prev[k].ip;
+                }
+            }
+        } else {
+            n += count;
+        }
+        struct walk_frame *w = prev + (j - cn);
+        memcpy(w, cur, (size_t)cn * sizeof *cur);
+        c->walk_off[c->last] = (uint16_t)(c->walk_off[c->last] + (j - cn));
+        c->walk_n[c->last] = cn + (pn - j);
+        complete_frames(w, cn + (pn - j), cn);
+        c->last_hash = w[0].hash;
+        for (int s = 0; s < CFI_WALKS; s++) {
+            if (c->slot_walk[s] == c->last) {
+                c->slot_key[s] = c->cur_key;
+                c->slot_ref[s] = 1;
+            }
+        }
+        return n;
+    }
     for (int k = j; k < pn; k++) {
         if (prev[k].ip) {
             if (n == max) {
                 return -2;
             }
-            ips[n++] = prev[k].ip;
+            if (ips) {
+                ips[n] = prev[k].ip;
+            }
+            n++;
         }
         cur[cn++] = prev[k];
     }
     return finish_walk(c, cur, cn, first, n);
+}
+
+int cfi_last_ips(struct cfi_cache *cache, uint64_t *ips, int max)
+{
+    const struct walk_frame *w = walk_of(cache, cache->last);
+    int wn = cache->walk_n[cache->last];
+    int n = 0;
+    for (int k = 0; k < wn && n < max; k++) {
+        if (w[k].ip) {
+            ips[n++] = w[k].ip;
+        }
+    }
+    return n;
 }
 
 int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
@@ -550,7 +616,7 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
         if (cache->slot_key[slot] != key) {
             continue;
         }
-        const struct walk_frame *seen = cache->walk[cache->slot_walk[slot]];
+        const struct walk_frame *seen = walk_of(cache, cache->slot_walk[slot]);
         int sn = cache->walk_n[cache->slot_walk[slot]];
         if (sn > 0 && seen[0].rsp == rsp && seen[0].pc == pc && (!seen[0].needs_rbp || seen[0].rbp == rbp) &&
             cells_unchanged(seen, 0, sn)) {
@@ -559,30 +625,35 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
                     if (n == max) {
                         return -2;
                     }
-                    ips[n++] = seen[k].ip;
+                    if (ips) {
+                        ips[n] = seen[k].ip;
+                    }
+                    n++;
                 }
             }
-            cache->slot_used[slot] = ++cache->clock;
+            cache->slot_ref[slot] = 1;
             cache->last = cache->slot_walk[slot];
             cache->last_hash = seen[0].hash;
             return n;
         }
     }
-    /* The new walk replaces the slot that served longest ago. */
-    uint8_t slot = 0;
-    for (int k = 1; k < CFI_WALKS; k++) {
-        if (cache->slot_used[k] < cache->slot_used[slot]) {
-            slot = (uint8_t)k;
-        }
+    /* The new walk replaces a slot that has not served since the clock hand
+     * last passed it (an approximation of least recently used, in O(1)). */
+    while (cache->slot_ref[cache->hand]) {
+        cache->slot_ref[cache->hand] = 0;
+        cache->hand = (uint8_t)((cache->hand + 1) % CFI_WALKS);
     }
+    uint8_t slot = cache->hand;
+    cache->hand = (uint8_t)((cache->hand + 1) % CFI_WALKS);
     cache->cur_key = key;
     /* Else walk, reusing the outer part of the latest walk where it can;
      * the new walk goes to the spare buffer. */
-    const struct walk_frame *prev = cache->walk[cache->last];
+    struct walk_frame *prev = walk_of(cache, cache->last);
     int pn = cache->walk_n[cache->last];
     cache->cur = cache->spare;
     cache->cur_slot = slot;
-    struct walk_frame *cur = cache->walk[cache->cur];
+    cache->walk_off[cache->cur] = CFI_HEADROOM;
+    struct walk_frame *cur = walk_of(cache, cache->cur);
     int cn = 0;
     int j = 0;
     cache->walk_n[cache->cur] = 0;
@@ -613,7 +684,10 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
             if (n == max) {
                 return -2; /* deeper than the limit: the caller walks it all */
             }
-            ips[n++] = rip;
+            if (ips) {
+                ips[n] = rip;
+            }
+            n++;
             f->ip = rip;
         }
         const struct cfi_rule *rule = rule_for(cache, pc);

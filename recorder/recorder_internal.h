@@ -133,6 +133,11 @@ HIDDEN void unwind_thread_release(struct unwind_ctx *u);
  * keeps the innermost quarter and the outermost rest, with a 0 entry marking
  * the gap. Returns the number of entries; *hash gets the stack's hash. */
 HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash);
+/** The same, but the addresses may be left for unwind_fill(): *deferred
+ * says whether they were (most stacks are known by their hash alone). */
+HIDDEN int unwind_capture_hash(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash, int *deferred);
+/** Write the addresses unwind_capture_hash() deferred (n of them). */
+HIDDEN void unwind_fill(struct unwind_ctx *u, uint64_t *ips, int n);
 
 /* ---- cfi.c: fast stack walking from .eh_frame ---- */
 
@@ -173,16 +178,21 @@ static inline uint64_t stack_hash_step(uint64_t h, uint64_t ip)
 }
 
 #define CFI_WALK_MAX (UNWIND_MAX_DEPTH + 64)
+#define CFI_HEADROOM 256
 #define CFI_WALKS 32 /* walks remembered, any slot for any stack */
 
 struct cfi_cache {
     struct cfi_rule rules[1u << CFI_CACHE_BITS];
-    struct walk_frame walk[CFI_WALKS + 1][CFI_WALK_MAX]; /* one spare, for the walk being made */
+    /* One spare, for the walk being made. A walk starts CFI_HEADROOM
+     * frames into its array, so that a later walk sharing its outer part
+     * can put its own inner frames in front of it instead of copying. */
+    struct walk_frame walk[CFI_WALKS + 1][CFI_HEADROOM + CFI_WALK_MAX];
     int walk_n[CFI_WALKS + 1];
+    uint16_t walk_off[CFI_WALKS + 1]; /* where each walk starts in its array */
     uint8_t slot_walk[CFI_WALKS]; /* the walk remembered in each slot */
     uint64_t slot_key[CFI_WALKS]; /* a hash of each slot's first-frame registers, 0: empty */
-    uint32_t slot_used[CFI_WALKS]; /* when each slot last served, for replacement */
-    uint32_t clock;
+    uint8_t slot_ref[CFI_WALKS]; /* served since the clock hand last passed */
+    uint8_t hand; /* replacement: the next slot to consider */
     uint64_t cur_key; /* slot_key of the walk being made */
     uint8_t spare; /* the walk no slot holds: the next one is written there */
     uint8_t last; /* the latest walk */
@@ -196,9 +206,14 @@ HIDDEN void cfi_cache_init(struct cfi_cache *c);
 /** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
  * leading frames for which skip() is true left out. Returns the count; -2
  * when more than `max` frames exist; -1 when this walker cannot do it (the
- * caller uses libunwind). Never reads outside [rsp, stack_hi). */
+ * caller uses libunwind). Never reads outside [rsp, stack_hi). With ips
+ * NULL, only counts: cfi_last_ips() gives the addresses afterwards. */
 HIDDEN int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
                          int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max, uint64_t *hash);
+
+/** The return addresses of the latest successful cfi_backtrace(), at most
+ * `max`; returns their count. */
+HIDDEN int cfi_last_ips(struct cfi_cache *cache, uint64_t *ips, int max);
 
 /* ---- tracetree.c: stack -> trace id, per thread ---- */
 
@@ -223,6 +238,9 @@ struct tracetree {
 /** Called for each new node so it can be written out before its first use. */
 typedef void (*tracetree_emit_fn)(void *ctx, uint32_t parent, uint64_t ip);
 
+/** The leaf id of a stack of n frames with stack hash `hash` if the tree
+ * knows it from a recent insertion, else 0 (then insert it). */
+HIDDEN uint32_t tracetree_lookup(struct tracetree *t, int n, uint64_t hash);
 /** Insert the path of `ips` (innermost first), whose stack hash is `hash`,
  * and return the leaf id. New nodes are reported through `emit`, parents
  * first. Returns 0 if the tree cannot grow (mmap failed). */

@@ -47,6 +47,16 @@ static int grow(struct tracetree *t)
 
 static uint32_t insert_path(struct tracetree *t, const uint64_t *ips, int n, tracetree_emit_fn emit, void *ctx);
 
+uint32_t tracetree_lookup(struct tracetree *t, int n, uint64_t hash)
+{
+    if (!t->cache) {
+        return 0;
+    }
+    uint64_t h = (hash ^ (uint64_t)n) | 1;
+    const struct tracetree_hit *e = &t->cache[h & (TRACETREE_CACHE - 1)];
+    return e->hash == h ? e->leaf : 0;
+}
+
 uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n, uint64_t hash, tracetree_emit_fn emit,
                           void *ctx)
 {

@@ -194,8 +194,9 @@ static uint64_t hash_of(const uint64_t *ips, int n)
     return h;
 }
 
-int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
+int unwind_capture_hash(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash, int *deferred)
 {
+    *deferred = 0;
     if (u->cache) {
         uint64_t rip, rsp, rbp;
         int is_return = 0;
@@ -216,7 +217,11 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
          * a coroutine or signal stack, leave the walk to libunwind. */
         int n = -1;
         if (rsp >= u->stack_lo && rsp < u->stack_hi) {
-            n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, ips, max, hash);
+            /* The addresses are read from the walk only if the caller needs
+             * them (the check needs them at once). */
+            int defer = !opts.check_unwind;
+            n = cfi_backtrace(u->cache, rip, rsp, rbp, u->stack_hi, is_return, is_self, defer ? NULL : ips, max, hash);
+            *deferred = defer && n >= 0;
         }
         if (n >= 0 && opts.check_unwind && !no_libunwind) {
             check_against_libunwind(ips, n, max);
@@ -238,6 +243,21 @@ int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
     int n = capture_libunwind(ips, max);
     *hash = hash_of(ips, n);
     return n;
+}
+
+int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
+{
+    int deferred;
+    int n = unwind_capture_hash(u, ips, max, hash, &deferred);
+    if (deferred) {
+        unwind_fill(u, ips, n);
+    }
+    return n;
+}
+
+void unwind_fill(struct unwind_ctx *u, uint64_t *ips, int n)
+{
+    cfi_last_ips(u->cache, ips, n);
 }
 
 static int capture_libunwind(uint64_t *ips, int max)
