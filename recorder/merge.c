@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "mapranges.h"
 #include "memfmt_internal.h"
@@ -135,6 +136,40 @@ struct merge {
     struct mapranges maps; /* anonymous ranges the program mapped directly */
 };
 
+/* ---- big tables ---- */
+
+/* The address map and the pair table of a large recording are tens of
+ * megabytes read at random: with 4 KiB pages nearly every look-up also
+ * misses the TLB. Tables from 4 MiB up are mapped on their own and asked
+ * for huge pages (a hint: the kernel may decline). Zeroed, like calloc. */
+#define BIG_TABLE (4u << 20)
+
+static void *table_alloc(size_t n, size_t size)
+{
+    size_t bytes = n * size;
+    if (bytes < BIG_TABLE) {
+        return xcalloc(n, size);
+    }
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        die("out of memory (%zu bytes)", bytes);
+    }
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+static void table_free(void *p, size_t n, size_t size)
+{
+    if (!p) {
+        return;
+    }
+    if (n * size < BIG_TABLE) {
+        free(p);
+    } else {
+        munmap(p, n * size);
+    }
+}
+
 /* ---- hash map ---- */
 
 static inline uint64_t mix(uint64_t k)
@@ -151,14 +186,14 @@ static void map_grow(struct map *m)
 {
     struct map old = *m;
     m->cap = old.cap ? old.cap * 2 : 1024;
-    m->cells = xcalloc(m->cap, sizeof *m->cells);
+    m->cells = table_alloc(m->cap, sizeof *m->cells);
     m->count = 0;
     for (size_t i = 0; i < old.cap; i++) {
         if (old.cells[i].key) {
             map_put(m, old.cells[i].key, old.cells[i].val);
         }
     }
-    free(old.cells);
+    table_free(old.cells, old.cap, sizeof *old.cells);
 }
 
 static void map_put(struct map *m, uint64_t key, uint64_t val)
@@ -246,11 +281,13 @@ static int map_del(struct map *m, uint64_t key, uint64_t *val)
 
 static void map_release(struct map *m)
 {
-    free(m->cells);
+    table_free(m->cells, m->cap, sizeof *m->cells);
     memset(m, 0, sizeof *m);
 }
 
 /* ---- set-up ---- */
+
+static void info_table_free(struct merge *m);
 
 struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t start_ms)
 {
@@ -283,7 +320,7 @@ void merge_free(struct merge *m)
     free(m->streams);
     map_release(&m->addr_block);
     poolmap_free(m->pools);
-    free(m->info_table);
+    info_table_free(m);
     free(m->blocks);
     free(m->free_blocks);
     free(m->thread_last);
@@ -335,10 +372,15 @@ static uint64_t pair_hash(uint64_t size, uint32_t trace)
     return mix(size * 0x9E3779B97F4A7C15ull ^ ((uint64_t)trace << 17) ^ trace);
 }
 
+static void info_table_free(struct merge *m)
+{
+    table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
+}
+
 static void info_table_grow(struct merge *m)
 {
     size_t ncap = m->info_table_cap ? m->info_table_cap * 2 : 4096;
-    struct info_cell *t = xcalloc(ncap, sizeof *t);
+    struct info_cell *t = table_alloc(ncap, sizeof *t);
     for (size_t i = 0; i < m->info_table_cap; i++) {
         struct info_cell *c = &m->info_table[i];
         if (!c->id) {
@@ -350,7 +392,7 @@ static void info_table_grow(struct merge *m)
         }
         t[j] = *c;
     }
-    free(m->info_table);
+    table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
     m->info_table = t;
     m->info_table_cap = ncap;
 }
@@ -744,6 +786,38 @@ static void compact_active(struct merge *m)
 }
 
 /* Write every queued event with seq < limit, smallest first. */
+/* Applying an event costs cache misses (the address map, the pair table,
+ * the block record: all far larger than the caches). Touching, for an
+ * event well ahead in the queue, its map cell and pair cell, and for one a
+ * little ahead the block its (by then cached) map cell names, lets those
+ * misses overlap instead of following one another. */
+#define PREFETCH_FAR 16
+#define PREFETCH_NEAR 4
+
+static void prefetch_far(const struct merge *m, const struct qev *e)
+{
+    if (e->type != Q_ALLOC && e->type != Q_FREE && e->type != Q_RALLOC && e->type != Q_RFREE) {
+        return;
+    }
+    if (m->addr_block.cap) {
+        __builtin_prefetch(&m->addr_block.cells[mix(e->addr) & (m->addr_block.cap - 1)]);
+    }
+    if ((e->type == Q_ALLOC || e->type == Q_RALLOC) && m->info_table_cap) {
+        __builtin_prefetch(&m->info_table[pair_hash(e->size, e->trace) & (m->info_table_cap - 1)]);
+    }
+}
+
+static void prefetch_near(const struct merge *m, const struct qev *e)
+{
+    if ((e->type != Q_FREE && e->type != Q_RFREE) || !m->addr_block.cap) {
+        return;
+    }
+    const struct map_cell *c = &m->addr_block.cells[mix(e->addr) & (m->addr_block.cap - 1)];
+    if (c->key == e->addr && c->val < m->nblocks) {
+        __builtin_prefetch(&m->blocks[c->val]);
+    }
+}
+
 static int release_until(struct merge *m, uint64_t limit)
 {
     for (;;) {
@@ -771,6 +845,12 @@ static int release_until(struct merge *m, uint64_t limit)
          * Equal numbers (time stamps of two threads) are concurrent events:
          * either order is right, and taking them keeps the loop moving. */
         while (best->head < best->len && best->q[best->head].seq < limit && best->q[best->head].seq <= others) {
+            if (best->head + PREFETCH_FAR < best->len) {
+                prefetch_far(m, &best->q[best->head + PREFETCH_FAR]);
+            }
+            if (best->head + PREFETCH_NEAR < best->len) {
+                prefetch_near(m, &best->q[best->head + PREFETCH_NEAR]);
+            }
             int rc = apply(m, best, &best->q[best->head]);
             best->head++;
             if (rc < 0) {
