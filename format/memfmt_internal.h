@@ -136,9 +136,10 @@ enum memfmt_wire_tag {
     MEMFMT_W_POOL_FREE = 17, /* seq, pool, addr */
     MEMFMT_W_POOL_RESET = 18, /* seq, pool: every live block of the pool is freed */
     /* Reserved while the "capture everything" work lands in parallel:
-     * 19 pools, 26-27 crashes. */
+     * 19 pools, 27 crashes. */
     MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
     MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
+    MEMFMT_W_SIGNALED = 26, /* signal: the process is dying of this fatal signal (crash.c); no seq */
 };
 
 /* ---- the connection protocol: how a recorder reaches memrec ----

@@ -86,6 +86,7 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     case MEMFMT_W_HELLO:
     case MEMFMT_W_IMAGE:
     case MEMFMT_W_EXITING:
+    case MEMFMT_W_SIGNALED:
     case MEMFMT_W_LOST: rc = get(&p, end, &ev->a); break;
     case MEMFMT_W_BYE: break;
     case MEMFMT_W_NODE:

@@ -732,6 +732,21 @@ void buffer_flush_from_signal(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
+void buffer_say_signaled(int sig)
+{
+    /* A batch of its own, built on the stack: the service buffer's lock
+     * may be held by the thread that crashed. memrec needs this only for
+     * processes it is not the parent of (--follow-fork). */
+    uint8_t b[MEMFMT_WIRE_HEADER + 1 + MEMFMT_VARINT_MAX];
+    size_t n = MEMFMT_WIRE_HEADER;
+    b[n++] = MEMFMT_W_SIGNALED;
+    n += memfmt_put_varint(b + n, (uint64_t)sig);
+    uint32_t len = (uint32_t)(n - 4), stream = 0;
+    memcpy(b, &len, 4);
+    memcpy(b + 4, &stream, 4);
+    send_batch(b, n);
+}
+
 void buffer_modules_gone(void)
 {
     atomic_fetch_add(&tree_gen, 1);

@@ -76,7 +76,7 @@ static void die_by(int sig)
 
 /* The first crashing thread flushes; a second one waits for it, since
  * dying at once would cut that flush short. */
-static void flush_once(void)
+static void flush_once(int sig)
 {
     int expected = CRASH_NONE;
     if (atomic_compare_exchange_strong(&crash_state, &expected, CRASH_FLUSHING)) {
@@ -85,6 +85,7 @@ static void flush_once(void)
          * stop being recorded now, and the service thread stops. */
         if (atomic_exchange(&rec_enabled, 0)) {
             buffer_flush_from_signal();
+            buffer_say_signaled(sig);
         }
         atomic_store(&crash_state, CRASH_FLUSHED);
         return;
@@ -106,7 +107,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
      * forked one has recording off already): its crash must not touch the
      * parent's buffers or stop its recording. */
     if (getpid() == recorded_pid) {
-        flush_once();
+        flush_once(sig);
     }
     die_by(sig);
     tstate.in_hook = saved_hook;

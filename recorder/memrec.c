@@ -559,8 +559,13 @@ static void finish(struct session *s, struct recording *r, unsigned how, int val
     r->how = how;
     r->value = value;
     const struct merge_stats *ms = merge_stats(r->merge);
-    if (how == MEMFMT_END_UNKNOWN && ms->exiting) {
-        /* Not our child, so no wait status: the recorder said it exits. */
+    if (how == MEMFMT_END_UNKNOWN && ms->signaled) {
+        /* Not our child, so no wait status: the recorder's crash handler
+         * said which signal kills it. */
+        r->how = MEMFMT_END_SIGNALED;
+        r->value = ms->signaled;
+    } else if (how == MEMFMT_END_UNKNOWN && ms->exiting) {
+        /* Not our child: the recorder said it exits. */
         r->how = MEMFMT_END_EXITED;
         r->value = ms->exit_status;
     }

@@ -19,6 +19,7 @@ struct merge_stats {
     uint32_t images; /* process images seen after the first (each exec adds one) */
     int exiting; /* the recorder said the process ends normally */
     int exit_status; /* with this status, -1 when it could not know */
+    int signaled; /* the recorder said the process dies of this signal (0: none) */
 };
 
 /** New merger writing to `w` and feeding every written record to `acct`

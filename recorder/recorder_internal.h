@@ -288,6 +288,9 @@ HIDDEN void buffer_fd_closing(int lo, int hi);
  * never a deadlock. The interrupted thread's own buffer, when that thread
  * was holding it, is sent up to its last complete event. */
 HIDDEN void buffer_flush_from_signal(void);
+/** From a fatal signal's handler, after the flush: tell memrec the process
+ * dies of `sig`. Async-signal-safe. */
+HIDDEN void buffer_say_signaled(int sig);
 
 /** Record a pool event of include/memrec.h (wire tag MEMFMT_W_POOL_ALLOC,
  * _FREE or _RESET; `p` and `size` only where the tag has them). An

@@ -98,6 +98,24 @@ check_eq(got.get(2), ((2, 1, 2000, 1000, 1), "exited", -1, 1, True), "forker chi
 check_eq(got.get(3), ((3, 2, 2000, 1000, 1), "exited", -1, 1, True), "forker child 1")
 check_eq(got.get(4), ((4, 3, 2000, 1000, 1), "exited", 3, 0, True), "forker child 2 (_exit(3))")
 
+# A followed child that dies of a signal: memrec is not its parent, so the
+# recorder's crash handler says which signal; the child's recording ends
+# "signaled" with its figures (crasher: 1510 calls, 153900 bytes leaked,
+# besides its thread's one calloc) and memprint warns.
+out = os.path.join(d, "crashkid.zst")
+r = record(["/bin/sh", "-c", "\"%s\" segv; exit 0" % prog("crasher")], out, extra=["--follow-fork"])
+check_eq(r.returncode, 0, "sh -c 'crasher segv' --follow-fork: exit status of the shell")
+kids = [k for k in glob.glob(os.path.join(d, "crashkid.*.zst"))]
+ends = [report_json(k) for k in kids]
+dead = [j for j in ends if j["end"] == "signaled"]
+check_eq(len(dead), 1, "followed crasher: one child recording ends signaled")
+if dead:
+    check_eq(dead[0]["exit_value"], 11, "followed crasher: killed by SIGSEGV")
+    check(dead[0]["allocations"] >= 1510 and dead[0]["leaked_bytes"] >= 153900,
+          "followed crasher: its figures up to the crash (%d calls, %d leaked)" % (dead[0]["allocations"], dead[0]["leaked_bytes"]))
+    code, text, err = report_text(next(k for k, j in zip(kids, ends) if j is dead[0]))
+    check(code == 0 and "did not end normally" in err, "followed crasher: memprint warns")
+
 # Descriptors: a daemon-like close of every descriptor, dup2 of the
 # program's file over every descriptor, close_range, closefrom. The
 # program checks its own file; the recording stays whole.
