@@ -29,11 +29,11 @@
 #include "hub.h"
 #include "inject.h"
 #include "merge.h"
+#include "recording.h"
 #include "report.h"
 #include "util.h"
 
 #define PRELOAD_NAME "libmemrec_preload.so"
-#define READ_CHUNK (1u << 20)
 #define FLUSH_EVERY_MS 100
 #define RSS_EVERY_MS 10
 #define STOP_GRACE_MS 2000
@@ -377,36 +377,6 @@ static char *child_name(const struct options *o, pid_t pid)
     return name;
 }
 
-static int create_output(const char *name)
-{
-    return open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-}
-
-/* ---- recordings: one per process, each with its pipe and file ---- */
-
-struct recording {
-    pid_t pid;
-    int is_main; /* the process memrec started */
-    int rfd, wfd; /* the pipe; memrec keeps the write end to hand out copies */
-    int pidfd; /* followed processes: readable once the process ended */
-    int statm_fd;
-    char *outname;
-    int out_fd;
-    memfmt_writer *w;
-    struct accounting *acct;
-    struct merge *merge;
-    uint8_t *buf; /* bytes read, a partial batch at the end */
-    size_t len;
-    uint64_t start_ms;
-    uint64_t rss_seen;
-    int gone; /* the process ended: read what is left, then finish */
-    int finished;
-    int failed; /* writing the file failed */
-    int bad_batches;
-    unsigned how; /* END record */
-    int value;
-};
-
 struct session {
     struct options *o;
     struct child child;
@@ -421,45 +391,14 @@ struct session {
     const char *name; /* the program's name, for messages */
 };
 
-/* Opens the file and the pipe. Returns NULL with errno when the file
- * cannot be created. */
-static struct recording *recording_new(struct session *s, pid_t pid, const char *outname, uint32_t flags)
+/* A new recording, listed in the session; NULL with errno as recording_open(). */
+static struct recording *session_add(struct session *s, pid_t pid, const char *outname, uint32_t flags)
 {
-    int out_fd = create_output(outname);
-    if (out_fd < 0) {
+    struct recording *r = recording_open(pid, outname, flags, s->o->level,
+                                         s->o->sample_rate[0] ? strtoull(s->o->sample_rate, NULL, 10) : 0);
+    if (!r) {
         return NULL;
     }
-    struct recording *r = xcalloc(1, sizeof *r);
-    r->pid = pid;
-    r->outname = xstrdup(outname);
-    r->out_fd = out_fd;
-    r->pidfd = -1;
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        die("cannot create a pipe: %s", strerror(errno));
-    }
-    /* A big pipe lets the program run ahead of us for a while. */
-    fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
-    fcntl(p[0], F_SETFL, O_NONBLOCK);
-    r->rfd = p[0];
-    r->wfd = p[1];
-    struct memfmt_header hdr = {MEMFMT_VERSION, (uint8_t)sizeof(void *), 1, flags};
-    int rc;
-    r->w = memfmt_writer_new(out_fd, &hdr, s->o->level, &rc);
-    if (!r->w) {
-        die("cannot start '%s': %s", outname, memfmt_strerror(rc));
-    }
-    r->acct = accounting_new(0);
-    if (s->o->sample_rate[0]) {
-        accounting_set_sample_rate(r->acct, strtoull(s->o->sample_rate, NULL, 10));
-    }
-    r->start_ms = mono_ms();
-    r->merge = merge_new(r->w, r->acct, r->start_ms);
-    char statm[64];
-    snprintf(statm, sizeof statm, "/proc/%d/statm", (int)pid);
-    r->statm_fd = open(statm, O_RDONLY | O_CLOEXEC);
-    r->buf = xmalloc(READ_CHUNK + MEMFMT_WIRE_BATCH);
-    r->how = MEMFMT_END_UNKNOWN;
     if (s->nrecs == s->recs_cap) {
         xgrow((void **)&s->recs, &s->recs_cap, s->nrecs + 1, sizeof *s->recs);
     }
@@ -467,141 +406,11 @@ static struct recording *recording_new(struct session *s, pid_t pid, const char 
     return r;
 }
 
-static void recording_free(struct recording *r)
-{
-    merge_free(r->merge);
-    accounting_free(r->acct);
-    memfmt_writer_free(r->w);
-    free(r->outname);
-    free(r->buf);
-    free(r);
-}
-
-static void fail_write(struct recording *r, int rc)
-{
-    if (r->failed) {
-        return;
-    }
-    r->failed = 1;
-    int e = memfmt_writer_errno(r->w);
-    error("cannot write '%s': %s", r->outname, e ? strerror(e) : memfmt_strerror(rc));
-}
-
-/* Split the bytes read into whole batches; keep a partial tail. */
-static int feed(struct recording *r)
-{
-    size_t pos = 0;
-    while (r->len - pos >= 4) {
-        uint32_t n;
-        memcpy(&n, r->buf + pos, 4);
-        if (n < 4 || n > MEMFMT_WIRE_BATCH) {
-            /* The stream is out of step: nothing after this can be trusted. */
-            r->bad_batches++;
-            r->len = 0;
-            return 0;
-        }
-        if (r->len - pos - 4 < n) {
-            break;
-        }
-        int rc = merge_batch(r->merge, r->buf + pos + 4, n);
-        if (rc < 0 && rc != MEMFMT_E_CORRUPT && rc != MEMFMT_E_TRUNCATED) {
-            return rc;
-        }
-        if (rc < 0) {
-            r->bad_batches++;
-        }
-        pos += 4 + n;
-    }
-    memmove(r->buf, r->buf + pos, r->len - pos);
-    r->len -= pos;
-    return 0;
-}
-
-/* Read what the pipe holds now (it never blocks). */
-static void pump(struct recording *r)
-{
-    for (int i = 0; i < 64 && !r->failed; i++) {
-        ssize_t k = read(r->rfd, r->buf + r->len, READ_CHUNK);
-        if (k <= 0) {
-            return;
-        }
-        r->len += (size_t)k;
-        int rc = feed(r);
-        if (rc < 0) {
-            fail_write(r, rc);
-        }
-    }
-}
-
-static uint64_t read_rss(int statm_fd)
-{
-    char buf[128];
-    ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        return 0;
-    }
-    buf[n] = 0;
-    unsigned long long size, resident;
-    if (sscanf(buf, "%llu %llu", &size, &resident) != 2) {
-        return 0;
-    }
-    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/* Everything the process wrote is in the pipe: write the rest and close. */
+/* How a recording ends: the kernel's peak RSS goes with the process memrec
+ * started and waited for. */
 static void finish(struct session *s, struct recording *r, unsigned how, int value)
 {
-    if (r->finished) {
-        return;
-    }
-    pump(r);
-    r->finished = 1;
-    r->how = how;
-    r->value = value;
-    const struct merge_stats *ms = merge_stats(r->merge);
-    if (how == MEMFMT_END_UNKNOWN && ms->signaled) {
-        /* Not our child, so no wait status: the recorder's crash handler
-         * said which signal kills it. */
-        r->how = MEMFMT_END_SIGNALED;
-        r->value = ms->signaled;
-    } else if (how == MEMFMT_END_UNKNOWN && ms->exiting) {
-        /* Not our child: the recorder said it exits. */
-        r->how = MEMFMT_END_EXITED;
-        r->value = ms->exit_status;
-    }
-    uint64_t runtime = mono_ms() - r->start_ms;
-    int rc = 0;
-    if (!r->failed) {
-        rc = merge_drain(r->merge);
-        if (rc == 0 && r->is_main && s->max_rss) {
-            rc = merge_rss(r->merge, s->max_rss);
-        }
-        if (rc == 0) {
-            rc = merge_end(r->merge, r->how, r->value, runtime);
-        }
-        if (rc == 0) {
-            rc = memfmt_writer_finish(r->w);
-        }
-        if (rc == 0 && fsync(r->out_fd) != 0 && errno != EINVAL) {
-            rc = MEMFMT_E_IO;
-        }
-        if (rc < 0) {
-            fail_write(r, rc);
-        }
-    }
-    if (close(r->out_fd) != 0 && !r->failed) {
-        r->failed = 1;
-        error("cannot write '%s': %s", r->outname, strerror(errno));
-    }
-    close(r->rfd);
-    close(r->wfd);
-    if (r->pidfd >= 0) {
-        close(r->pidfd);
-    }
-    if (r->statm_fd >= 0) {
-        close(r->statm_fd);
-    }
-    accounting_finish(r->acct);
+    recording_finish(r, how, value, r->is_main && s->reaped ? s->max_rss : 0);
 }
 
 static struct recording *find_live(struct session *s, pid_t pid)
@@ -627,7 +436,7 @@ static void serve(struct session *s)
         struct recording *r = req.uid == getuid() ? find_live(s, req.pid) : NULL;
         if (!r && req.uid == getuid() && req.kind == MEMFMT_CONN_START && s->o->follow_fork && !got_stop) {
             char *name = child_name(s->o, req.pid);
-            r = recording_new(s, req.pid, name, 0);
+            r = session_add(s, req.pid, name, 0);
             if (!r) {
                 warning("cannot create '%s' for process %d: %s; it is not recorded", name, (int)req.pid,
                         strerror(errno));
@@ -636,7 +445,7 @@ static void serve(struct session *s)
             }
             free(name);
         }
-        hub_reply(&req, r && !r->gone ? r->wfd : -1);
+        hub_reply(&req, r ? r->wfd : -1);
     }
 }
 
@@ -735,25 +544,13 @@ static void run(struct session *s)
         if (now - last_rss >= RSS_EVERY_MS) {
             last_rss = now;
             for (size_t i = 0; i < s->nrecs; i++) {
-                struct recording *r = s->recs[i];
-                uint64_t rss = r->finished || r->statm_fd < 0 ? 0 : read_rss(r->statm_fd);
-                if (rss && rss != r->rss_seen && !r->failed) {
-                    r->rss_seen = rss;
-                    int rc = merge_rss(r->merge, rss);
-                    if (rc < 0) {
-                        fail_write(r, rc);
-                    }
-                }
+                recording_sample_rss(s->recs[i]);
             }
         }
         if (now - last_flush >= FLUSH_EVERY_MS) {
             last_flush = now;
             for (size_t i = 0; i < s->nrecs; i++) {
-                struct recording *r = s->recs[i];
-                int rc = r->finished || r->failed ? 0 : memfmt_writer_flush(r->w);
-                if (rc < 0) {
-                    fail_write(r, rc);
-                }
+                recording_flush(s->recs[i]);
             }
         }
         size_t need = 1 + 2 * s->nrecs;
@@ -788,7 +585,7 @@ static void run(struct session *s)
                 continue;
             }
             if (pfd[k++].revents) {
-                pump(r);
+                recording_pump(r);
             }
             if (r->pidfd >= 0 && k < n && pfd[k].fd == r->pidfd) {
                 if (pfd[k++].revents) {
@@ -866,8 +663,6 @@ static uint64_t put_env(struct inject *in, char **vars, int n)
 
 static void serve(struct session *s);
 
-static void pump(struct recording *r);
-
 /* While a call into the target runs: its threads keep writing (and block
  * when the pipe is full, holding locks the call may need), and the call
  * may ask for its pipe. */
@@ -876,7 +671,7 @@ static void serve_idle(void *ctx)
     struct session *s = ctx;
     serve(s);
     if (s->main && !s->main->finished) {
-        pump(s->main);
+        recording_pump(s->main);
     }
 }
 
@@ -1025,7 +820,7 @@ static int attach_main(struct options *o)
         fclose(cf);
     }
     char *outname = o->output ? xstrdup(o->output) : default_name(comm, pid);
-    s.main = recording_new(&s, pid, outname, MEMFMT_HF_ATTACHED);
+    s.main = session_add(&s, pid, outname, MEMFMT_HF_ATTACHED);
     if (!s.main) {
         die("cannot create '%s': %s", outname,
             errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
@@ -1094,7 +889,7 @@ int main(int argc, char **argv)
     start_child(&s.child, &o, path, sock, preload);
 
     char *outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
-    s.main = recording_new(&s, s.child.pid, outname, 0);
+    s.main = session_add(&s, s.child.pid, outname, 0);
     if (!s.main) {
         int e = errno;
         kill(s.child.pid, SIGKILL);

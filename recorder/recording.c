@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/* One recorded process on memrec's side (recording.h). */
+#define _GNU_SOURCE
+#include "recording.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memfmt_internal.h"
+#include "util.h"
+
+#define READ_CHUNK (1u << 20)
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static int create_output(const char *name)
+{
+    return open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags, int level, uint64_t sample_rate)
+{
+    int out_fd = create_output(outname);
+    if (out_fd < 0) {
+        return NULL;
+    }
+    struct recording *r = xcalloc(1, sizeof *r);
+    r->pid = pid;
+    r->outname = xstrdup(outname);
+    r->out_fd = out_fd;
+    r->pidfd = -1;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        die("cannot create a pipe: %s", strerror(errno));
+    }
+    /* A big pipe lets the program run ahead of us for a while. */
+    fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
+    fcntl(p[0], F_SETFL, O_NONBLOCK);
+    r->rfd = p[0];
+    r->wfd = p[1];
+    struct memfmt_header hdr = {MEMFMT_VERSION, (uint8_t)sizeof(void *), 1, flags};
+    int rc;
+    r->w = memfmt_writer_new(out_fd, &hdr, level, &rc);
+    if (!r->w) {
+        die("cannot start '%s': %s", outname, memfmt_strerror(rc));
+    }
+    r->acct = accounting_new(0);
+    if (sample_rate) {
+        accounting_set_sample_rate(r->acct, sample_rate);
+    }
+    r->start_ms = mono_ms();
+    r->merge = merge_new(r->w, r->acct, r->start_ms);
+    char statm[64];
+    snprintf(statm, sizeof statm, "/proc/%d/statm", (int)pid);
+    r->statm_fd = open(statm, O_RDONLY | O_CLOEXEC);
+    r->buf = xmalloc(READ_CHUNK + MEMFMT_WIRE_BATCH);
+    r->how = MEMFMT_END_UNKNOWN;
+    return r;
+}
+
+void recording_free(struct recording *r)
+{
+    merge_free(r->merge);
+    accounting_free(r->acct);
+    memfmt_writer_free(r->w);
+    free(r->outname);
+    free(r->buf);
+    free(r);
+}
+
+static void fail_write(struct recording *r, int rc)
+{
+    if (r->failed) {
+        return;
+    }
+    r->failed = 1;
+    int e = memfmt_writer_errno(r->w);
+    error("cannot write '%s': %s", r->outname, e ? strerror(e) : memfmt_strerror(rc));
+}
+
+/* Split the bytes read into whole batches; keep a partial tail. */
+static int feed(struct recording *r)
+{
+    size_t pos = 0;
+    while (r->len - pos >= 4) {
+        uint32_t n;
+        memcpy(&n, r->buf + pos, 4);
+        if (n < 4 || n > MEMFMT_WIRE_BATCH) {
+            /* The stream is out of step: nothing after this can be trusted. */
+            r->bad_batches++;
+            r->len = 0;
+            return 0;
+        }
+        if (r->len - pos - 4 < n) {
+            break;
+        }
+        int rc = merge_batch(r->merge, r->buf + pos + 4, n);
+        if (rc < 0 && rc != MEMFMT_E_CORRUPT && rc != MEMFMT_E_TRUNCATED) {
+            return rc;
+        }
+        if (rc < 0) {
+            r->bad_batches++;
+        }
+        pos += 4 + n;
+    }
+    memmove(r->buf, r->buf + pos, r->len - pos);
+    r->len -= pos;
+    return 0;
+}
+
+void recording_pump(struct recording *r)
+{
+    for (int i = 0; i < 64 && !r->failed; i++) {
+        ssize_t k = read(r->rfd, r->buf + r->len, READ_CHUNK);
+        if (k <= 0) {
+            return;
+        }
+        r->len += (size_t)k;
+        int rc = feed(r);
+        if (rc < 0) {
+            fail_write(r, rc);
+        }
+    }
+}
+
+static uint64_t read_rss(int statm_fd)
+{
+    char buf[128];
+    ssize_t n = pread(statm_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) {
+        return 0;
+    }
+    buf[n] = 0;
+    unsigned long long size, resident;
+    if (sscanf(buf, "%llu %llu", &size, &resident) != 2) {
+        return 0;
+    }
+    return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+void recording_finish(struct recording *r, unsigned how, int value, uint64_t max_rss)
+{
+    if (r->finished) {
+        return;
+    }
+    recording_pump(r);
+    r->finished = 1;
+    r->how = how;
+    r->value = value;
+    const struct merge_stats *ms = merge_stats(r->merge);
+    if (how == MEMFMT_END_UNKNOWN && ms->signaled) {
+        /* Not our child, so no wait status: the recorder's crash handler
+         * said which signal kills it. */
+        r->how = MEMFMT_END_SIGNALED;
+        r->value = ms->signaled;
+    } else if (how == MEMFMT_END_UNKNOWN && ms->exiting) {
+        /* Not our child: the recorder said it exits. */
+        r->how = MEMFMT_END_EXITED;
+        r->value = ms->exit_status;
+    }
+    uint64_t runtime = mono_ms() - r->start_ms;
+    int rc = 0;
+    if (!r->failed) {
+        rc = merge_drain(r->merge);
+        if (rc == 0 && max_rss) {
+            rc = merge_rss(r->merge, max_rss);
+        }
+        if (rc == 0) {
+            rc = merge_end(r->merge, r->how, r->value, runtime);
+        }
+        if (rc == 0) {
+            rc = memfmt_writer_finish(r->w);
+        }
+        if (rc == 0 && fsync(r->out_fd) != 0 && errno != EINVAL) {
+            rc = MEMFMT_E_IO;
+        }
+        if (rc < 0) {
+            fail_write(r, rc);
+        }
+    }
+    if (close(r->out_fd) != 0 && !r->failed) {
+        r->failed = 1;
+        error("cannot write '%s': %s", r->outname, strerror(errno));
+    }
+    close(r->rfd);
+    close(r->wfd);
+    if (r->pidfd >= 0) {
+        close(r->pidfd);
+    }
+    if (r->statm_fd >= 0) {
+        close(r->statm_fd);
+    }
+    accounting_finish(r->acct);
+}
+
+void recording_sample_rss(struct recording *r)
+{
+    uint64_t rss = r->finished || r->failed || r->statm_fd < 0 ? 0 : read_rss(r->statm_fd);
+    if (rss && rss != r->rss_seen) {
+        r->rss_seen = rss;
+        int rc = merge_rss(r->merge, rss);
+        if (rc < 0) {
+            fail_write(r, rc);
+        }
+    }
+}
+
+void recording_flush(struct recording *r)
+{
+    int rc = r->finished || r->failed ? 0 : memfmt_writer_flush(r->w);
+    if (rc < 0) {
+        fail_write(r, rc);
+    }
+}

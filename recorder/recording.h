@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+/* recording: memrec's side of one recorded process: the pipe its recorder
+ * writes into, the merger that orders what comes out of it, and the file
+ * it becomes. memrec.c decides when a recording starts and ends. */
+#ifndef RECORDING_H
+#define RECORDING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "accounting.h"
+#include "memfmt.h"
+#include "merge.h"
+
+struct recording {
+    pid_t pid;
+    int is_main; /* the process memrec started (or attached to) */
+    int rfd, wfd; /* the pipe; memrec keeps the write end to hand out copies */
+    int pidfd; /* processes memrec is not the parent of: readable once ended */
+    int statm_fd;
+    char *outname;
+    int out_fd;
+    memfmt_writer *w;
+    struct accounting *acct;
+    struct merge *merge;
+    uint8_t *buf; /* bytes read, a partial batch at the end */
+    size_t len;
+    uint64_t start_ms;
+    uint64_t rss_seen;
+    int finished;
+    int failed; /* writing the file failed (said once, on stderr) */
+    int bad_batches;
+    unsigned how; /* END record */
+    int value;
+};
+
+/** Create `outname` (new, 0600, never over an existing file or through a
+ * symlink) and the pipe, for process `pid`; `flags` go into the file
+ * header, `sample_rate` (0: none) to the accounting. Returns NULL with
+ * errno when the file cannot be created; other failures are fatal. */
+struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags, int level, uint64_t sample_rate);
+/** Read what the pipe holds now (never blocks) and merge it. */
+void recording_pump(struct recording *r);
+/** Write a resident-set sample if it changed (from /proc/PID/statm). */
+void recording_sample_rss(struct recording *r);
+/** Flush the compressed stream so far (a reader sees it). */
+void recording_flush(struct recording *r);
+/** The process ended (or is left): read the rest of the pipe, write what
+ * is queued, STATS and END (`how`/`value`, or what the recorder said when
+ * memrec could not know), and close. `max_rss` (0: none) is the kernel's
+ * peak for the process. Idempotent. */
+void recording_finish(struct recording *r, unsigned how, int value, uint64_t max_rss);
+/** Release; call after recording_finish(). */
+void recording_free(struct recording *r);
+
+#endif
