@@ -437,15 +437,19 @@ static uint32_t capture(struct tbuf *b)
 /* Sampling: count every allocation exactly (the owner is the only
  * writer, the service thread reads). Returns 0 when the thread has no
  * buffer (and nothing can be recorded). */
-static int count_call(size_t size)
+static __attribute__((noinline)) struct tbuf *first_buffer(void)
+{
+    struct tbuf *b = tbuf_create();
+    tstate.buf = b;
+    return b;
+}
+
+/* Inlined: in sampling mode it runs for every allocation. */
+static inline __attribute__((always_inline)) int count_call(size_t size)
 {
     struct tbuf *b = tstate.buf;
-    if (!b) {
-        b = tbuf_create();
-        if (!b) {
-            return 0;
-        }
-        tstate.buf = b;
+    if (__builtin_expect(!b, 0) && !(b = first_buffer())) {
+        return 0;
     }
     atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1, memory_order_relaxed);
     atomic_store_explicit(&b->bytes, atomic_load_explicit(&b->bytes, memory_order_relaxed) + size,
