@@ -44,8 +44,6 @@ enum memfmt_tag {
     MEMFMT_REC_STATS = 12, /* recorder counters (lost events, unmatched frees) */
     MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
     MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
-    /* Reserved while the "capture everything" work lands in parallel:
-     * 15 a new process image (exec), 16-17 pools. */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by

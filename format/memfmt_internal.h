@@ -131,15 +131,13 @@ enum memfmt_wire_tag {
     MEMFMT_W_UNMAP = 12, /* seq, kind (enum memfmt_map_kind), addr, len: the range is gone */
     MEMFMT_W_MREMAP = 13, /* seq (old range gone), seq2 (new range made), old addr, old len, new addr, new len */
     MEMFMT_W_BRK = 14, /* seq, old break, new break, trace: the break moved */
-    /* 15 unused, kept for mapped memory. */
     MEMFMT_W_POOL_ALLOC = 16, /* seq, pool, addr, size, trace: a block of a program's pool (memrec.h) */
     MEMFMT_W_POOL_FREE = 17, /* seq, pool, addr */
     MEMFMT_W_POOL_RESET = 18, /* seq, pool: every live block of the pool is freed */
-    /* Reserved while the "capture everything" work lands in parallel:
-     * 19 pools, 27 crashes. */
     MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
     MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
     MEMFMT_W_SIGNALED = 26, /* signal: the process is dying of this fatal signal (crash.c); no seq */
+    /* 15, 19, 22-25 are free for later tags (numbers never change). */
 };
 
 /* ---- the connection protocol: how a recorder reaches memrec ----
