@@ -58,6 +58,10 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     field_u(f, "pid", m->pid, 1);
     fprintf(f, ", \"end\": \"%s\", \"exit_value\": %d", end_how(m), m->has_end ? m->end.value : 0);
     fprintf(f, ", \"attached\": %s", m->header.flags & MEMFMT_HF_ATTACHED ? "true" : "false");
+    /* -1: no baseline (not attached, or an allocator without mallinfo2). */
+    fprintf(f, ", \"baseline_in_use_bytes\": %lld, \"baseline_arena_bytes\": %lld",
+            m->has_baseline ? (long long)m->baseline_in_use : -1LL,
+            m->has_baseline ? (long long)m->baseline_arena : -1LL);
     fprintf(f, ", \"complete\": %s", m->has_end && m->stop_rc == 0 ? "true" : "false");
     field_u(f, "runtime_ms", model_runtime_ms(m), 1);
     /* Sampling: allocations and allocated_bytes are exact, the other

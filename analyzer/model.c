@@ -97,6 +97,11 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
             m->counts[r->u.thread.index].bytes = 0;
         }
         break;
+    case MEMFMT_REC_BASELINE:
+        m->has_baseline = 1;
+        m->baseline_in_use = r->u.baseline.in_use;
+        m->baseline_arena = r->u.baseline.arena;
+        break;
     case MEMFMT_REC_COUNTS:
         if (r->u.counts.thread >= m->counts_cap) {
             xgrow((void **)&m->counts, &m->counts_cap, (size_t)r->u.counts.thread + 1, sizeof *m->counts);

@@ -50,6 +50,8 @@ struct model {
     uint64_t lost_events;
     uint64_t unmatched_frees;
     uint64_t startup_calls, startup_bytes; /* set apart as preloaded libraries' start-up */
+    int has_baseline; /* attached: the allocator's count at attach */
+    uint64_t baseline_in_use, baseline_arena;
     uint64_t sample_rate; /* 0: complete recording; else sampled, figures estimated */
     int has_counts; /* sampling: exact calls and bytes of every thread */
     uint64_t exact_calls, exact_bytes;

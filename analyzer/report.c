@@ -460,6 +460,12 @@ void report_print_text(const struct report *r, const struct report_options *o, F
                 "are not counted\n",
                 (unsigned long long)m->unmatched_frees);
     }
+    if (m->has_baseline) {
+        char b3[32];
+        fprintf(out, "heap in use at attach (the allocator's own count): %s (%llu bytes), %s held from the system\n",
+                report_bytes(b1, sizeof b1, m->baseline_in_use), (unsigned long long)m->baseline_in_use,
+                report_bytes(b3, sizeof b3, m->baseline_arena));
+    }
     fprintf(out, "total runtime: %.3f s\n", (double)ms / 1000.0);
     /* Sampling: calls and bytes are exact (counted by every thread), the
      * rest are estimates from the sampled stacks, marked with '~'. */

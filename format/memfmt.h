@@ -44,6 +44,7 @@ enum memfmt_tag {
     MEMFMT_REC_STATS = 12, /* recorder counters (lost events, unmatched frees) */
     MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
     MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
+    MEMFMT_REC_BASELINE = 15, /* attached: the allocator's own view of the heap at attach (mallinfo2) */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -204,6 +205,10 @@ struct memfmt_record {
             uint64_t calls; /* allocation calls of the thread since it started */
             uint64_t bytes; /* bytes they requested */
         } counts;
+        struct {
+            uint64_t in_use; /* bytes in blocks allocated and not freed (uordblks + hblkhd) */
+            uint64_t arena; /* bytes the allocator holds from the system (arena + hblkhd) */
+        } baseline;
         struct {
             uint32_t thread; /* the thread that made the call */
             uint32_t kind; /* enum memfmt_map_kind */

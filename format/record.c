@@ -97,6 +97,10 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.counts.calls);
         put_u(o, r->u.counts.bytes);
         break;
+    case MEMFMT_REC_BASELINE:
+        put_u(o, r->u.baseline.in_use);
+        put_u(o, r->u.baseline.arena);
+        break;
     case MEMFMT_REC_MAP:
         put_u(o, r->u.map.thread);
         put_u(o, r->u.map.kind);
@@ -251,6 +255,10 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         if (r->u.counts.thread >= MEMFMT_MAX_THREADS) {
             in->rc = MEMFMT_E_CORRUPT;
         }
+        break;
+    case MEMFMT_REC_BASELINE:
+        r->u.baseline.in_use = get_u(in);
+        r->u.baseline.arena = get_u(in);
         break;
     case MEMFMT_REC_MAP:
         r->u.map.thread = get_u32(in);

@@ -14,11 +14,13 @@
 #define _GNU_SOURCE
 #include "got.h"
 #include "init.h"
+#include "memfmt.h"
 #include "memfmt_internal.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>
 #include <link.h>
+#include <malloc.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -95,6 +97,27 @@ static int find_ours(void)
     return ours[0] ? 0 : -1;
 }
 
+/* What the allocator itself counts as in use at attach: blocks made before
+ * the attach are unknown to the recording, so this is the baseline they
+ * sit on. glibc's mallinfo2 (2.33+), looked up so that another allocator
+ * without it simply gives no baseline. */
+static void send_baseline(void)
+{
+    struct mallinfo2 (*info)(void) = (struct mallinfo2(*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
+    if (!info) {
+        return;
+    }
+    struct mallinfo2 mi = info();
+    struct memfmt_record rec = {.tag = MEMFMT_REC_BASELINE};
+    rec.u.baseline.in_use = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+    rec.u.baseline.arena = (uint64_t)mi.arena + (uint64_t)mi.hblkhd;
+    uint8_t out[64];
+    int n = memfmt_encode(&rec, out, sizeof out);
+    if (n > 0) {
+        buffer_record(out, (size_t)n);
+    }
+}
+
 /* envp: MEMREC_SOCK, MEMREC_TARGET and options, as memrec would set them
  * in the environment of a program it starts. Returns 0, -1 when memrec
  * cannot be reached or the hooks cannot be found, -2 when already attached. */
@@ -133,6 +156,7 @@ EXPORT int memrec_attach(char **envp)
     }
     modules_send_process(envp);
     modules_scan();
+    send_baseline();
     atomic_store(&attached, 1);
     patch_all();
     buffer_start_service();

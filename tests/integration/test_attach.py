@@ -85,8 +85,13 @@ try:
     check(site_calls(j, "plugin_work") > 0, "first attach: the library loaded after the attach is recorded")
     check(any(any((f.get("module") or "").endswith("libplugin.so") for f in e["frames"])
               for e in j["sections"]["most_calls"]), "first attach: frames in libplugin.so")
+    # The allocator's own count at attach: at least the workers' kept blocks
+    # (4 threads x 64 blocks of 100-103 bytes), far below a gigabyte.
+    check(25600 <= j["baseline_in_use_bytes"] < (1 << 30) and j["baseline_arena_bytes"] >= j["baseline_in_use_bytes"],
+          "first attach: mallinfo2 baseline (%d in use, %d held)" % (j["baseline_in_use_bytes"], j["baseline_arena_bytes"]))
     _, text, _ = report_text(out)
     check("attached to the running process" in text, "first attach: memprint says it was attached")
+    check("heap in use at attach" in text, "first attach: memprint prints the baseline")
 
     time.sleep(0.2)
     check(target.poll() is None, "after detach: the program still runs")

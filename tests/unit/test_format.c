@@ -88,6 +88,15 @@ static void test_records(void)
     CHECK_EQ(b.u.module.flags, 0);
 
     memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_BASELINE;
+    a.u.baseline.in_use = 123456789;
+    a.u.baseline.arena = 1u << 30;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.tag, MEMFMT_REC_BASELINE);
+    CHECK_EQ(b.u.baseline.in_use, 123456789);
+    CHECK_EQ(b.u.baseline.arena, 1u << 30);
+
+    memset(&a, 0, sizeof a);
     a.tag = MEMFMT_REC_STATS;
     a.u.stats.lost_events = 3;
     a.u.stats.unmatched_frees = 4;
