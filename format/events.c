@@ -137,12 +137,7 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
 
 static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-    /* Fast path for the one-byte values that most fields are. */
-    if (*pp < end && !(**pp & 0x80)) {
-        *v = *(*pp)++;
-        return 0;
-    }
-    return memfmt_get_varint(pp, end, v) < 0 ? MEMFMT_E_CORRUPT : 0;
+    return memfmt_get_varint_fast(pp, end, v) < 0 ? MEMFMT_E_CORRUPT : 0;
 }
 
 /* The allocated pair of ALLOC and REALLOC. */

@@ -35,6 +35,32 @@ static inline size_t memfmt_put_varint(uint8_t *p, uint64_t v)
  * is longer than 64 bits. */
 int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out);
 
+/** The same, inline for the decoders' hot loops: one-byte values at once,
+ * longer ones without a bounds check per byte when a whole varint fits
+ * before `end`; anything else (the buffer's last bytes, a 10-byte value,
+ * corrupt input) through memfmt_get_varint(). */
+static inline int memfmt_get_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+    const uint8_t *p = *pp;
+    if (p < end && !(*p & 0x80)) {
+        *out = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    if (end - p >= MEMFMT_VARINT_MAX) {
+        uint64_t r = 0;
+        for (unsigned i = 0; i < MEMFMT_VARINT_MAX - 1; i++) {
+            r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+            if (!(p[i] & 0x80)) {
+                *out = r;
+                *pp = p + i + 1;
+                return 0;
+            }
+        }
+    }
+    return memfmt_get_varint(pp, end, out);
+}
+
 /* ---- file.c: header layout ---- */
 
 /* 16 bytes at the start of the decompressed stream:

@@ -6,26 +6,7 @@
 
 static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-    const uint8_t *p = *pp;
-    if (p < end && !(*p & 0x80)) {
-        *v = *p;
-        *pp = p + 1;
-        return 0;
-    }
-    /* Addresses take six bytes: decode without a bounds check per byte
-     * where a whole varint fits; the careful path does the rest. */
-    if (end - p >= MEMFMT_VARINT_MAX) {
-        uint64_t r = 0;
-        for (unsigned i = 0; i < MEMFMT_VARINT_MAX - 1; i++) {
-            r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-            if (!(p[i] & 0x80)) {
-                *v = r;
-                *pp = p + i + 1;
-                return 0;
-            }
-        }
-    }
-    return memfmt_get_varint(pp, end, v);
+    return memfmt_get_varint_fast(pp, end, v);
 }
 
 static inline int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev, uint64_t *out)
