@@ -475,6 +475,18 @@ static void catch_stop_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The socket recorders ask for their pipes on, and the signals that end a
+ * recording: what every session starts with. Dies on failure. */
+static int open_hub(char *sock, size_t cap)
+{
+    int fd = hub_listen(sock, cap);
+    if (fd < 0) {
+        die("cannot create memrec's socket: %s", strerror(errno));
+    }
+    catch_stop_signals();
+    return fd;
+}
+
 static void reap(struct session *s, int flags)
 {
     if (s->reaped) {
@@ -804,11 +816,7 @@ static int attach_main(struct options *o)
     }
     char *preload = find_preload();
     char sock[128];
-    s.lfd = hub_listen(sock, sizeof sock);
-    if (s.lfd < 0) {
-        die("cannot create memrec's socket: %s", strerror(errno));
-    }
-    catch_stop_signals();
+    s.lfd = open_hub(sock, sizeof sock);
 
     char comm[64] = "process", path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
@@ -873,14 +881,8 @@ int main(int argc, char **argv)
     char *path = find_program(o.argv[0]);
     check_program(path, o.argv[0]);
     char *preload = find_preload();
-
     char sock[128];
-    s.lfd = hub_listen(sock, sizeof sock);
-    if (s.lfd < 0) {
-        die("cannot create memrec's socket: %s", strerror(errno));
-    }
-
-    catch_stop_signals();
+    s.lfd = open_hub(sock, sizeof sock);
     struct sigaction sa = {0};
     sa.sa_handler = on_chld;
     sa.sa_flags = SA_NOCLDSTOP;
