@@ -26,9 +26,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The functions rewritten: the allocation functions, and the descriptor
- * functions that protect our pipe (syshooks.c). */
-static const char *const sys_names[] = {"close", "dup2", "dup3", "close_range", "closefrom"};
+/* The functions rewritten: the allocation functions, the direct mapping
+ * functions (maphooks.c), and the descriptor functions that protect our
+ * pipe (syshooks.c). */
+static const char *const sys_names[] = {"mmap",  "mmap64", "munmap", "mremap",      "brk",      "sbrk",
+                                        "close", "dup2",   "dup3",   "close_range", "closefrom"};
 #define NSYS ((int)(sizeof sys_names / sizeof *sys_names))
 #define NHOOKS (PRELOAD_HOOKS + NSYS)
 

@@ -83,6 +83,7 @@ try:
     check(j["threads"] >= 5, "first attach: main thread and four workers (%d threads)" % j["threads"])
     check(site_calls(j, "worker") + site_calls(j, "worker_alloc") > 1000, "first attach: the workers' allocations")
     check(site_calls(j, "plugin_work") > 0, "first attach: the library loaded after the attach is recorded")
+    check_eq(j["mapped_peak_bytes"], 1 << 20, "first attach: the 1 MiB the program maps after the attach")
     check(any(any((f.get("module") or "").endswith("libplugin.so") for f in e["frames"])
               for e in j["sections"]["most_calls"]), "first attach: frames in libplugin.so")
     # The allocator's own count at attach: at least the workers' kept blocks

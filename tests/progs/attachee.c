@@ -2,8 +2,8 @@
 /* A running server for memrec --pid: four threads allocate and free all
  * the time (thread i through worker_alloc with blocks of 100 + i bytes,
  * each thread keeping its last 64 blocks), the main thread loads
- * argv[1] (tests/progs' libplugin.so) with dlopen after SIGUSR1 and then
- * calls its plugin_work() every 20 ms. It prints "ready" when it runs and,
+ * argv[1] (tests/progs' libplugin.so) with dlopen after SIGUSR1, maps 1 MiB
+ * of anonymous memory then (kept), and calls plugin_work() every 20 ms. It prints "ready" when it runs and,
  * on SIGTERM, checks its own state and exits 0, or 3 if a worker saw a
  * corrupted block. It never preloads anything: memrec attaches to it. */
 #define _GNU_SOURCE
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define THREADS 4
@@ -81,6 +82,10 @@ int main(int argc, char **argv)
     void *(*work)(void) = NULL;
     while (!stop) {
         if (want_plugin && !lib) {
+            void *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (m != MAP_FAILED) {
+                memset(m, 1, 4096);
+            }
             lib = dlopen(argv[1], RTLD_NOW);
             work = lib ? (void *(*)(void))dlsym(lib, "plugin_work") : NULL;
             printf(work ? "plugin loaded\n" : "plugin failed\n");
