@@ -46,7 +46,8 @@ void accounting_free(struct accounting *a)
     free(a);
 }
 
-static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
+/* The costs of `trace`, made room for; NULL when only totals are kept. */
+static inline struct acct_cost *cost_slot(struct accounting *a, uint32_t trace)
 {
     if (!a->per_trace) {
         return NULL;
@@ -57,7 +58,15 @@ static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
     if (trace + 1 > a->ntraces) {
         a->ntraces = trace + 1;
     }
-    struct acct_cost *c = &a->costs[trace];
+    return &a->costs[trace];
+}
+
+static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
+{
+    struct acct_cost *c = cost_slot(a, trace);
+    if (!c) {
+        return NULL;
+    }
     /* First change since the latest peak: keep the value it had then. */
     if (c->stamp <= a->peak_serial) {
         c->peak_saved = c->live;
@@ -146,16 +155,10 @@ static inline void allocate(struct accounting *a, uint64_t size, uint32_t trace)
  * mapping never moves the heap peak's snapshots and the reverse. */
 static struct acct_cost *map_cost_of(struct accounting *a, uint32_t trace)
 {
-    if (!a->per_trace) {
+    struct acct_cost *c = cost_slot(a, trace);
+    if (!c) {
         return NULL;
     }
-    if (trace >= a->costs_cap) {
-        xgrow((void **)&a->costs, &a->costs_cap, (size_t)trace + 1, sizeof *a->costs);
-    }
-    if (trace + 1 > a->ntraces) {
-        a->ntraces = trace + 1;
-    }
-    struct acct_cost *c = &a->costs[trace];
     if (c->mapped_stamp <= a->map_peak_serial) {
         c->mapped_peak_saved = c->mapped;
     }

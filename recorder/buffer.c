@@ -142,6 +142,14 @@ static int reopen(void)
     return fd;
 }
 
+/* After conn_fd was cleared: no write is using the old descriptor. */
+static void wait_writers(void)
+{
+    while (atomic_load(&conn_writers)) {
+        nap();
+    }
+}
+
 void buffer_fd_closing(int lo, int hi)
 {
     int fd = atomic_load(&conn_fd);
@@ -152,9 +160,7 @@ void buffer_fd_closing(int lo, int hi)
         return;
     }
     atomic_store(&conn_lost, 1);
-    while (atomic_load(&conn_writers)) {
-        nap();
-    }
+    wait_writers();
 }
 
 /* Write one batch. SIGPIPE is blocked around the write so that a memrec
@@ -917,9 +923,7 @@ void buffer_detach(void)
     /* Not buffer_fd_closing(): nothing may ask memrec for a new one. */
     atomic_store(&conn_lost, 0);
     int fd = atomic_exchange(&conn_fd, -1);
-    while (atomic_load(&conn_writers)) {
-        nap();
-    }
+    wait_writers();
     if (fd >= 0) {
         sys_close(fd);
     }

@@ -9,32 +9,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "wirebatch.h"
 #include "memfmt_internal.h"
 #include "merge.h"
-
-struct batch {
-    uint8_t b[512];
-    size_t n;
-    uint64_t prev;
-};
-
-static void start(struct batch *b, uint32_t stream)
-{
-    memcpy(b->b, &stream, 4);
-    b->n = 4;
-    b->prev = 0;
-}
-
-static void put(struct batch *b, uint64_t v)
-{
-    b->n += memfmt_put_varint(b->b + b->n, v);
-}
-
-static void seq(struct batch *b, uint64_t s)
-{
-    put(b, s - b->prev);
-    b->prev = s;
-}
 
 static void hello(struct batch *b, uint64_t tid)
 {
