@@ -41,10 +41,11 @@ struct qev {
         uint8_t *rec; /* Q_RECORD: owned copy */
     };
     uint32_t trace; /* file node id */
-    uint32_t old_block;
+    uint32_t old_block; /* Q_RALLOC: the old block's info; Q_P*: the pool id */
     uint8_t type;
     uint8_t kind;
     uint8_t has_old; /* Q_RALLOC: enum old_block, what the free part found */
+    uint8_t old_latest; /* Q_RALLOC: the old block was its thread's latest allocation */
 };
 
 enum old_block { OLD_NONE, OLD_FOUND, OLD_SET_APART };
@@ -69,12 +70,34 @@ struct stream {
 
 struct info_cell;
 
-struct block {
-    uint32_t info; /* its (size, trace) */
-    uint32_t thread; /* the thread that allocated it */
-    uint64_t serial; /* the allocation event's number */
-    uint64_t size; /* copies of the pair: a free needs no look-up */
-    uint32_t trace;
+/* What memrec knows of a live block fits in the address map's value: its
+ * (size, trace) pair and the thread that allocated it. A free then costs
+ * one look-up in the map and one in the (smaller) table of pairs, and
+ * nothing grows with the live blocks but the map. */
+#define BLOCK_THREAD_BITS 24
+
+static inline uint64_t block_pack(uint32_t info, uint32_t thread)
+{
+    return (uint64_t)info << BLOCK_THREAD_BITS | thread;
+}
+
+static inline uint32_t block_info(uint64_t b)
+{
+    return (uint32_t)(b >> BLOCK_THREAD_BITS);
+}
+
+static inline uint32_t block_thread(uint64_t b)
+{
+    return (uint32_t)(b & ((1u << BLOCK_THREAD_BITS) - 1));
+}
+
+/* A thread's latest allocation, while it is its latest event: the block
+ * at (pool, addr) (pool 0: the heap) is a temporary if this thread frees
+ * it next. */
+struct latest {
+    uint64_t addr;
+    uint32_t pool;
+    uint32_t set;
 };
 
 /* Open-addressing hash map from a 64-bit key to a 64-bit value. Key and
@@ -100,15 +123,10 @@ struct merge {
     uint64_t last_ms;
     struct stream *streams;
     size_t nstreams_cap;
-    struct map addr_block; /* live block address -> index into blocks */
-    struct poolmap *pools; /* live pool blocks, by (pool, address) -> index into blocks */
-    struct block *blocks; /* what memrec knows of each live block */
-    size_t nblocks, blocks_cap;
-    uint32_t *free_blocks; /* unused entries of blocks */
-    size_t nfree_blocks, free_blocks_cap;
-    uint64_t serial; /* counts allocation events */
-    uint64_t *thread_last; /* per thread index: serial of its latest event */
-    size_t thread_last_cap;
+    struct map addr_block; /* live block address -> block_pack() */
+    struct poolmap *pools; /* live pool blocks, by (pool, address) -> block_pack() */
+    struct latest *latest; /* per thread index */
+    size_t latest_cap;
     struct info_cell *info_table; /* (size, trace) -> info id, see info_id() */
     size_t info_table_cap;
     struct memfmt_info *infos; /* per info id */
@@ -321,9 +339,7 @@ void merge_free(struct merge *m)
     map_release(&m->addr_block);
     poolmap_free(m->pools);
     info_table_free(m);
-    free(m->blocks);
-    free(m->free_blocks);
-    free(m->thread_last);
+    free(m->latest);
     free(m->infos);
     map_release(&m->node_ids);
     map_release(&m->tid_thread);
@@ -425,61 +441,51 @@ static uint32_t info_id(struct merge *m, uint64_t size, uint32_t trace)
     return id;
 }
 
-/* Each event of a thread is numbered; a block is a temporary when its free
- * is the allocating thread's very next event. */
-static uint64_t *last_of(struct merge *m, uint32_t thread)
+/* A block is a temporary when its free is the allocating thread's very
+ * next event (an allocation or a free of a recorded block). */
+static struct latest *latest_of(struct merge *m, uint32_t thread)
 {
-    if (thread >= m->thread_last_cap) {
-        xgrow((void **)&m->thread_last, &m->thread_last_cap, (size_t)thread + 1, sizeof *m->thread_last);
+    if (thread >= m->latest_cap) {
+        xgrow((void **)&m->latest, &m->latest_cap, (size_t)thread + 1, sizeof *m->latest);
     }
-    return &m->thread_last[thread];
+    return &m->latest[thread];
 }
 
-static uint32_t block_new(struct merge *m, uint32_t info, uint64_t size, uint32_t trace, uint32_t thread)
+/* A new block at (pool, addr): its value for the map. */
+static uint64_t block_new(struct merge *m, uint32_t info, uint32_t thread, uint32_t pool, uint64_t addr)
 {
-    uint32_t b;
-    if (m->nfree_blocks) {
-        b = m->free_blocks[--m->nfree_blocks];
-    } else {
-        if (m->nblocks == m->blocks_cap) {
-            xgrow((void **)&m->blocks, &m->blocks_cap, m->nblocks + 1, sizeof *m->blocks);
-        }
-        b = (uint32_t)m->nblocks++;
-    }
-    m->blocks[b].info = info;
-    m->blocks[b].size = size;
-    m->blocks[b].trace = trace;
-    m->blocks[b].thread = thread;
-    m->blocks[b].serial = ++m->serial;
-    *last_of(m, thread) = m->serial;
-    return b;
+    *latest_of(m, thread) = (struct latest){addr, pool, 1};
+    return block_pack(info, thread);
 }
 
-/* Forget block b; returns whether freeing it now by `thread` is a temporary. */
-static int block_gone(struct merge *m, uint32_t b, uint32_t thread)
+/* Whether block b at (pool, addr) is `thread`'s latest allocation. */
+static int block_is_latest(struct merge *m, uint64_t b, uint32_t thread, uint32_t pool, uint64_t addr)
 {
-    uint64_t *last = last_of(m, thread);
-    int temporary = m->blocks[b].thread == thread && *last == m->blocks[b].serial;
-    *last = ++m->serial;
-    if (m->nfree_blocks == m->free_blocks_cap) {
-        xgrow((void **)&m->free_blocks, &m->free_blocks_cap, m->nfree_blocks + 1, sizeof *m->free_blocks);
-    }
-    m->free_blocks[m->nfree_blocks++] = b;
-    return temporary;
+    const struct latest *l = latest_of(m, thread);
+    return block_thread(b) == thread && l->set && l->addr == addr && l->pool == pool;
 }
 
-static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint32_t b)
+/* The thread's free of a block: nothing it allocated before is its latest
+ * allocation any more. */
+static void block_gone(struct merge *m, uint32_t thread)
+{
+    latest_of(m, thread)->set = 0;
+}
+
+static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t b, uint32_t pool, uint64_t addr)
 {
     /* Not zero-initialized: the record's union is large (module segments)
      * and this runs for every free. */
     struct memfmt_record r;
+    const struct memfmt_info *in = &m->infos[block_info(b)];
     r.tag = MEMFMT_REC_FREE;
     r.u.free.thread = thread;
     r.u.free.kind = kind;
-    r.u.free.info = m->blocks[b].info;
-    r.u.free.size = m->blocks[b].size;
-    r.u.free.trace = m->blocks[b].trace;
-    r.u.free.temporary = block_gone(m, b, thread);
+    r.u.free.info = block_info(b);
+    r.u.free.size = in->size;
+    r.u.free.trace = in->trace;
+    r.u.free.temporary = block_is_latest(m, b, thread, pool, addr);
+    block_gone(m, thread);
     return out(m, &r);
 }
 
@@ -490,7 +496,7 @@ static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
     uint64_t old;
     if (map_del(&m->addr_block, addr, &old) && old != BLOCK_SET_APART) {
         m->st.unmatched_frees++;
-        return write_free(m, thread, MEMFMT_K_FREE, (uint32_t)old);
+        return write_free(m, thread, MEMFMT_K_FREE, old, 0, addr);
     }
     return 0;
 }
@@ -524,16 +530,16 @@ static void renumber_module(struct merge *m, struct memfmt_record *r)
  * free between ends at the second report. */
 static int apply_pool(struct merge *m, struct stream *s, const struct qev *e)
 {
-    uint32_t b;
+    uint64_t addr, b;
     int rc = 0;
     if (e->type == Q_PRESET) {
-        while (rc == 0 && poolmap_pop(m->pools, e->old_block, &b)) {
-            rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b);
+        while (rc == 0 && poolmap_pop(m->pools, e->old_block, &addr, &b)) {
+            rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b, e->old_block, addr);
         }
         return rc;
     }
     if (poolmap_del(m->pools, e->old_block, e->addr, &b)) {
-        rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b);
+        rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b, e->old_block, e->addr);
     }
     if (e->type == Q_PFREE || rc < 0) {
         return rc;
@@ -544,7 +550,7 @@ static int apply_pool(struct merge *m, struct stream *s, const struct qev *e)
     r.u.alloc.size = e->size;
     r.u.alloc.trace = e->trace;
     r.u.alloc.info = info_id(m, e->size, e->trace);
-    poolmap_add(m->pools, e->old_block, e->addr, block_new(m, r.u.alloc.info, e->size, e->trace, s->thread));
+    poolmap_add(m->pools, e->old_block, e->addr, block_new(m, r.u.alloc.info, s->thread, e->old_block, e->addr));
     return out(m, &r);
 }
 
@@ -651,18 +657,21 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         r.u.alloc.old_trace = 0;
         r.u.alloc.old_temporary = 0;
         if (e->has_old == OLD_FOUND) {
-            /* The realloc's second part: the old block ends here. */
-            const struct block *old = &m->blocks[e->old_block];
+            /* The realloc's second part: the old block ends here. It is a
+             * temporary if it was the thread's latest allocation at the
+             * first part and forget_stale() wrote no free since. */
+            const struct memfmt_info *old = &m->infos[e->old_block];
             r.tag = MEMFMT_REC_REALLOC;
-            r.u.alloc.old_info = old->info;
+            r.u.alloc.old_info = e->old_block;
             r.u.alloc.old_size = old->size;
             r.u.alloc.old_trace = old->trace;
-            r.u.alloc.old_temporary = block_gone(m, e->old_block, s->thread);
+            r.u.alloc.old_temporary = e->old_latest && latest_of(m, s->thread)->set;
+            block_gone(m, s->thread);
         } else if (e->type == Q_RALLOC && e->has_old == OLD_NONE) {
             m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
         }
         r.u.alloc.info = info_id(m, e->size, e->trace);
-        map_put(&m->addr_block, e->addr, block_new(m, r.u.alloc.info, e->size, e->trace, s->thread));
+        map_put(&m->addr_block, e->addr, block_new(m, r.u.alloc.info, s->thread, 0, e->addr));
         if (rc == 0) {
             rc = out(m, &r);
         }
@@ -675,7 +684,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         if (b == BLOCK_SET_APART) {
             break;
         }
-        rc = write_free(m, s->thread, e->kind, (uint32_t)b);
+        rc = write_free(m, s->thread, e->kind, b, 0, e->addr);
         break;
     case Q_RFREE:
         /* The old address is free from now on; the block itself ends with
@@ -685,7 +694,10 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             next->has_old = !map_del(&m->addr_block, e->addr, &b) ? OLD_NONE
                             : b == BLOCK_SET_APART                ? OLD_SET_APART
                                                                   : OLD_FOUND;
-            next->old_block = (uint32_t)b;
+            if (next->has_old == OLD_FOUND) {
+                next->old_block = block_info(b);
+                next->old_latest = (uint8_t)block_is_latest(m, b, s->thread, 0, e->addr);
+            }
         }
         break;
     case Q_RECORD: {
@@ -813,8 +825,8 @@ static void prefetch_near(const struct merge *m, const struct qev *e)
         return;
     }
     const struct map_cell *c = &m->addr_block.cells[mix(e->addr) & (m->addr_block.cap - 1)];
-    if (c->key == e->addr && c->val < m->nblocks) {
-        __builtin_prefetch(&m->blocks[c->val]);
+    if (c->key == e->addr && c->val != BLOCK_SET_APART && block_info(c->val) < m->ninfos + 1) {
+        __builtin_prefetch(&m->infos[block_info(c->val)]);
     }
 }
 
@@ -945,8 +957,7 @@ static int new_image(struct merge *m)
     m->nfree_threads = 0;
     map_release(&m->addr_block);
     memset(&m->addr_block, 0, sizeof m->addr_block);
-    m->nblocks = 0;
-    m->nfree_blocks = 0;
+    memset(m->latest, 0, m->latest_cap * sizeof *m->latest);
     poolmap_free(m->pools);
     m->pools = poolmap_new();
     mapranges_release(&m->maps);

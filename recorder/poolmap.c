@@ -10,8 +10,8 @@
 
 struct entry {
     uint64_t addr;
+    uint64_t block; /* the caller's value for the block */
     uint32_t pool;
-    uint32_t block; /* the caller's block index */
     uint32_t prev, next; /* the pool's list: prev is newer, next older; 0 = none */
 };
 
@@ -177,7 +177,7 @@ static void cells_remove(struct poolmap *pm, size_t i)
     pm->count--;
 }
 
-void poolmap_add(struct poolmap *pm, uint32_t pool, uint64_t addr, uint32_t block)
+void poolmap_add(struct poolmap *pm, uint32_t pool, uint64_t addr, uint64_t block)
 {
     if ((pm->count + 1) * 2 > pm->cap) {
         cells_grow(pm);
@@ -200,7 +200,7 @@ void poolmap_add(struct poolmap *pm, uint32_t pool, uint64_t addr, uint32_t bloc
 }
 
 /* Unlink entry e from its pool's list and put it aside for reuse. */
-static uint32_t entry_drop(struct poolmap *pm, uint32_t e)
+static uint64_t entry_drop(struct poolmap *pm, uint32_t e)
 {
     struct entry *x = &pm->entries[e];
     if (x->prev) {
@@ -216,7 +216,7 @@ static uint32_t entry_drop(struct poolmap *pm, uint32_t e)
     return x->block;
 }
 
-int poolmap_del(struct poolmap *pm, uint32_t pool, uint64_t addr, uint32_t *block)
+int poolmap_del(struct poolmap *pm, uint32_t pool, uint64_t addr, uint64_t *block)
 {
     size_t i = cells_find(pm, pool, addr);
     if (i >= pm->cap) {
@@ -228,11 +228,11 @@ int poolmap_del(struct poolmap *pm, uint32_t pool, uint64_t addr, uint32_t *bloc
     return 1;
 }
 
-int poolmap_pop(struct poolmap *pm, uint32_t pool, uint32_t *block)
+int poolmap_pop(struct poolmap *pm, uint32_t pool, uint64_t *addr, uint64_t *block)
 {
     if (pool >= pm->newest_cap || !pm->newest[pool]) {
         return 0;
     }
-    const struct entry *e = &pm->entries[pm->newest[pool]];
-    return poolmap_del(pm, pool, e->addr, block);
+    *addr = pm->entries[pm->newest[pool]].addr;
+    return poolmap_del(pm, pool, *addr, block);
 }

@@ -32,7 +32,7 @@ static void test_table(void)
         poolmap_add(pm, p0, 0x10000 + 16 * (uint64_t)i, 20000 + i);
     }
     CHECK_EQ(poolmap_count(pm), 3000);
-    uint32_t b = 0;
+    uint64_t a = 0, b = 0;
     int ok = 1;
     for (uint32_t i = 0; i < 1000; i += 2) {
         ok &= poolmap_del(pm, p2, 0x10000 + 16 * (uint64_t)i, &b) && b == 10000 + i;
@@ -45,27 +45,27 @@ static void test_table(void)
     /* A reset of p2: the 500 odd ones, newest first. */
     uint32_t expect = 10999, popped = 0;
     ok = 1;
-    while (poolmap_pop(pm, p2, &b)) {
-        ok &= b == expect;
+    while (poolmap_pop(pm, p2, &a, &b)) {
+        ok &= b == expect && a == 0x10000 + 16 * (uint64_t)(expect - 10000);
         expect -= 2;
         popped++;
     }
     CHECK(ok);
     CHECK_EQ(popped, 500);
-    CHECK(!poolmap_pop(pm, p2, &b));
-    CHECK(!poolmap_pop(pm, 77, &b)); /* an id never given */
+    CHECK(!poolmap_pop(pm, p2, &a, &b));
+    CHECK(!poolmap_pop(pm, 77, &a, &b)); /* an id never given */
     /* Entries freed are reused; lists stay right. */
     poolmap_add(pm, p2, 0x10, 5);
     poolmap_add(pm, p2, 0x20, 6);
     CHECK(poolmap_del(pm, p2, 0x10, &b) && b == 5);
-    CHECK(poolmap_pop(pm, p2, &b) && b == 6);
-    CHECK(!poolmap_pop(pm, p2, &b));
+    CHECK(poolmap_pop(pm, p2, &a, &b) && b == 6);
+    CHECK(!poolmap_pop(pm, p2, &a, &b));
     CHECK_EQ(poolmap_count(pm), 1999);
     uint32_t n1 = 0, n0 = 0;
-    while (poolmap_pop(pm, p1, &b)) {
+    while (poolmap_pop(pm, p1, &a, &b)) {
         n1++;
     }
-    while (poolmap_pop(pm, p0, &b)) {
+    while (poolmap_pop(pm, p0, &a, &b)) {
         n0++;
     }
     CHECK_EQ(n1, 999);
