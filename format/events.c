@@ -5,6 +5,7 @@
  * trusts its input: an unknown info, a temporary free of a thread that has
  * not allocated, or an unknown operation is corruption. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "memfmt.h"
 #include "memfmt_internal.h"
@@ -46,42 +47,38 @@ static int thread_room(struct memfmt_evstate *st, uint32_t thread)
 
 /* ---- encoder ---- */
 
+static inline void put_col(uint8_t *col[MEMFMT_NCOLS], enum memfmt_ev_col c, uint64_t v)
+{
+    col[c] += memfmt_put_varint(col[c], v);
+}
+
 /* The allocated pair: its id, or NEW with size and trace. */
-static uint8_t *put_new_block(struct memfmt_evstate *st, uint8_t *p, uint8_t *op, uint32_t info, uint64_t size,
-                              uint32_t trace)
+static void put_new_block(struct memfmt_evstate *st, uint8_t *col[MEMFMT_NCOLS], uint8_t *op, uint32_t info,
+                          uint64_t size, uint32_t trace)
 {
     if (info == st->ninfo + 1) {
         *op |= MEMFMT_OP_NEW;
-        p += memfmt_put_varint(p, size);
-        p += memfmt_put_varint(p, trace);
+        put_col(col, MEMFMT_COL_SIZE, size);
+        put_col(col, MEMFMT_COL_TRACE, trace);
         st->ninfo++;
     } else {
-        p += memfmt_put_varint(p, info);
+        put_col(col, MEMFMT_COL_INFO, info);
     }
-    return p;
 }
 
-/* The freed pair: TEMP when it is the thread's latest allocation freed as
- * its next event, else its id. NULL when the caller's claim cannot be. */
-static uint8_t *put_old_block(const struct memfmt_evstate *st, uint8_t *p, uint8_t *op, uint32_t thread, uint32_t info,
-                              int temporary)
+/* The freed pair (checked by the caller): TEMP when it is the thread's
+ * latest allocation freed as its next event, else its id. */
+static void put_old_block(uint8_t *col[MEMFMT_NCOLS], uint8_t *op, uint32_t info, int temporary)
 {
     if (temporary) {
-        if (st->last_info[thread] != info) {
-            return NULL;
-        }
         *op |= MEMFMT_OP_TEMP;
-        return p;
+    } else {
+        put_col(col, MEMFMT_COL_INFO, info);
     }
-    if (info == 0 || info > st->ninfo) {
-        return NULL;
-    }
-    return p + memfmt_put_varint(p, info);
 }
 
-int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *p)
+int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *col[MEMFMT_NCOLS])
 {
-    uint8_t *start = p;
     int is_free = ev->tag == MEMFMT_REC_FREE;
     uint32_t thread = is_free ? ev->u.free.thread : ev->u.alloc.thread;
     unsigned kind = is_free ? ev->u.free.kind : ev->u.alloc.kind;
@@ -91,63 +88,114 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
     if (thread_room(st, thread) < 0) {
         return MEMFMT_E_NOMEM;
     }
-    if (thread != st->thread) {
-        *p++ = MEMFMT_OP_THREAD << 4;
-        p += memfmt_put_varint(p, thread);
-        st->thread = thread;
-    }
-    uint8_t *opp = p++;
-    uint8_t op;
+    /* Checked before anything is written: a refused event leaves no trace. */
     switch (ev->tag) {
     case MEMFMT_REC_ALLOC:
+    case MEMFMT_REC_REALLOC:
         if (ev->u.alloc.info == 0 || ev->u.alloc.info > st->ninfo + 1) {
             return MEMFMT_E_INVALID;
         }
+        if (ev->tag == MEMFMT_REC_ALLOC) {
+            break;
+        }
+        if (ev->u.alloc.old_temporary ? ev->u.alloc.old_info == 0 || st->last_info[thread] != ev->u.alloc.old_info
+                                      : ev->u.alloc.old_info == 0 || ev->u.alloc.old_info > st->ninfo) {
+            return MEMFMT_E_INVALID;
+        }
+        break;
+    case MEMFMT_REC_FREE:
+        if (ev->u.free.temporary ? ev->u.free.info == 0 || st->last_info[thread] != ev->u.free.info
+                                 : ev->u.free.info == 0 || ev->u.free.info > st->ninfo) {
+            return MEMFMT_E_INVALID;
+        }
+        break;
+    default: return MEMFMT_E_INVALID;
+    }
+    if (thread != st->thread) {
+        *col[MEMFMT_COL_OPS]++ = MEMFMT_OP_THREAD << 4;
+        put_col(col, MEMFMT_COL_THREAD, thread);
+        st->thread = thread;
+    }
+    uint8_t op;
+    switch (ev->tag) {
+    case MEMFMT_REC_ALLOC:
         op = MEMFMT_OP_ALLOC;
-        p = put_new_block(st, p, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
+        put_new_block(st, col, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
         st->last_info[thread] = ev->u.alloc.info;
         break;
     case MEMFMT_REC_FREE:
         op = MEMFMT_OP_FREE;
-        p = put_old_block(st, p, &op, thread, ev->u.free.info, ev->u.free.temporary);
-        if (!p) {
-            return MEMFMT_E_INVALID;
-        }
+        put_old_block(col, &op, ev->u.free.info, ev->u.free.temporary);
         st->last_info[thread] = 0;
         break;
-    case MEMFMT_REC_REALLOC:
+    default: /* MEMFMT_REC_REALLOC */
         op = MEMFMT_OP_REALLOC;
-        if (ev->u.alloc.info == 0 || ev->u.alloc.info > st->ninfo + 1) {
-            return MEMFMT_E_INVALID;
-        }
-        p = put_old_block(st, p, &op, thread, ev->u.alloc.old_info, ev->u.alloc.old_temporary);
-        if (!p) {
-            return MEMFMT_E_INVALID;
-        }
-        p = put_new_block(st, p, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
+        put_old_block(col, &op, ev->u.alloc.old_info, ev->u.alloc.old_temporary);
+        put_new_block(st, col, &op, ev->u.alloc.info, ev->u.alloc.size, ev->u.alloc.trace);
         st->last_info[thread] = ev->u.alloc.info;
         break;
-    default: return MEMFMT_E_INVALID;
     }
-    *opp = (uint8_t)(op << 4 | kind);
-    return (int)(p - start);
+    *col[MEMFMT_COL_OPS]++ = (uint8_t)(op << 4 | kind);
+    return 0;
+}
+
+size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS])
+{
+    uint8_t *start = p;
+    for (int c = 0; c < MEMFMT_COL_THREAD; c++) {
+        p += memfmt_put_varint(p, len[c]);
+    }
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        memcpy(p, col_start[c], len[c]);
+        p += len[c];
+    }
+    return (size_t)(p - start);
 }
 
 /* ---- decoder ---- */
 
-static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t len, unsigned version)
 {
-    return memfmt_get_varint_fast(pp, end, v) < 0 ? MEMFMT_E_CORRUPT : 0;
+    const uint8_t *p = payload, *end = payload + len;
+    if (version < 2) {
+        st->cur[0] = (struct memfmt_cursor){p, end};
+        for (int c = 0; c < MEMFMT_NCOLS; c++) {
+            st->col[c] = &st->cur[0];
+        }
+        return 0;
+    }
+    uint64_t n[MEMFMT_COL_THREAD];
+    for (int c = 0; c < MEMFMT_COL_THREAD; c++) {
+        if (memfmt_get_varint(&p, end, &n[c]) < 0) {
+            return MEMFMT_E_CORRUPT;
+        }
+    }
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        size_t left = (size_t)(end - p);
+        if (c < MEMFMT_COL_THREAD && n[c] > left) {
+            return MEMFMT_E_CORRUPT;
+        }
+        size_t k = c < MEMFMT_COL_THREAD ? (size_t)n[c] : left;
+        st->cur[c] = (struct memfmt_cursor){p, p + k};
+        st->col[c] = &st->cur[c];
+        p += k;
+    }
+    return 0;
+}
+
+static inline int get(struct memfmt_cursor *c, uint64_t *v)
+{
+    return memfmt_get_varint_fast(&c->p, c->end, v) < 0 ? MEMFMT_E_CORRUPT : 0;
 }
 
 /* The allocated pair of ALLOC and REALLOC. */
-static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evstate *st, unsigned op,
-                                                               const uint8_t **pp, const uint8_t *end, uint32_t *info,
+static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evstate *st, unsigned op, uint32_t *info,
                                                                uint64_t *size, uint32_t *trace)
 {
     uint64_t a, b;
     if (op & MEMFMT_OP_NEW) {
-        if (get(pp, end, &a) < 0 || get(pp, end, &b) < 0 || b > UINT32_MAX || st->ninfo == UINT32_MAX) {
+        if (get(st->col[MEMFMT_COL_SIZE], &a) < 0 || get(st->col[MEMFMT_COL_TRACE], &b) < 0 || b > UINT32_MAX ||
+            st->ninfo == UINT32_MAX) {
             return MEMFMT_E_CORRUPT;
         }
         uint32_t id = st->ninfo + 1;
@@ -160,7 +208,7 @@ static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evs
         st->ninfo = id;
         *info = id;
     } else {
-        if (get(pp, end, &a) < 0 || a == 0 || a > st->ninfo) {
+        if (get(st->col[MEMFMT_COL_INFO], &a) < 0 || a == 0 || a > st->ninfo) {
             return MEMFMT_E_CORRUPT;
         }
         *info = (uint32_t)a;
@@ -172,8 +220,7 @@ static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evs
 }
 
 /* The freed pair of FREE and REALLOC: named, or the thread's latest. */
-static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evstate *st, unsigned op,
-                                                               const uint8_t **pp, const uint8_t *end, uint32_t *info,
+static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evstate *st, unsigned op, uint32_t *info,
                                                                uint64_t *size, uint32_t *trace, int *temporary)
 {
     uint64_t a;
@@ -182,7 +229,7 @@ static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evs
             return MEMFMT_E_CORRUPT;
         }
         a = st->last_info[st->thread];
-    } else if (get(pp, end, &a) < 0 || a == 0 || a > st->ninfo) {
+    } else if (get(st->col[MEMFMT_COL_INFO], &a) < 0 || a == 0 || a > st->ninfo) {
         return MEMFMT_E_CORRUPT;
     }
     if (st->infos[a].live == 0) {
@@ -196,20 +243,32 @@ static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evs
     return 0;
 }
 
-int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev)
+/* At the end of the operations, every column must be used up. */
+static int block_end(const struct memfmt_evstate *st)
+{
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        if (st->col[c]->p != st->col[c]->end) {
+            return MEMFMT_E_CORRUPT;
+        }
+    }
+    return 0;
+}
+
+int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
 {
     /* last_info always has room for the current thread: made at the
      * first call and at every THREAD operation. */
     if (st->thread >= st->last_cap && thread_room(st, st->thread) < 0) {
         return MEMFMT_E_NOMEM;
     }
-    while (*pp < end) {
-        uint8_t h = *(*pp)++;
+    struct memfmt_cursor *ops = st->col[MEMFMT_COL_OPS];
+    while (ops->p < ops->end) {
+        uint8_t h = *ops->p++;
         unsigned op = h >> 4, kind = h & 15;
         uint64_t v;
         switch (op & ~(unsigned)(MEMFMT_OP_NEW | MEMFMT_OP_TEMP)) {
         case MEMFMT_OP_THREAD:
-            if (op != MEMFMT_OP_THREAD || get(pp, end, &v) < 0 || v >= MEMFMT_MAX_THREADS) {
+            if (op != MEMFMT_OP_THREAD || get(st->col[MEMFMT_COL_THREAD], &v) < 0 || v >= MEMFMT_MAX_THREADS) {
                 return MEMFMT_E_CORRUPT;
             }
             st->thread = (uint32_t)v;
@@ -228,7 +287,7 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
             ev->u.alloc.old_trace = 0;
             ev->u.alloc.old_info = 0;
             ev->u.alloc.old_temporary = 0;
-            if (get_new_block(st, op, pp, end, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
+            if (get_new_block(st, op, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
                 return MEMFMT_E_CORRUPT;
             }
             st->last_info[st->thread] = ev->u.alloc.info;
@@ -240,8 +299,8 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
             ev->tag = MEMFMT_REC_FREE;
             ev->u.free.thread = st->thread;
             ev->u.free.kind = kind;
-            if (get_old_block(st, op, pp, end, &ev->u.free.info, &ev->u.free.size, &ev->u.free.trace,
-                              &ev->u.free.temporary) < 0) {
+            if (get_old_block(st, op, &ev->u.free.info, &ev->u.free.size, &ev->u.free.trace, &ev->u.free.temporary) <
+                0) {
                 return MEMFMT_E_CORRUPT;
             }
             st->last_info[st->thread] = 0;
@@ -250,9 +309,9 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
             ev->tag = MEMFMT_REC_REALLOC;
             ev->u.alloc.thread = st->thread;
             ev->u.alloc.kind = kind;
-            if (get_old_block(st, op, pp, end, &ev->u.alloc.old_info, &ev->u.alloc.old_size, &ev->u.alloc.old_trace,
+            if (get_old_block(st, op, &ev->u.alloc.old_info, &ev->u.alloc.old_size, &ev->u.alloc.old_trace,
                               &ev->u.alloc.old_temporary) < 0 ||
-                get_new_block(st, op, pp, end, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
+                get_new_block(st, op, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
                 return MEMFMT_E_CORRUPT;
             }
             st->last_info[st->thread] = ev->u.alloc.info;
@@ -260,5 +319,5 @@ int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uin
         default: return MEMFMT_E_CORRUPT;
         }
     }
-    return 0;
+    return block_end(st);
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -26,27 +27,13 @@ struct memfmt_writer {
     uint8_t *out;
     size_t out_cap;
     uint64_t written;
-    size_t block; /* offset of the open EVENTS block's payload, 0 = none */
+    /* The open EVENTS block, column by column (version 2 layout): each
+     * column has room for a whole block; col[c] is where it goes on. */
+    uint8_t *col_start[MEMFMT_NCOLS];
+    uint8_t *col[MEMFMT_NCOLS];
+    size_t block_bytes; /* in all columns */
     struct memfmt_evstate ev;
 };
-
-/* An EVENTS block's length is written when the block closes, as a
- * four-byte LEB128 (padded with continuation bits), so its place can be
- * reserved before the length is known. */
-#define BLOCK_LEN_BYTES 4
-
-static void close_block(memfmt_writer *w)
-{
-    if (!w->block) {
-        return;
-    }
-    size_t len = w->in_len - w->block;
-    uint8_t *p = w->in + w->block - BLOCK_LEN_BYTES;
-    for (int i = 0; i < BLOCK_LEN_BYTES; i++) {
-        p[i] = (uint8_t)((len >> (7 * i)) & 0x7f) | (i + 1 < BLOCK_LEN_BYTES ? 0x80 : 0);
-    }
-    w->block = 0;
-}
 
 static int write_all(memfmt_writer *w, const uint8_t *p, size_t n)
 {
@@ -72,7 +59,6 @@ static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
     if (w->failed) {
         return w->failed;
     }
-    close_block(w); /* bytes given to zstd can no longer be patched */
     ZSTD_inBuffer in = {w->in, w->in_len, 0};
     for (;;) {
         ZSTD_outBuffer out = {w->out, w->out_cap, 0};
@@ -95,6 +81,38 @@ static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
     return 0;
 }
 
+/* Move the open EVENTS block, if any, into the pending input. */
+static int close_block(memfmt_writer *w)
+{
+    if (!w->block_bytes) {
+        return 0;
+    }
+    size_t len[MEMFMT_NCOLS];
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        len[c] = (size_t)(w->col[c] - w->col_start[c]);
+    }
+    if (WRITER_IN_CAP - w->in_len < 1 + 10 + MEMFMT_EVENTS_HEAD_MAX + w->block_bytes) {
+        int rc = compress_pending(w, ZSTD_e_continue);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    /* The payload is written after a length of the most bytes it can take,
+     * then moved up to its real length's end. */
+    uint8_t *rec = w->in + w->in_len;
+    uint8_t *payload = rec + 1 + 10;
+    size_t n = memfmt_event_block_write(payload, w->col_start, len);
+    rec[0] = MEMFMT_REC_EVENTS;
+    size_t k = memfmt_put_varint(rec + 1, n);
+    memmove(rec + 1 + k, payload, n);
+    w->in_len += 1 + k + n;
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        w->col[c] = w->col_start[c];
+    }
+    w->block_bytes = 0;
+    return 0;
+}
+
 memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int level, int *rc)
 {
     memfmt_writer *w = calloc(1, sizeof *w);
@@ -107,7 +125,12 @@ memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int le
     w->in = malloc(WRITER_IN_CAP);
     w->out_cap = ZSTD_CStreamOutSize();
     w->out = malloc(w->out_cap);
-    if (!w->cctx || !w->in || !w->out) {
+    int cols_ok = 1;
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        w->col[c] = w->col_start[c] = malloc(MEMFMT_EVENTS_MAX);
+        cols_ok &= w->col[c] != NULL;
+    }
+    if (!w->cctx || !w->in || !w->out || !cols_ok) {
         memfmt_writer_free(w);
         *rc = MEMFMT_E_NOMEM;
         return NULL;
@@ -131,25 +154,21 @@ memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int le
 
 static int write_event(memfmt_writer *w, const struct memfmt_record *rec)
 {
-    if (w->block && w->in_len - w->block + MEMFMT_EVENT_MAX > MEMFMT_EVENTS_MAX) {
-        close_block(w);
-    }
-    if (WRITER_IN_CAP - w->in_len < MEMFMT_EVENT_MAX + 1 + BLOCK_LEN_BYTES) {
-        int rc = compress_pending(w, ZSTD_e_continue);
+    if (w->block_bytes + MEMFMT_EVENT_MAX + MEMFMT_EVENTS_HEAD_MAX > MEMFMT_EVENTS_MAX) {
+        int rc = close_block(w);
         if (rc < 0) {
             return rc;
         }
     }
-    if (!w->block) {
-        w->in[w->in_len++] = MEMFMT_REC_EVENTS;
-        w->in_len += BLOCK_LEN_BYTES;
-        w->block = w->in_len;
+    uint8_t *before[MEMFMT_NCOLS];
+    memcpy(before, w->col, sizeof before);
+    int rc = memfmt_event_encode(&w->ev, rec, w->col);
+    if (rc < 0) {
+        return rc;
     }
-    int n = memfmt_event_encode(&w->ev, rec, w->in + w->in_len);
-    if (n < 0) {
-        return n;
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        w->block_bytes += (size_t)(w->col[c] - before[c]);
     }
-    w->in_len += (size_t)n;
     return 0;
 }
 
@@ -161,7 +180,10 @@ int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec)
     if (rec->tag == MEMFMT_REC_ALLOC || rec->tag == MEMFMT_REC_FREE || rec->tag == MEMFMT_REC_REALLOC) {
         return write_event(w, rec);
     }
-    close_block(w);
+    int rc0 = close_block(w);
+    if (rc0 < 0) {
+        return rc0;
+    }
     if (WRITER_IN_CAP - w->in_len < 64) {
         int rc = compress_pending(w, ZSTD_e_continue);
         if (rc < 0) {
@@ -185,12 +207,14 @@ int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec)
 
 int memfmt_writer_flush(memfmt_writer *w)
 {
-    return compress_pending(w, ZSTD_e_flush);
+    int rc = close_block(w);
+    return rc < 0 ? rc : compress_pending(w, ZSTD_e_flush);
 }
 
 int memfmt_writer_finish(memfmt_writer *w)
 {
-    return compress_pending(w, ZSTD_e_end);
+    int rc = close_block(w);
+    return rc < 0 ? rc : compress_pending(w, ZSTD_e_end);
 }
 
 uint64_t memfmt_writer_bytes(const memfmt_writer *w)
@@ -210,6 +234,9 @@ void memfmt_writer_free(memfmt_writer *w)
     }
     ZSTD_freeCCtx(w->cctx);
     memfmt_evstate_release(&w->ev);
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        free(w->col_start[c]);
+    }
     free(w->in);
     free(w->out);
     free(w);
@@ -240,7 +267,7 @@ struct memfmt_reader {
     uint64_t raw_base; /* stream offset of raw[0] */
     uint64_t file_consumed;
     struct memfmt_header hdr;
-    const uint8_t *blk, *blk_end; /* the EVENTS block being read, inside raw */
+    const uint8_t *blk; /* the EVENTS block being read (inside raw), or NULL */
     struct memfmt_evstate ev;
 };
 
@@ -421,7 +448,7 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
     for (;;) {
         if (r->blk) {
             /* The window is not moved while a block is being read. */
-            int rc = memfmt_event_decode(&r->ev, &r->blk, r->blk_end, rec);
+            int rc = memfmt_event_decode(&r->ev, rec);
             if (rc != 0) {
                 return rc;
             }
@@ -436,8 +463,10 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
             const uint8_t *p = r->raw + r->raw_start + 1;
             uint64_t plen;
             memfmt_get_varint(&p, r->raw + r->raw_end, &plen);
+            if (memfmt_event_block(&r->ev, p, (size_t)plen, r->hdr.version) < 0) {
+                return MEMFMT_E_CORRUPT;
+            }
             r->blk = p;
-            r->blk_end = p + plen;
             r->raw_start += (size_t)n;
             continue;
         }
@@ -465,7 +494,7 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
 uint64_t memfmt_reader_offset(const memfmt_reader *r)
 {
     if (r->blk) {
-        return r->raw_base + (uint64_t)(r->blk - r->raw);
+        return r->raw_base + (uint64_t)(memfmt_event_pos(&r->ev) - r->raw);
     }
     return r->raw_base + r->raw_start;
 }

@@ -71,21 +71,28 @@ static inline int memfmt_get_varint_fast(const uint8_t **pp, const uint8_t *end,
 
 /* ---- events.c: the compact events inside EVENTS blocks ----
  *
- * An EVENTS record's payload is a sequence of operations. Each starts with
- * one byte: the high nibble is the operation, the low nibble the kind
- * (enum memfmt_kind). The operation's bits 3-2 are its type, bit 1 NEW
- * (the allocated (size, trace) pair is new: it is written out and gets the
- * next info id) and bit 0 TEMP (the freed block is the current thread's
- * latest allocation, freed as its next event: a temporary, not named).
+ * Events are operations. Each has one byte: the high nibble is the
+ * operation, the low nibble the kind (enum memfmt_kind). The operation's
+ * bits 3-2 are its type, bit 1 NEW (the allocated (size, trace) pair is new:
+ * it is written out and gets the next info id) and bit 0 TEMP (the freed
+ * block is the current thread's latest allocation, freed as its next event:
+ * a temporary, not named). Its fields, varints:
  *   type 0 ALLOC    NEW ? size, trace : info
  *   type 1 FREE     TEMP ? - : info
  *   type 2 REALLOC  (TEMP ? - : old info), then NEW ? size, trace : info
  *   type 3 THREAD   thread index (NEW and TEMP clear): later events are its
  * The current thread and each thread's latest allocated info carry over from
- * one block to the next: they are state of the whole stream. */
+ * one block to the next: they are state of the whole stream.
+ *
+ * Version 2 stores a block in columns, each field where its kind of value
+ * is: the lengths of the first four, then the operation bytes, the info ids,
+ * the sizes, the traces, and the thread indexes (the rest). Values of one
+ * kind side by side compress faster and smaller than interleaved ones.
+ * Version 1 interleaved every operation's fields after its byte. */
 
 #define MEMFMT_EVENTS_MAX 65536 /* payload bytes per block, at most */
 #define MEMFMT_EVENT_MAX 48 /* bytes one operation takes, at most */
+#define MEMFMT_EVENTS_HEAD_MAX 20 /* the column lengths: four varints of at most 5 bytes */
 
 enum memfmt_ev_op {
     MEMFMT_OP_ALLOC = 0 << 2,
@@ -96,10 +103,23 @@ enum memfmt_ev_op {
     MEMFMT_OP_TEMP = 1 << 0,
 };
 
+enum memfmt_ev_col {
+    MEMFMT_COL_OPS,
+    MEMFMT_COL_INFO,
+    MEMFMT_COL_SIZE,
+    MEMFMT_COL_TRACE,
+    MEMFMT_COL_THREAD,
+    MEMFMT_NCOLS,
+};
+
 struct memfmt_info {
     uint64_t size;
     uint32_t trace;
     uint64_t live; /* decoder: blocks of this pair not freed yet */
+};
+
+struct memfmt_cursor {
+    const uint8_t *p, *end;
 };
 
 /* Stream state shared by the encoder and the decoder. */
@@ -110,19 +130,38 @@ struct memfmt_evstate {
     struct memfmt_info *infos; /* decoder: per info id */
     size_t info_cap;
     uint32_t ninfo; /* ids in use are 1..ninfo */
+    /* Decoder: the block being read. col[c] is where column c is read:
+     * its own cursor in a version 2 block, all the one cursor cur[0] in a
+     * version 1 block, whose single column interleaves them. */
+    struct memfmt_cursor cur[MEMFMT_NCOLS];
+    struct memfmt_cursor *col[MEMFMT_NCOLS];
 };
 
 /** Release the state's arrays; accepts a zeroed state. */
 void memfmt_evstate_release(struct memfmt_evstate *st);
-/** Encode one event (ALLOC/FREE/REALLOC record) at p, which has
- * MEMFMT_EVENT_MAX bytes of room. An info id above every id used so far
- * must be the next one (ninfo + 1): it is written out as new. Returns bytes
- * written, or a negative status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
-int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *p);
-/** Decode operations from [*pp, end) until one event is complete; fills
- * `ev` (every field). Returns 1 with an event, 0 when the block ended
- * without one, or MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM. */
-int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev);
+/** Encode one event (ALLOC/FREE/REALLOC record) into the columns of a
+ * version 2 block: col[c] is where column c goes on, and moves past what
+ * was written (at most MEMFMT_EVENT_MAX bytes in all). An info id above
+ * every id used so far must be the next one (ninfo + 1): it is written out
+ * as new. Returns 0, or a negative status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
+int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *col[MEMFMT_NCOLS]);
+/** Write the payload of a version 2 EVENTS block made of the columns
+ * [col_start[c], col_start[c] + len[c]) at p, which has room for
+ * MEMFMT_EVENTS_HEAD_MAX plus the columns. Returns the bytes written. */
+size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS]);
+/** Start reading the payload of an EVENTS block of a file of `version`.
+ * Returns 0, or MEMFMT_E_CORRUPT when its column lengths do not fit. */
+int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t len, unsigned version);
+/** Decode operations of the block until one event is complete; fills `ev`
+ * (every field). Returns 1 with an event, 0 when the block ended without
+ * one, or MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM (a block whose columns are not
+ * all used up at its end is corrupt). */
+int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev);
+/** Where the decoder stands in the block's operations. */
+static inline const uint8_t *memfmt_event_pos(const struct memfmt_evstate *st)
+{
+    return st->col[MEMFMT_COL_OPS]->p;
+}
 
 /* ---- wire.c: the pipe protocol from the recorder to memrec ----
  *

@@ -114,22 +114,26 @@ static unsigned decode_records(const uint8_t *data, size_t size)
 /* Events are compared whole: both sides start zeroed and the decoder
  * fills in every field of the event it returns, so the bytes of two equal
  * events are equal, padding included. */
-static void decode_events(const uint8_t *data, size_t size)
+static void decode_events(const uint8_t *data, size_t size, unsigned version)
 {
     struct memfmt_evstate dec, enc, dec2;
     memset(&dec, 0, sizeof dec);
     memset(&enc, 0, sizeof enc);
     memset(&dec2, 0, sizeof dec2);
-    const uint8_t *p = data;
-    const uint8_t *end = data + size;
+    if (memfmt_event_block(&dec, data, size, version) < 0) {
+        contract(version >= 2, "only a version 2 block has column lengths to refuse");
+        return;
+    }
     int enc_ok = 1;
     for (;;) {
         struct memfmt_record ev;
         memset(&ev, 0, sizeof ev);
-        const uint8_t *before = p;
-        int rc = memfmt_event_decode(&dec, &p, end, &ev);
+        const uint8_t *before = memfmt_event_pos(&dec);
+        int rc = memfmt_event_decode(&dec, &ev);
         if (rc == 0) {
-            contract(p == end, "an event decode that finds no event consumed the block");
+            for (int c = 0; c < MEMFMT_NCOLS; c++) {
+                contract(dec.col[c]->p == dec.col[c]->end, "a block that ends cleanly used up every column");
+            }
             break;
         }
         if (rc < 0) {
@@ -137,26 +141,41 @@ static void decode_events(const uint8_t *data, size_t size)
             break;
         }
         contract(rc == 1, "event decode returns 1 with an event");
-        contract(p > before && p <= end, "an event consumes bytes inside the block");
+        contract(memfmt_event_pos(&dec) > before && memfmt_event_pos(&dec) <= data + size,
+                 "an event consumes operation bytes inside the block");
         contract(ev.tag == MEMFMT_REC_ALLOC || ev.tag == MEMFMT_REC_FREE || ev.tag == MEMFMT_REC_REALLOC,
                  "event decode returns ALLOC, FREE or REALLOC");
         uint32_t kind = ev.tag == MEMFMT_REC_FREE ? ev.u.free.kind : ev.u.alloc.kind;
         contract(kind < 16, "an event's kind fits its nibble");
-        /* Encode the event again with a writer's state and decode that with
-         * a fresh reader's state: the same event must come back. */
+        /* Encode the event again with a writer's state into a block of its
+         * own and decode that with a fresh reader's state: the same event
+         * must come back. */
         if (enc_ok) {
-            uint8_t buf[MEMFMT_EVENT_MAX];
-            int n = memfmt_event_encode(&enc, &ev, buf);
+            uint8_t cols[MEMFMT_NCOLS][MEMFMT_EVENT_MAX];
+            uint8_t *start[MEMFMT_NCOLS], *col[MEMFMT_NCOLS];
+            for (int c = 0; c < MEMFMT_NCOLS; c++) {
+                start[c] = col[c] = cols[c];
+            }
+            int n = memfmt_event_encode(&enc, &ev, col);
             if (n == MEMFMT_E_NOMEM) {
                 enc_ok = 0; /* the decoder got the memory, the encoder did not: stop comparing */
                 continue;
             }
-            contract(n > 0 && n <= MEMFMT_EVENT_MAX, "a decoded event encodes in at most MEMFMT_EVENT_MAX bytes");
-            const uint8_t *q = buf;
-            struct memfmt_record back;
+            contract(n == 0, "a decoded event encodes");
+            size_t len[MEMFMT_NCOLS], total = 0;
+            for (int c = 0; c < MEMFMT_NCOLS; c++) {
+                len[c] = (size_t)(col[c] - start[c]);
+                total += len[c];
+            }
+            contract(total > 0 && total <= MEMFMT_EVENT_MAX,
+                     "a decoded event encodes in at most MEMFMT_EVENT_MAX bytes");
+            uint8_t block[MEMFMT_EVENTS_HEAD_MAX + MEMFMT_EVENT_MAX];
+            size_t blen = memfmt_event_block_write(block, start, len);
+            struct memfmt_record back, none;
             memset(&back, 0, sizeof back);
-            contract(memfmt_event_decode(&dec2, &q, buf + n, &back) == 1 && q == buf + n,
-                     "a re-encoded event decodes whole");
+            contract(memfmt_event_block(&dec2, block, blen, 2) == 0 && memfmt_event_decode(&dec2, &back) == 1 &&
+                         memfmt_event_decode(&dec2, &none) == 0,
+                     "a re-encoded event decodes whole, as a block of its own");
             contract(memcmp(&ev, &back, sizeof ev) == 0, "decode(encode(event)) == event");
         }
     }
@@ -197,6 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     volatile unsigned sink = decode_records(data, size) + decode_wire(data, size);
     (void)sink;
-    decode_events(data, size);
+    decode_events(data, size, 1);
+    decode_events(data, size, 2);
     return 0;
 }

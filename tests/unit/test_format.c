@@ -338,24 +338,55 @@ static void test_events(void)
     close(fd);
 
     /* Operations that cannot be: an info never defined, a temporary free of
-     * a thread that never allocated, an unknown operation, a cut field. */
+     * a thread that never allocated, an unknown operation, a cut field;
+     * in version 1 blocks (one interleaved column) as in version 2. */
     struct memfmt_evstate st = {0};
     struct memfmt_record ev;
     const uint8_t bad1[] = {MEMFMT_OP_FREE << 4, 5};
-    const uint8_t *p = bad1;
-    CHECK(memfmt_event_decode(&st, &p, bad1 + sizeof bad1, &ev) == MEMFMT_E_CORRUPT);
+    CHECK(memfmt_event_block(&st, bad1, sizeof bad1, 1) == 0 && memfmt_event_decode(&st, &ev) == MEMFMT_E_CORRUPT);
     const uint8_t bad2[] = {(MEMFMT_OP_FREE | MEMFMT_OP_TEMP) << 4};
-    p = bad2;
-    CHECK(memfmt_event_decode(&st, &p, bad2 + sizeof bad2, &ev) == MEMFMT_E_CORRUPT);
+    CHECK(memfmt_event_block(&st, bad2, sizeof bad2, 1) == 0 && memfmt_event_decode(&st, &ev) == MEMFMT_E_CORRUPT);
     const uint8_t bad3[] = {0xf0};
-    p = bad3;
-    CHECK(memfmt_event_decode(&st, &p, bad3 + sizeof bad3, &ev) == MEMFMT_E_CORRUPT);
+    CHECK(memfmt_event_block(&st, bad3, sizeof bad3, 1) == 0 && memfmt_event_decode(&st, &ev) == MEMFMT_E_CORRUPT);
     const uint8_t cut[] = {(MEMFMT_OP_ALLOC | MEMFMT_OP_NEW) << 4, 0x80};
-    p = cut;
-    CHECK(memfmt_event_decode(&st, &p, cut + sizeof cut, &ev) == MEMFMT_E_CORRUPT);
+    CHECK(memfmt_event_block(&st, cut, sizeof cut, 1) == 0 && memfmt_event_decode(&st, &ev) == MEMFMT_E_CORRUPT);
     const uint8_t big_thread[] = {MEMFMT_OP_THREAD << 4, 0x80, 0x80, 0x80, 0x01};
-    p = big_thread;
-    CHECK(memfmt_event_decode(&st, &p, big_thread + sizeof big_thread, &ev) == MEMFMT_E_CORRUPT);
+    CHECK(memfmt_event_block(&st, big_thread, sizeof big_thread, 1) == 0 &&
+          memfmt_event_decode(&st, &ev) == MEMFMT_E_CORRUPT);
+    /* A version 1 block reads as it always did: NEW 100-byte malloc at
+     * trace 3, then its temporary free. */
+    const uint8_t v1[] = {(MEMFMT_OP_ALLOC | MEMFMT_OP_NEW) << 4, 100, 3, (MEMFMT_OP_FREE | MEMFMT_OP_TEMP) << 4 | 11};
+    CHECK(memfmt_event_block(&st, v1, sizeof v1, 1) == 0);
+    CHECK(memfmt_event_decode(&st, &ev) == 1 && ev.tag == MEMFMT_REC_ALLOC && ev.u.alloc.size == 100 &&
+          ev.u.alloc.trace == 3 && ev.u.alloc.info == 1);
+    CHECK(memfmt_event_decode(&st, &ev) == 1 && ev.tag == MEMFMT_REC_FREE && ev.u.free.temporary &&
+          ev.u.free.size == 100 && ev.u.free.kind == 11);
+    CHECK(memfmt_event_decode(&st, &ev) == 0);
+    memfmt_evstate_release(&st);
+    /* Version 2: the same two events in columns (3 op bytes, no info, one
+     * size, one trace, a thread switch to 2 first); then column lengths
+     * that do not fit, and a column left over at the end. */
+    const uint8_t v2[] = {3,
+                          0,
+                          1,
+                          1,
+                          MEMFMT_OP_THREAD << 4,
+                          (MEMFMT_OP_ALLOC | MEMFMT_OP_NEW) << 4,
+                          (MEMFMT_OP_FREE | MEMFMT_OP_TEMP) << 4 | 11,
+                          100,
+                          3,
+                          2};
+    CHECK(memfmt_event_block(&st, v2, sizeof v2, 2) == 0);
+    CHECK(memfmt_event_decode(&st, &ev) == 1 && ev.tag == MEMFMT_REC_ALLOC && ev.u.alloc.size == 100 &&
+          ev.u.alloc.trace == 3 && ev.u.alloc.thread == 2);
+    CHECK(memfmt_event_decode(&st, &ev) == 1 && ev.tag == MEMFMT_REC_FREE && ev.u.free.temporary);
+    CHECK(memfmt_event_decode(&st, &ev) == 0);
+    const uint8_t v2_long[] = {3, 0, 1, 9, 0, 0, 0, 100, 3};
+    CHECK(memfmt_event_block(&st, v2_long, sizeof v2_long, 2) == MEMFMT_E_CORRUPT);
+    const uint8_t v2_extra[] = {1, 0, 2, 1, (MEMFMT_OP_ALLOC | MEMFMT_OP_NEW) << 4, 100, 100, 3};
+    CHECK(memfmt_event_block(&st, v2_extra, sizeof v2_extra, 2) == 0);
+    CHECK(memfmt_event_decode(&st, &ev) == 1);
+    CHECK(memfmt_event_decode(&st, &ev) == MEMFMT_E_CORRUPT);
     memfmt_evstate_release(&st);
 }
 
