@@ -93,10 +93,14 @@ static inline uint32_t block_thread(uint64_t b)
 
 /* A thread's latest allocation, while it is its latest event: the block
  * at (pool, addr) (pool 0: the heap) is a temporary if this thread frees
- * it next. */
+ * it next. Its size and trace are kept too: most frees of a temporary then
+ * need no look-up of its pair, whose cell is far less likely cached than
+ * this one. */
 struct latest {
     uint64_t addr;
+    uint64_t size;
     uint32_t pool;
+    uint32_t trace;
     uint32_t set;
 };
 
@@ -452,9 +456,10 @@ static struct latest *latest_of(struct merge *m, uint32_t thread)
 }
 
 /* A new block at (pool, addr): its value for the map. */
-static uint64_t block_new(struct merge *m, uint32_t info, uint32_t thread, uint32_t pool, uint64_t addr)
+static uint64_t block_new(struct merge *m, uint32_t info, uint32_t thread, uint32_t pool, uint64_t addr,
+                          const struct qev *e)
 {
-    *latest_of(m, thread) = (struct latest){addr, pool, 1};
+    *latest_of(m, thread) = (struct latest){addr, e->size, pool, e->trace, 1};
     return block_pack(info, thread);
 }
 
@@ -477,14 +482,19 @@ static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t 
     /* Not zero-initialized: the record's union is large (module segments)
      * and this runs for every free. */
     struct memfmt_record r;
-    const struct memfmt_info *in = &m->infos[block_info(b)];
     r.tag = MEMFMT_REC_FREE;
     r.u.free.thread = thread;
     r.u.free.kind = kind;
     r.u.free.info = block_info(b);
-    r.u.free.size = in->size;
-    r.u.free.trace = in->trace;
     r.u.free.temporary = block_is_latest(m, b, thread, pool, addr);
+    if (r.u.free.temporary) {
+        const struct latest *l = latest_of(m, thread);
+        r.u.free.size = l->size;
+        r.u.free.trace = l->trace;
+    } else {
+        r.u.free.size = m->infos[r.u.free.info].size;
+        r.u.free.trace = m->infos[r.u.free.info].trace;
+    }
     block_gone(m, thread);
     return out(m, &r);
 }
@@ -550,7 +560,7 @@ static int apply_pool(struct merge *m, struct stream *s, const struct qev *e)
     r.u.alloc.size = e->size;
     r.u.alloc.trace = e->trace;
     r.u.alloc.info = info_id(m, e->size, e->trace);
-    poolmap_add(m->pools, e->old_block, e->addr, block_new(m, r.u.alloc.info, s->thread, e->old_block, e->addr));
+    poolmap_add(m->pools, e->old_block, e->addr, block_new(m, r.u.alloc.info, s->thread, e->old_block, e->addr, e));
     return out(m, &r);
 }
 
@@ -660,18 +670,18 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             /* The realloc's second part: the old block ends here. It is a
              * temporary if it was the thread's latest allocation at the
              * first part and forget_stale() wrote no free since. */
-            const struct memfmt_info *old = &m->infos[e->old_block];
+            const struct latest *l = latest_of(m, s->thread);
             r.tag = MEMFMT_REC_REALLOC;
             r.u.alloc.old_info = e->old_block;
-            r.u.alloc.old_size = old->size;
-            r.u.alloc.old_trace = old->trace;
-            r.u.alloc.old_temporary = e->old_latest && latest_of(m, s->thread)->set;
+            r.u.alloc.old_temporary = e->old_latest && l->set;
+            r.u.alloc.old_size = r.u.alloc.old_temporary ? l->size : m->infos[e->old_block].size;
+            r.u.alloc.old_trace = r.u.alloc.old_temporary ? l->trace : m->infos[e->old_block].trace;
             block_gone(m, s->thread);
         } else if (e->type == Q_RALLOC && e->has_old == OLD_NONE) {
             m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
         }
         r.u.alloc.info = info_id(m, e->size, e->trace);
-        map_put(&m->addr_block, e->addr, block_new(m, r.u.alloc.info, s->thread, 0, e->addr));
+        map_put(&m->addr_block, e->addr, block_new(m, r.u.alloc.info, s->thread, 0, e->addr, e));
         if (rc == 0) {
             rc = out(m, &r);
         }
