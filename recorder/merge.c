@@ -816,7 +816,7 @@ static void compact_active(struct merge *m)
 #define PREFETCH_FAR 16
 #define PREFETCH_NEAR 4
 
-static void prefetch_far(const struct merge *m, const struct qev *e)
+static inline __attribute__((always_inline)) void prefetch_far(const struct merge *m, const struct qev *e)
 {
     if (e->type != Q_ALLOC && e->type != Q_FREE && e->type != Q_RALLOC && e->type != Q_RFREE) {
         return;
@@ -829,7 +829,7 @@ static void prefetch_far(const struct merge *m, const struct qev *e)
     }
 }
 
-static void prefetch_near(const struct merge *m, const struct qev *e)
+static inline __attribute__((always_inline)) void prefetch_near(const struct merge *m, const struct qev *e)
 {
     if ((e->type != Q_FREE && e->type != Q_RFREE) || !m->addr_block.cap) {
         return;
