@@ -22,12 +22,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 struct tbuf {
     atomic_int lock; /* see buf_lock() */
+    atomic_int busy; /* the owner holds the buffer without `lock` (see owner_lock()) */
+    atomic_int wants; /* another thread holds `lock` and waits for busy == 0 */
+    int owner_slow; /* the owner holds `lock` */
     uint32_t stream;
     pid_t tid;
     int orphan; /* created after the thread's exit destructor */
@@ -94,6 +98,93 @@ static void buf_lock(atomic_int *l)
 static void buf_unlock(atomic_int *l)
 {
     atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* The owner of a thread buffer takes it on every allocation and free; the
+ * service thread (and a crash handler, and the exit of its thread) about
+ * every 10 ms. Where membarrier(2) works, the frequent side costs no atomic
+ * read-modify-write: the owner stores busy = 1, then reads `wants`; another
+ * thread takes `lock`, stores wants = 1, calls membarrier(), which runs a
+ * full barrier on every CPU that runs a thread of the process, and then
+ * waits for busy == 0. Either the owner sees wants = 1 (and takes `lock`
+ * like anyone else), or the other side sees busy = 1 and waits: the
+ * owner's store cannot still hide in its CPU's store buffer once the
+ * barrier ran there. Elsewhere both sides take `lock`. */
+static int asym;
+
+static int membarrier(int cmd)
+{
+    return (int)syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+static void asym_setup(void)
+{
+    int cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    asym = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+           membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+static int owner_lock(struct tbuf *b)
+{
+    if (asym) {
+        atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (__builtin_expect(!atomic_load_explicit(&b->wants, memory_order_acquire), 1)) {
+            b->owner_slow = 0;
+            return 0;
+        }
+        atomic_store_explicit(&b->busy, 0, memory_order_release);
+    }
+    buf_lock(&b->lock);
+    b->owner_slow = 1;
+    return 0;
+}
+
+static void owner_unlock(struct tbuf *b)
+{
+    if (b->owner_slow) {
+        buf_unlock(&b->lock);
+    } else {
+        atomic_store_explicit(&b->busy, 0, memory_order_release);
+    }
+}
+
+/* Another thread's side, for buffers whose `lock` it holds: announce, then
+ * one barrier for all of them (membarrier() costs a few microseconds), then
+ * wait for each owner to leave. */
+static void others_want(struct tbuf *b)
+{
+    if (asym) {
+        atomic_store(&b->wants, 1);
+    }
+}
+
+static void others_barrier(void)
+{
+    if (asym) {
+        membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+    }
+}
+
+static void others_wait(struct tbuf *b)
+{
+    int spins = 0;
+    while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
+        if (++spins < 64) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        struct timespec nap = {0, 20 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+static void others_done(struct tbuf *b)
+{
+    if (asym) {
+        atomic_store_explicit(&b->wants, 0, memory_order_release);
+    }
+    buf_unlock(&b->lock);
 }
 
 /* The registry of buffers: taken when a thread starts or ends, and by the
@@ -357,14 +448,15 @@ static void put_counts(struct tbuf *b)
     put(b, atomic_load_explicit(&b->bytes, memory_order_relaxed));
 }
 
+/* Called by the owner at its exit, outside the hooks. */
 static void tbuf_destroy(struct tbuf *b)
 {
-    buf_lock(&b->lock);
+    owner_lock(b);
     put_counts(b);
     ensure_room(b, 1);
     b->data[b->len++] = MEMFMT_W_BYE;
     flush_locked(b);
-    buf_unlock(&b->lock);
+    owner_unlock(b);
     unregister(b);
     tracetree_release(&b->tree);
     unwind_thread_release(&b->unwind);
@@ -396,7 +488,7 @@ static struct tbuf *lock_mine(void)
         }
         tstate.buf = b;
     }
-    buf_lock(&b->lock);
+    owner_lock(b);
     b->owner_holds = 1;
     uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
     if (b->tree_gen != g) {
@@ -419,7 +511,7 @@ static void unlock_mine(struct tbuf *b)
     }
     atomic_store_explicit(&b->done, b->len, memory_order_release);
     b->owner_holds = 0;
-    buf_unlock(&b->lock);
+    owner_unlock(b);
 }
 
 static uint32_t capture(struct tbuf *b)
@@ -714,9 +806,18 @@ static void flush_one_from_signal(struct tbuf *b, int mine)
     if (!lock_bounded(&b->lock)) {
         return;
     }
+    others_want(b);
+    others_barrier();
+    int64_t deadline = 0;
+    while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
+        if (!crash_wait(&deadline)) {
+            others_done(b); /* its owner is stuck inside the recorder: leave it */
+            return;
+        }
+    }
     put_counts(b);
     flush_locked(b);
-    buf_unlock(&b->lock);
+    others_done(b);
 }
 
 void buffer_flush_from_signal(void)
@@ -782,12 +883,17 @@ static void flush_all(void)
 {
     struct tbuf *dead = NULL;
     reg_acquire();
+    for (struct tbuf *b = registry; b; b = b->next) {
+        buf_lock(&b->lock);
+        others_want(b);
+    }
+    others_barrier();
     for (struct tbuf **pp = &registry; *pp;) {
         struct tbuf *b = *pp;
-        buf_lock(&b->lock);
+        others_wait(b);
         put_counts(b);
         flush_locked(b);
-        buf_unlock(&b->lock);
+        others_done(b);
         if (owner_gone(b)) {
             *pp = b->next;
             b->next = dead;
@@ -883,6 +989,7 @@ int buffer_setup(int fd)
     static int once;
     if (!once) {
         use_tsc = opts.tsc_order && tsc_is_clocksource();
+        asym_setup();
         if (opts.sample_rate && sample_setup() < 0) {
             return -1;
         }
@@ -948,6 +1055,9 @@ void buffer_forget(void)
     atomic_store(&conn_writers, 0);
     atomic_store(&conn_reopening, 0);
     registry = NULL;
+    if (asym) {
+        asym_setup(); /* a new address space: register it too */
+    }
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     reg_lock = fresh; /* it may have been held by a thread that does not exist here */
     atomic_store(&service_buf.lock, 0);
