@@ -489,24 +489,40 @@ void cfi_cache_init(struct cfi_cache *c)
  * the rbp it receives: in code built without frame pointers rbp is an
  * ordinary register whose saved value changes from call to call, and
  * comparing it would make every such stack look new. */
-static int cells_unchanged(const struct walk_frame *f, int from, int to)
+static int frame_changed(const struct walk_frame *f, int k, int to)
 {
-    for (int k = from; k < to; k++) {
-        uint64_t v;
-        if (f[k].ra_at) {
-            memcpy(&v, (const void *)(uintptr_t)f[k].ra_at, 8);
-            if (v != f[k].ra) {
-                return 0;
-            }
-        }
-        if (f[k].rbp_at && k + 1 < to && f[k + 1].needs_rbp) {
-            memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
-            if (v != f[k].rbp_val) {
-                return 0;
-            }
+    uint64_t v;
+    if (f[k].ra_at) {
+        memcpy(&v, (const void *)(uintptr_t)f[k].ra_at, 8);
+        if (v != f[k].ra) {
+            return 1;
         }
     }
-    return 1;
+    if (f[k].rbp_at && k + 1 < to && f[k + 1].needs_rbp) {
+        memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
+        if (v != f[k].rbp_val) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* -1 when every cell of frames [from, to) is unchanged, else a frame whose
+ * cell changed. Frame `hint` is checked first: candidates for one stack
+ * that share their first frame mostly part at the same frame (the caller
+ * that differs), so the frame where the last candidate failed rules out
+ * the next one with one comparison instead of a walk up to it. */
+static int first_changed(const struct walk_frame *f, int from, int to, int hint)
+{
+    if (hint >= from && hint < to && frame_changed(f, hint, to)) {
+        return hint;
+    }
+    for (int k = from; k < to; k++) {
+        if (frame_changed(f, k, to)) {
+            return k;
+        }
+    }
+    return -1;
 }
 
 /* Shared parts at least this long are reused where they lie, not copied. */
@@ -520,7 +536,7 @@ static int cells_unchanged(const struct walk_frame *f, int from, int to)
 static int reuse_previous(struct cfi_cache *c, struct walk_frame *prev, int pn, int j, struct walk_frame *cur, int cn,
                           uint64_t *ips, int n, int max)
 {
-    if (!cells_unchanged(prev, j, pn)) {
+    if (first_changed(prev, j, pn, -1) >= 0) {
         return -1;
     }
     if (cn + (pn - j) > CFI_WALK_MAX) {
@@ -612,30 +628,36 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
      * checked cell by cell. Slot memory a walk never reached is never
      * touched, so slots cost address space, not memory. */
     uint64_t key = ((rsp ^ (pc * 0x9E3779B97F4A7C15ull)) | 1);
+    int hint = -1;
     for (int slot = 0; slot < CFI_WALKS; slot++) {
         if (cache->slot_key[slot] != key) {
             continue;
         }
         const struct walk_frame *seen = walk_of(cache, cache->slot_walk[slot]);
         int sn = cache->walk_n[cache->slot_walk[slot]];
-        if (sn > 0 && seen[0].rsp == rsp && seen[0].pc == pc && (!seen[0].needs_rbp || seen[0].rbp == rbp) &&
-            cells_unchanged(seen, 0, sn)) {
-            for (int k = 0; k < sn; k++) {
-                if (seen[k].ip) {
-                    if (n == max) {
-                        return -2;
-                    }
-                    if (ips) {
-                        ips[n] = seen[k].ip;
-                    }
-                    n++;
-                }
-            }
-            cache->slot_ref[slot] = 1;
-            cache->last = cache->slot_walk[slot];
-            cache->last_hash = seen[0].hash;
-            return n;
+        if (sn <= 0 || seen[0].rsp != rsp || seen[0].pc != pc || (seen[0].needs_rbp && seen[0].rbp != rbp)) {
+            continue;
         }
+        int changed = first_changed(seen, 0, sn, hint);
+        if (changed >= 0) {
+            hint = changed;
+            continue;
+        }
+        for (int k = 0; k < sn; k++) {
+            if (seen[k].ip) {
+                if (n == max) {
+                    return -2;
+                }
+                if (ips) {
+                    ips[n] = seen[k].ip;
+                }
+                n++;
+            }
+        }
+        cache->slot_ref[slot] = 1;
+        cache->last = cache->slot_walk[slot];
+        cache->last_hash = seen[0].hash;
+        return n;
     }
     /* The new walk replaces a slot that has not served since the clock hand
      * last passed it (an approximation of least recently used, in O(1)). */
