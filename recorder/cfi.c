@@ -437,23 +437,56 @@ static inline struct walk_frame *walk_of(struct cfi_cache *c, int w)
     return c->walk[w] + c->walk_off[w];
 }
 
-/* Fill in hash and needs_rbp of the frames inside `known`, from the ones
+static inline struct walk_check *check_of(struct cfi_cache *c, int w)
+{
+    return c->check[w] + c->walk_off[w];
+}
+
+/* The packed checks of frames [from, to) of a walk of n complete frames.
+ * A saved rbp matters only when the walk from the next frame on depends on
+ * the rbp it receives: in code built without frame pointers rbp is an
+ * ordinary register whose saved value changes from call to call, and
+ * comparing it would make every such stack look new. */
+static void make_checks(const struct walk_frame *f, struct walk_check *chk, int from, int to, int n)
+{
+    for (int k = from; k < to; k++) {
+        int rbp = f[k].rbp_at && k + 1 < n && f[k + 1].needs_rbp;
+        chk[k].at = f[k].ra_at | (uint64_t)rbp;
+        chk[k].val = f[k].ra;
+    }
+}
+
+/* Fill in hash, needs_rbp and outer_ips of the frames inside `known`, from the ones
  * outside it, which are complete. */
 static void complete_frames(struct walk_frame *cur, int cn, int known)
 {
     uint64_t h = known < cn ? cur[known].hash : STACK_HASH_SEED;
     int needs = known < cn ? cur[known].needs_rbp : 0;
+    int ips = known < cn ? cur[known].outer_ips : 0;
     for (int k = known; k-- > 0;) {
         struct walk_frame *f = &cur[k];
         if (f->ip) {
             h = stack_hash_step(h, f->ip);
+            ips++;
         }
         f->hash = h;
+        f->outer_ips = (uint16_t)ips;
         /* The incoming rbp matters if this frame's CFA uses it, or if it
          * reaches the next frame unchanged and matters there. */
         needs = f->cfa_rbp || (!f->rbp_at && needs);
         f->needs_rbp = (uint8_t)needs;
     }
+}
+
+/* Slot s now holds a walk whose first frame is f0. */
+static void set_slot(struct cfi_cache *c, int s, const struct walk_frame *f0)
+{
+    c->slot_key[s] = c->cur_key;
+    c->slot_rsp[s] = f0->rsp;
+    c->slot_pc[s] = f0->pc;
+    c->slot_rbp[s] = f0->rbp;
+    c->slot_needs_rbp[s] = f0->needs_rbp;
+    c->slot_ref[s] = 1;
 }
 
 /* Complete a walk of cn frames whose frames from `known` outwards are
@@ -462,13 +495,17 @@ static void complete_frames(struct walk_frame *cur, int cn, int known)
 static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int known, int n)
 {
     complete_frames(cur, cn, known);
+    make_checks(cur, check_of(c, c->cur), 0, cn, cn);
     /* Remember it in its slot; what the slot held becomes the spare. */
     c->walk_n[c->cur] = cn;
     c->last_hash = cn ? cur[0].hash : STACK_HASH_SEED;
     uint8_t old = c->slot_walk[c->cur_slot];
     c->slot_walk[c->cur_slot] = c->cur;
-    c->slot_key[c->cur_slot] = c->cur_key;
-    c->slot_ref[c->cur_slot] = 1;
+    if (cn) {
+        set_slot(c, c->cur_slot, &cur[0]);
+    } else {
+        c->slot_key[c->cur_slot] = 0;
+    }
     c->spare = old;
     c->last = c->cur;
     return n;
@@ -483,22 +520,20 @@ void cfi_cache_init(struct cfi_cache *c)
     c->last = 0;
 }
 
-/* Every stack cell a remembered walk read, from frame `from` outwards,
- * that the walk's result depends on still holds what it read then. A
- * saved rbp matters only when the walk from the next frame on depends on
- * the rbp it receives: in code built without frame pointers rbp is an
- * ordinary register whose saved value changes from call to call, and
- * comparing it would make every such stack look new. */
-static int frame_changed(const struct walk_frame *f, int k, int to)
+/* Whether a cell that remembered frame k's walk read holds another value
+ * now: its return address, or the saved rbp that the walk from the next
+ * frame on depends on (make_checks()). */
+static inline int frame_changed(const struct walk_frame *f, const struct walk_check *chk, int k)
 {
     uint64_t v;
-    if (f[k].ra_at) {
-        memcpy(&v, (const void *)(uintptr_t)f[k].ra_at, 8);
-        if (v != f[k].ra) {
+    uint64_t at = chk[k].at;
+    if (at & ~(uint64_t)1) {
+        memcpy(&v, (const void *)(uintptr_t)(at & ~(uint64_t)1), 8);
+        if (v != chk[k].val) {
             return 1;
         }
     }
-    if (f[k].rbp_at && k + 1 < to && f[k + 1].needs_rbp) {
+    if (at & 1) {
         memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
         if (v != f[k].rbp_val) {
             return 1;
@@ -507,18 +542,19 @@ static int frame_changed(const struct walk_frame *f, int k, int to)
     return 0;
 }
 
-/* -1 when every cell of frames [from, to) is unchanged, else a frame whose
- * cell changed. Frame `hint` is checked first: candidates for one stack
- * that share their first frame mostly part at the same frame (the caller
- * that differs), so the frame where the last candidate failed rules out
- * the next one with one comparison instead of a walk up to it. */
-static int first_changed(const struct walk_frame *f, int from, int to, int hint)
+/* -1 when every cell that frames [from, to) of a remembered walk read still
+ * holds what it read then, else a frame whose cell changed. Frame `hint`
+ * is checked first: candidates for one stack that share their first frame
+ * mostly part at the same frame (the caller that differs), so the frame
+ * where the last candidate failed rules out the next one with one
+ * comparison instead of a walk up to it. */
+static int first_changed(const struct walk_frame *f, const struct walk_check *chk, int from, int to, int hint)
 {
-    if (hint >= from && hint < to && frame_changed(f, hint, to)) {
+    if (hint >= from && hint < to && frame_changed(f, chk, hint)) {
         return hint;
     }
     for (int k = from; k < to; k++) {
-        if (frame_changed(f, k, to)) {
+        if (frame_changed(f, chk, k)) {
             return k;
         }
     }
@@ -536,7 +572,7 @@ static int first_changed(const struct walk_frame *f, int from, int to, int hint)
 static int reuse_previous(struct cfi_cache *c, struct walk_frame *prev, int pn, int j, struct walk_frame *cur, int cn,
                           uint64_t *ips, int n, int max)
 {
-    if (first_changed(prev, j, pn, -1) >= 0) {
+    if (first_changed(prev, check_of(c, c->last), j, pn, -1) >= 0) {
         return -1;
     }
     if (cn + (pn - j) > CFI_WALK_MAX) {
@@ -547,10 +583,7 @@ static int reuse_previous(struct cfi_cache *c, struct walk_frame *prev, int pn, 
         /* A long shared part (deep recursion): instead of copying it, put
          * the few new frames in front of it, in the previous walk's own
          * array. The previous walk is gone; its slot holds the new one. */
-        int count = 0;
-        for (int k = j; k < pn; k++) {
-            count += prev[k].ip != 0;
-        }
+        int count = prev[j].outer_ips;
         if (n + count > max) {
             return -2;
         }
@@ -568,11 +601,11 @@ static int reuse_previous(struct cfi_cache *c, struct walk_frame *prev, int pn, 
         c->walk_off[c->last] = (uint16_t)(c->walk_off[c->last] + (j - cn));
         c->walk_n[c->last] = cn + (pn - j);
         complete_frames(w, cn + (pn - j), cn);
+        make_checks(w, check_of(c, c->last), 0, cn, cn + (pn - j));
         c->last_hash = w[0].hash;
         for (int s = 0; s < CFI_WALKS; s++) {
             if (c->slot_walk[s] == c->last) {
-                c->slot_key[s] = c->cur_key;
-                c->slot_ref[s] = 1;
+                set_slot(c, s, &w[0]);
             }
         }
         return n;
@@ -633,12 +666,16 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
         if (cache->slot_key[slot] != key) {
             continue;
         }
-        const struct walk_frame *seen = walk_of(cache, cache->slot_walk[slot]);
-        int sn = cache->walk_n[cache->slot_walk[slot]];
-        if (sn <= 0 || seen[0].rsp != rsp || seen[0].pc != pc || (seen[0].needs_rbp && seen[0].rbp != rbp)) {
+        if (cache->slot_rsp[slot] != rsp || cache->slot_pc[slot] != pc ||
+            (cache->slot_needs_rbp[slot] && cache->slot_rbp[slot] != rbp)) {
             continue;
         }
-        int changed = first_changed(seen, 0, sn, hint);
+        const struct walk_frame *seen = walk_of(cache, cache->slot_walk[slot]);
+        int sn = cache->walk_n[cache->slot_walk[slot]];
+        if (sn <= 0) {
+            continue;
+        }
+        int changed = first_changed(seen, check_of(cache, cache->slot_walk[slot]), 0, sn, hint);
         if (changed >= 0) {
             hint = changed;
             continue;

@@ -163,6 +163,7 @@ struct walk_frame {
     uint64_t hash; /* stack hash of the recorded addresses from the outermost to here */
     uint8_t cfa_rbp; /* the frame's CFA rule reads rbp */
     uint8_t needs_rbp; /* the walk from here on depends on the incoming rbp */
+    uint16_t outer_ips; /* recorded addresses from this frame outwards, itself included */
 };
 
 /* The hash of a stack, taken from the outermost frame inwards so that a
@@ -177,6 +178,16 @@ static inline uint64_t stack_hash_step(uint64_t h, uint64_t ip)
     return h ^ (h >> 32);
 }
 
+/* What the check of a remembered frame reads, packed: the cell the walk
+ * read the return address from (bit 0 set: the frame's saved rbp is
+ * checked too, see its walk_frame) and the value it read there. Checks
+ * run over every frame of a stack on nearly every allocation: 16 bytes a
+ * frame keep them to a quarter of the cache lines whole frames would take. */
+struct walk_check {
+    uint64_t at;
+    uint64_t val;
+};
+
 #define CFI_WALK_MAX (UNWIND_MAX_DEPTH + 64)
 #define CFI_HEADROOM 256
 #define CFI_WALKS 32 /* walks remembered, any slot for any stack */
@@ -187,10 +198,15 @@ struct cfi_cache {
      * frames into its array, so that a later walk sharing its outer part
      * can put its own inner frames in front of it instead of copying. */
     struct walk_frame walk[CFI_WALKS + 1][CFI_HEADROOM + CFI_WALK_MAX];
+    struct walk_check check[CFI_WALKS + 1][CFI_HEADROOM + CFI_WALK_MAX]; /* per frame of walk[][] */
     int walk_n[CFI_WALKS + 1];
     uint16_t walk_off[CFI_WALKS + 1]; /* where each walk starts in its array */
     uint8_t slot_walk[CFI_WALKS]; /* the walk remembered in each slot */
     uint64_t slot_key[CFI_WALKS]; /* a hash of each slot's first-frame registers, 0: empty */
+    /* Each slot's first frame, so that candidates are told apart without
+     * touching their walks: rsp, pc, and rbp where the walk depends on it. */
+    uint64_t slot_rsp[CFI_WALKS], slot_pc[CFI_WALKS], slot_rbp[CFI_WALKS];
+    uint8_t slot_needs_rbp[CFI_WALKS];
     uint8_t slot_ref[CFI_WALKS]; /* served since the clock hand last passed */
     uint8_t hand; /* replacement: the next slot to consider */
     uint64_t cur_key; /* slot_key of the walk being made */
