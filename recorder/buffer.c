@@ -4,8 +4,9 @@
  * its own (uncontended) spinlock and writes full buffers to the pipe with
  * one write(2) of at most PIPE_BUF bytes, which the kernel keeps whole.
  *
- * Ordering across threads: every event takes a number from one atomic
- * counter while its thread holds its buffer lock; allocations take it after
+ * Ordering across threads: every event takes a number from one counter
+ * (atomic once a second thread records, see take_seq()) while its thread
+ * holds its buffer lock; allocations take it after
  * the real allocator returned, frees before the real free is called, so a
  * free always numbers after its allocation and a reuse of the address after
  * the free. Every flush period the service thread reads the counter (S),
@@ -347,6 +348,12 @@ static void put(struct tbuf *b, uint64_t v)
  * before it. Elsewhere, one atomic counter. */
 static int use_tsc;
 
+/* While a single thread records, nobody else takes numbers: a plain
+ * increment does (an atomic one costs as much as the rest of the event,
+ * mostly for the barrier it implies). The first buffer of a second thread
+ * switches to the atomic counter for good, in seq_go_shared(). */
+static atomic_int seq_shared;
+
 static uint64_t take_seq(void)
 {
 #if defined(__x86_64__)
@@ -355,7 +362,32 @@ static uint64_t take_seq(void)
         return __builtin_ia32_rdtscp(&aux);
     }
 #endif
+    if (!atomic_load_explicit(&seq_shared, memory_order_relaxed)) {
+        uint64_t s = atomic_load_explicit(&seq_counter, memory_order_relaxed);
+        atomic_store_explicit(&seq_counter, s + 1, memory_order_relaxed);
+        return s;
+    }
     return atomic_fetch_add(&seq_counter, 1);
+}
+
+/* Called with the registry held, before a second buffer joins it. Every
+ * number is taken inside a buffer's critical section: after the switch,
+ * waiting once for each owner to be outside it (the flush's protocol)
+ * leaves no plain increment in flight, and every later section reads
+ * seq_shared = 1 (see owner_lock() for why the owner's side needs no
+ * barrier of its own). */
+static void seq_go_shared(void)
+{
+    atomic_store(&seq_shared, 1);
+    for (struct tbuf *b = registry; b; b = b->next) {
+        buf_lock(&b->lock);
+        others_want(b);
+    }
+    others_barrier();
+    for (struct tbuf *b = registry; b; b = b->next) {
+        others_wait(b);
+        others_done(b);
+    }
 }
 
 static int tsc_is_clocksource(void)
@@ -416,6 +448,9 @@ static struct tbuf *tbuf_create(void)
     batch_reset(b);
     say_hello(b);
     reg_acquire();
+    if (registry && !atomic_load(&seq_shared)) {
+        seq_go_shared();
+    }
     b->next = registry;
     registry = b;
     reg_release();
