@@ -125,7 +125,7 @@ static void asym_setup(void)
            membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 
-static int owner_lock(struct tbuf *b)
+static inline __attribute__((always_inline)) int owner_lock(struct tbuf *b)
 {
     if (asym) {
         atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
@@ -141,7 +141,7 @@ static int owner_lock(struct tbuf *b)
     return 0;
 }
 
-static void owner_unlock(struct tbuf *b)
+static inline __attribute__((always_inline)) void owner_unlock(struct tbuf *b)
 {
     if (b->owner_slow) {
         buf_unlock(&b->lock);
@@ -513,7 +513,19 @@ static void on_thread_exit(void *arg)
 
 /* Lock this thread's buffer, creating it on first use, and restart its
  * trace tree if modules went away since it was built. */
-static struct tbuf *lock_mine(void)
+/* Modules went away: node ids restart with a new stream, so memrec never
+ * confuses old and new trees of one thread. */
+static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
+{
+    flush_locked(b);
+    tracetree_release(&b->tree);
+    b->tree_gen = g;
+    b->stream = atomic_fetch_add(&next_stream, 1);
+    batch_reset(b);
+    say_hello(b);
+}
+
+static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
 {
     struct tbuf *b = tstate.buf;
     if (!b) {
@@ -526,20 +538,13 @@ static struct tbuf *lock_mine(void)
     owner_lock(b);
     b->owner_holds = 1;
     uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
-    if (b->tree_gen != g) {
-        /* Node ids restart with a new stream, so memrec never confuses
-         * old and new trees of one thread. */
-        flush_locked(b);
-        tracetree_release(&b->tree);
-        b->tree_gen = g;
-        b->stream = atomic_fetch_add(&next_stream, 1);
-        batch_reset(b);
-        say_hello(b);
+    if (__builtin_expect(b->tree_gen != g, 0)) {
+        restart_tree(b, g);
     }
     return b;
 }
 
-static void unlock_mine(struct tbuf *b)
+static inline __attribute__((always_inline)) void unlock_mine(struct tbuf *b)
 {
     if (b->len > MEMFMT_WIRE_BATCH - EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
         flush_locked(b);
