@@ -680,15 +680,15 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
             hint = changed;
             continue;
         }
-        for (int k = 0; k < sn; k++) {
+        /* The addresses themselves are read only when asked for: the
+         * caller mostly knows the stack by its hash. */
+        if (seen[0].outer_ips > max) {
+            return -2;
+        }
+        n = seen[0].outer_ips;
+        for (int k = 0, i = 0; ips && k < sn; k++) {
             if (seen[k].ip) {
-                if (n == max) {
-                    return -2;
-                }
-                if (ips) {
-                    ips[n] = seen[k].ip;
-                }
-                n++;
+                ips[i++] = seen[k].ip;
             }
         }
         cache->slot_ref[slot] = 1;
