@@ -117,7 +117,7 @@ struct map {
     struct map_cell *cells;
     size_t cap, count;
     int has_zero;
-    uint64_t zero_val;
+    struct map_cell zero; /* the cell of key 0, which marks empty cells */
 };
 
 struct merge {
@@ -222,7 +222,7 @@ static void map_put(struct map *m, uint64_t key, uint64_t val)
 {
     if (key == 0) {
         m->has_zero = 1;
-        m->zero_val = val;
+        m->zero.val = val;
         return;
     }
     if ((m->count + 1) * 2 > m->cap) {
@@ -240,10 +240,40 @@ static void map_put(struct map *m, uint64_t key, uint64_t val)
     m->cells[i].val = val;
 }
 
+/* The cell of `key`, made (with val 0) if the map had none: *existed says
+ * which. The cell stays valid until the next change to the map. One probe
+ * where a look-up, then an insertion, would take two. */
+static struct map_cell *map_claim(struct map *m, uint64_t key, int *existed)
+{
+    if (key == 0) {
+        *existed = m->has_zero;
+        m->has_zero = 1;
+        if (!*existed) {
+            m->zero.val = 0;
+        }
+        return &m->zero;
+    }
+    if ((m->count + 1) * 2 > m->cap) {
+        map_grow(m);
+    }
+    size_t mask = m->cap - 1;
+    size_t i = mix(key) & mask;
+    while (m->cells[i].key && m->cells[i].key != key) {
+        i = (i + 1) & mask;
+    }
+    *existed = m->cells[i].key != 0;
+    if (!*existed) {
+        m->count++;
+        m->cells[i].key = key;
+        m->cells[i].val = 0;
+    }
+    return &m->cells[i];
+}
+
 static inline int map_get(const struct map *m, uint64_t key, uint64_t *val)
 {
     if (key == 0) {
-        *val = m->zero_val;
+        *val = m->zero.val;
         return m->has_zero;
     }
     if (!m->cap) {
@@ -267,7 +297,7 @@ static int map_del(struct map *m, uint64_t key, uint64_t *val)
         if (!m->has_zero) {
             return 0;
         }
-        *val = m->zero_val;
+        *val = m->zero.val;
         m->has_zero = 0;
         return 1;
     }
@@ -499,18 +529,6 @@ static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t 
     return out(m, &r);
 }
 
-/* A new block at an address that is still live means its free was never
- * seen (made while the recorder could not record): close the old block. */
-static int forget_stale(struct merge *m, uint32_t thread, uint64_t addr)
-{
-    uint64_t old;
-    if (map_del(&m->addr_block, addr, &old) && old != BLOCK_SET_APART) {
-        m->st.unmatched_frees++;
-        return write_free(m, thread, MEMFMT_K_FREE, old, 0, addr);
-    }
-    return 0;
-}
-
 /* Module ids in the file: the image's own id plus the ids used by the
  * images before it. */
 static void renumber_module(struct merge *m, struct memfmt_record *r)
@@ -650,11 +668,20 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
     uint64_t b;
     switch (e->type) {
     case Q_ALLOC:
-    case Q_RALLOC:
-        rc = forget_stale(m, s->thread, e->addr);
+    case Q_RALLOC: {
+        /* The block's cell: nothing below changes the map until its value
+         * is set. A block still live at the address means its free was
+         * never seen (made while the recorder could not record): the old
+         * block ends first. */
+        int existed;
+        struct map_cell *cell = map_claim(&m->addr_block, e->addr, &existed);
+        if (existed && cell->val != BLOCK_SET_APART) {
+            m->st.unmatched_frees++;
+            rc = write_free(m, s->thread, MEMFMT_K_FREE, cell->val, 0, e->addr);
+        }
         if (e->has_old != OLD_FOUND && startup_marked(m->startup, e->trace, m->node_ip, m->node_parent, m->nnodes)) {
             startup_count(m->startup, e->size);
-            map_put(&m->addr_block, e->addr, BLOCK_SET_APART);
+            cell->val = BLOCK_SET_APART;
             break;
         }
         r.tag = MEMFMT_REC_ALLOC;
@@ -669,7 +696,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         if (e->has_old == OLD_FOUND) {
             /* The realloc's second part: the old block ends here. It is a
              * temporary if it was the thread's latest allocation at the
-             * first part and forget_stale() wrote no free since. */
+             * first part and no free of a stale block was written since. */
             const struct latest *l = latest_of(m, s->thread);
             r.tag = MEMFMT_REC_REALLOC;
             r.u.alloc.old_info = e->old_block;
@@ -681,11 +708,12 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
         }
         r.u.alloc.info = info_id(m, e->size, e->trace);
-        map_put(&m->addr_block, e->addr, block_new(m, r.u.alloc.info, s->thread, 0, e->addr, e));
+        cell->val = block_new(m, r.u.alloc.info, s->thread, 0, e->addr, e);
         if (rc == 0) {
             rc = out(m, &r);
         }
         break;
+    }
     case Q_FREE:
         if (!map_del(&m->addr_block, e->addr, &b)) {
             m->st.unmatched_frees++;
