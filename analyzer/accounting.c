@@ -82,12 +82,14 @@ void accounting_set_sample_rate(struct accounting *a, uint64_t rate)
 }
 
 /* What one event of `size` bytes stands for: one block, `size` bytes; or,
- * sampled, the expected number of blocks and bytes it represents. */
+ * sampled, the expected number of blocks and bytes it represents.
+ * `sampled` is a->sampled, a parameter so that a caller can make it a
+ * constant and lose the test. */
 static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *one);
 
-static inline void weigh(const struct accounting *a, uint64_t *size, uint64_t *one)
+static inline void weigh(const struct accounting *a, int sampled, uint64_t *size, uint64_t *one)
 {
-    if (!a->sampled) {
+    if (!sampled) {
         *one = 1;
         return;
     }
@@ -102,10 +104,11 @@ static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *
     *size = (uint64_t)llround((double)*size * w * SCALE);
 }
 
-static inline int release(struct accounting *a, uint64_t size, uint32_t trace, int temporary)
+static inline __attribute__((always_inline)) int release(struct accounting *a, int sampled, uint64_t size,
+                                                         uint32_t trace, int temporary)
 {
     uint64_t one;
-    weigh(a, &size, &one);
+    weigh(a, sampled, &size, &one);
     struct acct_cost *c = cost_of(a, trace);
     if (a->t.live_blocks < one || a->t.live_bytes < size || (c && (c->live_blocks < one || c->live < size))) {
         a->t.bad_frees++;
@@ -127,10 +130,11 @@ static inline int release(struct accounting *a, uint64_t size, uint32_t trace, i
     return 0;
 }
 
-static inline void allocate(struct accounting *a, uint64_t size, uint32_t trace)
+static inline __attribute__((always_inline)) void allocate(struct accounting *a, int sampled, uint64_t size,
+                                                           uint32_t trace)
 {
     uint64_t one;
-    weigh(a, &size, &one);
+    weigh(a, sampled, &size, &one);
     a->t.allocations += one;
     a->t.allocated_bytes += size;
     a->t.live_bytes += size;
@@ -217,15 +221,15 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
 {
     a->serial++;
     if (r->tag == MEMFMT_REC_ALLOC) {
-        allocate(a, r->u.alloc.size, r->u.alloc.trace);
+        allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
         return 0;
     }
     if (r->tag == MEMFMT_REC_FREE) {
-        return release(a, r->u.free.size, r->u.free.trace, r->u.free.temporary);
+        return release(a, a->sampled, r->u.free.size, r->u.free.trace, r->u.free.temporary);
     }
     if (r->tag == MEMFMT_REC_REALLOC) {
-        int rc = release(a, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        allocate(a, r->u.alloc.size, r->u.alloc.trace);
+        int rc = release(a, a->sampled, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
+        allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
         return rc;
     }
     a->serial--; /* not an event */
@@ -234,6 +238,45 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
     }
     feed_other(a, r);
     return 0;
+}
+
+/* The body of accounting_feed_events(), inlined twice so that the common
+ * case, a recording of every allocation, has no weighing at all. Each
+ * event is what accounting_feed() does with its record, the trace check
+ * being model.c's for records. */
+static inline __attribute__((always_inline)) uint64_t
+feed_events(struct accounting *a, int sampled, const struct memfmt_event *ev, size_t n, uint32_t ntraces)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct memfmt_event *e = &ev[i];
+        a->serial++;
+        if (!(e->flags & MEMFMT_EV_FREE)) {
+            int fixed = e->trace >= ntraces;
+            allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            bad += fixed;
+            continue;
+        }
+        int rc = release(a, sampled, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0);
+        if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
+            /* The allocation half: the same event, so the same serial. */
+            e = &ev[++i];
+            int fixed = e->trace >= ntraces;
+            allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            bad += fixed || rc < 0;
+            continue;
+        }
+        bad += rc < 0;
+    }
+    return bad;
+}
+
+uint64_t accounting_feed_events(struct accounting *a, const struct memfmt_event *ev, size_t n, uint32_t ntraces)
+{
+    if (a->sampled) {
+        return feed_events(a, 1, ev, n, ntraces);
+    }
+    return feed_events(a, 0, ev, n, ntraces);
 }
 
 static void feed_other(struct accounting *a, const struct memfmt_record *r)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 struct memfmt_record;
+struct memfmt_event;
 
 /* ---- varint.c: LEB128 unsigned integers ---- */
 
@@ -123,6 +124,13 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
  * `ev` (every field). Returns 1 with an event, 0 when the block ended
  * without one, or MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM. */
 int memfmt_event_decode(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end, struct memfmt_record *ev);
+/** Decode operations from [*pp, end) into `out` (`cap` >= 2 entries; see
+ * struct memfmt_event) until the block ends or fewer than two entries are
+ * left. Returns 0 with *n entries (the block ended if *pp == end), or
+ * MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM with the *n entries decoded before the
+ * bad operation and *pp where memfmt_event_decode() would leave it. */
+int memfmt_event_decode_batch(struct memfmt_evstate *st, const uint8_t **pp, const uint8_t *end,
+                              struct memfmt_event *out, size_t cap, size_t *n);
 
 /* ---- wire.c: the pipe protocol from the recorder to memrec ----
  *
