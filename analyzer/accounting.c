@@ -15,14 +15,19 @@
 /* Sampled figures are kept in 1/SCALE units until accounting_finish(). */
 #define SCALE 1024.0
 
+/* The per-trace costs, grown on demand. */
+struct cost_table {
+    struct acct_cost *v;
+    size_t cap;
+};
+
 struct accounting {
     int per_trace;
     int sampled; /* sample_rate > 0, tested on every event */
     double sample_rate; /* 0: every event is one allocation */
     int finished;
     struct acct_totals t;
-    struct acct_cost *costs;
-    size_t costs_cap;
+    struct cost_table costs;
     uint32_t ntraces;
     uint64_t serial; /* counts alloc/free events */
     uint64_t peak_serial;
@@ -42,8 +47,17 @@ void accounting_free(struct accounting *a)
     if (!a) {
         return;
     }
-    free(a->costs);
+    free(a->costs.v);
     free(a);
+}
+
+/* `tab` with room for index `need - 1`. By value, not through a pointer,
+ * so that accounting_feed_events() can keep its copy of the accounting in
+ * registers (no address of it escapes). */
+static __attribute__((noinline)) struct cost_table cost_table_grow(struct cost_table tab, size_t need)
+{
+    xgrow((void **)&tab.v, &tab.cap, need, sizeof *tab.v);
+    return tab;
 }
 
 /* The costs of `trace`, made room for; NULL when only totals are kept. */
@@ -52,13 +66,13 @@ static inline struct acct_cost *cost_slot(struct accounting *a, uint32_t trace)
     if (!a->per_trace) {
         return NULL;
     }
-    if (trace >= a->costs_cap) {
-        xgrow((void **)&a->costs, &a->costs_cap, (size_t)trace + 1, sizeof *a->costs);
+    if (trace >= a->costs.cap) {
+        a->costs = cost_table_grow(a->costs, (size_t)trace + 1);
     }
     if (trace + 1 > a->ntraces) {
         a->ntraces = trace + 1;
     }
-    return &a->costs[trace];
+    return &a->costs.v[trace];
 }
 
 static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
@@ -254,29 +268,34 @@ feed_events(struct accounting *a, int sampled, const struct memfmt_event *ev, si
         if (!(e->flags & MEMFMT_EV_FREE)) {
             int fixed = e->trace >= ntraces;
             allocate(a, sampled, e->size, fixed ? 0 : e->trace);
-            bad += fixed;
+            bad += (uint64_t)fixed;
             continue;
         }
         int rc = release(a, sampled, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0);
+        int not_applied = rc < 0;
         if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
-            /* The allocation half: the same event, so the same serial. */
+            /* The allocation half: the same event, so the same serial, and
+             * counted once. */
             e = &ev[++i];
             int fixed = e->trace >= ntraces;
             allocate(a, sampled, e->size, fixed ? 0 : e->trace);
-            bad += fixed || rc < 0;
-            continue;
+            not_applied |= fixed;
         }
-        bad += rc < 0;
+        bad += (uint64_t)not_applied;
     }
     return bad;
 }
 
 uint64_t accounting_feed_events(struct accounting *a, const struct memfmt_event *ev, size_t n, uint32_t ntraces)
 {
-    if (a->sampled) {
-        return feed_events(a, 1, ev, n, ntraces);
-    }
-    return feed_events(a, 0, ev, n, ntraces);
+    /* Work on a copy: through `a`, every store to a trace's costs could
+     * change the totals and serials as far as the compiler knows, so it
+     * would load and store them again for each event; a local whose
+     * address never escapes stays in registers. */
+    struct accounting l = *a;
+    uint64_t bad = l.sampled ? feed_events(&l, 1, ev, n, ntraces) : feed_events(&l, 0, ev, n, ntraces);
+    *a = l;
+    return bad;
 }
 
 static void feed_other(struct accounting *a, const struct memfmt_record *r)
@@ -319,7 +338,7 @@ void accounting_finish(struct accounting *a)
         *fields[i] = unscale(*fields[i]);
     }
     for (uint32_t i = 0; i < a->ntraces; i++) {
-        struct acct_cost *c = &a->costs[i];
+        struct acct_cost *c = &a->costs.v[i];
         c->calls = unscale(c->calls);
         c->temporary = unscale(c->temporary);
         c->allocated = unscale(c->allocated);
@@ -344,7 +363,7 @@ const struct acct_cost *accounting_cost(const struct accounting *a, uint32_t tra
     if (!a->per_trace || trace >= a->ntraces) {
         return NULL;
     }
-    return &a->costs[trace];
+    return &a->costs.v[trace];
 }
 
 uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace)
