@@ -128,13 +128,12 @@ static inline __attribute__((always_inline)) int release(struct accounting *a, i
         a->t.bad_frees++;
         return MEMFMT_E_CORRUPT;
     }
-    if (temporary) {
-        a->t.temporary += one;
-        if (c) {
-            c->temporary += one;
-        }
-    }
+    /* Without a branch: whether a free is temporary follows the program's
+     * calls, too irregular to guess. */
+    uint64_t temp_one = one & ((uint64_t)0 - (uint64_t)(temporary != 0));
+    a->t.temporary += temp_one;
     if (c) {
+        c->temporary += temp_one;
         c->live -= size;
         c->live_blocks -= one;
     }
