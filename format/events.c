@@ -221,7 +221,9 @@ static inline __attribute__((always_inline)) int decode_event(struct memfmt_evst
                 return MEMFMT_E_CORRUPT;
             }
             st->thread = (uint32_t)v;
-            if (thread_room(st, st->thread) < 0) {
+            /* Tested here too: a call per THREAD operation shows in
+             * recordings of many busy threads. */
+            if (st->thread >= st->last_cap && thread_room(st, st->thread) < 0) {
                 return MEMFMT_E_NOMEM;
             }
             continue;
