@@ -285,8 +285,8 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec);
  * MEMFMT_REC_EVENTS) or one other record in rec (n == 0). Records and
  * events come in the same order as from memfmt_read(), and the same errors
  * at the same offsets; the events before an error in the middle of a block
- * come first, the error at the next call. Don't mix the two calls on one
- * reader in the middle of a block. */
+ * come first, the error at the next call (and at every call after it).
+ * The two calls may be mixed on one reader. */
 
 /* What a batched event says. */
 enum memfmt_event_flags {
@@ -308,7 +308,7 @@ struct memfmt_event {
 /** Next record, or the next events of an EVENTS block into `evs` (`cap`
  * >= 2 entries; a few hundred keep the call cost low and the array in
  * cache). Returns 1 with *n events or (*n == 0) a record in `rec`, 0 at the
- * end of data, < 0 for an error (and the same error at every later call). */
+ * end of data, < 0 for an error. */
 int memfmt_read_batch(memfmt_reader *r, struct memfmt_record *rec, struct memfmt_event *evs, size_t cap, size_t *n);
 /** Offset in the decompressed stream where the reader stands. */
 uint64_t memfmt_reader_offset(const memfmt_reader *r);
