@@ -15,14 +15,19 @@
 /* Sampled figures are kept in 1/SCALE units until accounting_finish(). */
 #define SCALE 1024.0
 
+/* The per-trace costs, grown on demand. */
+struct cost_table {
+    struct acct_cost *v;
+    size_t cap;
+};
+
 struct accounting {
     int per_trace;
     int sampled; /* sample_rate > 0, tested on every event */
     double sample_rate; /* 0: every event is one allocation */
     int finished;
     struct acct_totals t;
-    struct acct_cost *costs;
-    size_t costs_cap;
+    struct cost_table costs;
     uint32_t ntraces;
     uint64_t serial; /* counts alloc/free events */
     uint64_t peak_serial;
@@ -42,8 +47,17 @@ void accounting_free(struct accounting *a)
     if (!a) {
         return;
     }
-    free(a->costs);
+    free(a->costs.v);
     free(a);
+}
+
+/* `tab` with room for index `need - 1`. By value, not through a pointer,
+ * so that accounting_feed_events() can keep its copy of the accounting in
+ * registers (no address of it escapes). */
+static __attribute__((noinline)) struct cost_table cost_table_grow(struct cost_table tab, size_t need)
+{
+    xgrow((void **)&tab.v, &tab.cap, need, sizeof *tab.v);
+    return tab;
 }
 
 /* The costs of `trace`, made room for; NULL when only totals are kept. */
@@ -52,13 +66,13 @@ static inline struct acct_cost *cost_slot(struct accounting *a, uint32_t trace)
     if (!a->per_trace) {
         return NULL;
     }
-    if (trace >= a->costs_cap) {
-        xgrow((void **)&a->costs, &a->costs_cap, (size_t)trace + 1, sizeof *a->costs);
+    if (trace >= a->costs.cap) {
+        a->costs = cost_table_grow(a->costs, (size_t)trace + 1);
     }
     if (trace + 1 > a->ntraces) {
         a->ntraces = trace + 1;
     }
-    return &a->costs[trace];
+    return &a->costs.v[trace];
 }
 
 static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
@@ -82,12 +96,14 @@ void accounting_set_sample_rate(struct accounting *a, uint64_t rate)
 }
 
 /* What one event of `size` bytes stands for: one block, `size` bytes; or,
- * sampled, the expected number of blocks and bytes it represents. */
+ * sampled, the expected number of blocks and bytes it represents.
+ * `sampled` is a->sampled, a parameter so that a caller can make it a
+ * constant and lose the test. */
 static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *one);
 
-static inline void weigh(const struct accounting *a, uint64_t *size, uint64_t *one)
+static inline void weigh(const struct accounting *a, int sampled, uint64_t *size, uint64_t *one)
 {
-    if (!a->sampled) {
+    if (!sampled) {
         *one = 1;
         return;
     }
@@ -102,22 +118,22 @@ static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *
     *size = (uint64_t)llround((double)*size * w * SCALE);
 }
 
-static inline int release(struct accounting *a, uint64_t size, uint32_t trace, int temporary)
+static inline __attribute__((always_inline)) int release(struct accounting *a, int sampled, uint64_t size,
+                                                         uint32_t trace, int temporary)
 {
     uint64_t one;
-    weigh(a, &size, &one);
+    weigh(a, sampled, &size, &one);
     struct acct_cost *c = cost_of(a, trace);
     if (a->t.live_blocks < one || a->t.live_bytes < size || (c && (c->live_blocks < one || c->live < size))) {
         a->t.bad_frees++;
         return MEMFMT_E_CORRUPT;
     }
-    if (temporary) {
-        a->t.temporary += one;
-        if (c) {
-            c->temporary += one;
-        }
-    }
+    /* Without a branch: whether a free is temporary follows the program's
+     * calls, too irregular to guess. */
+    uint64_t temp_one = one & ((uint64_t)0 - (uint64_t)(temporary != 0));
+    a->t.temporary += temp_one;
     if (c) {
+        c->temporary += temp_one;
         c->live -= size;
         c->live_blocks -= one;
     }
@@ -127,10 +143,11 @@ static inline int release(struct accounting *a, uint64_t size, uint32_t trace, i
     return 0;
 }
 
-static inline void allocate(struct accounting *a, uint64_t size, uint32_t trace)
+static inline __attribute__((always_inline)) void allocate(struct accounting *a, int sampled, uint64_t size,
+                                                           uint32_t trace)
 {
     uint64_t one;
-    weigh(a, &size, &one);
+    weigh(a, sampled, &size, &one);
     a->t.allocations += one;
     a->t.allocated_bytes += size;
     a->t.live_bytes += size;
@@ -217,15 +234,15 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
 {
     a->serial++;
     if (r->tag == MEMFMT_REC_ALLOC) {
-        allocate(a, r->u.alloc.size, r->u.alloc.trace);
+        allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
         return 0;
     }
     if (r->tag == MEMFMT_REC_FREE) {
-        return release(a, r->u.free.size, r->u.free.trace, r->u.free.temporary);
+        return release(a, a->sampled, r->u.free.size, r->u.free.trace, r->u.free.temporary);
     }
     if (r->tag == MEMFMT_REC_REALLOC) {
-        int rc = release(a, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        allocate(a, r->u.alloc.size, r->u.alloc.trace);
+        int rc = release(a, a->sampled, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
+        allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
         return rc;
     }
     a->serial--; /* not an event */
@@ -234,6 +251,50 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
     }
     feed_other(a, r);
     return 0;
+}
+
+/* The body of accounting_feed_events(), inlined twice so that the common
+ * case, a recording of every allocation, has no weighing at all. Each
+ * event is what accounting_feed() does with its record, the trace check
+ * being model.c's for records. */
+static inline __attribute__((always_inline)) uint64_t
+feed_events(struct accounting *a, int sampled, const struct memfmt_event *ev, size_t n, uint32_t ntraces)
+{
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct memfmt_event *e = &ev[i];
+        a->serial++;
+        if (!(e->flags & MEMFMT_EV_FREE)) {
+            int fixed = e->trace >= ntraces;
+            allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            bad += (uint64_t)fixed;
+            continue;
+        }
+        int rc = release(a, sampled, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0);
+        int not_applied = rc < 0;
+        if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
+            /* The allocation half: the same event, so the same serial, and
+             * counted once. */
+            e = &ev[++i];
+            int fixed = e->trace >= ntraces;
+            allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            not_applied |= fixed;
+        }
+        bad += (uint64_t)not_applied;
+    }
+    return bad;
+}
+
+uint64_t accounting_feed_events(struct accounting *a, const struct memfmt_event *ev, size_t n, uint32_t ntraces)
+{
+    /* Work on a copy: through `a`, every store to a trace's costs could
+     * change the totals and serials as far as the compiler knows, so it
+     * would load and store them again for each event; a local whose
+     * address never escapes stays in registers. */
+    struct accounting l = *a;
+    uint64_t bad = l.sampled ? feed_events(&l, 1, ev, n, ntraces) : feed_events(&l, 0, ev, n, ntraces);
+    *a = l;
+    return bad;
 }
 
 static void feed_other(struct accounting *a, const struct memfmt_record *r)
@@ -276,7 +337,7 @@ void accounting_finish(struct accounting *a)
         *fields[i] = unscale(*fields[i]);
     }
     for (uint32_t i = 0; i < a->ntraces; i++) {
-        struct acct_cost *c = &a->costs[i];
+        struct acct_cost *c = &a->costs.v[i];
         c->calls = unscale(c->calls);
         c->temporary = unscale(c->temporary);
         c->allocated = unscale(c->allocated);
@@ -301,7 +362,7 @@ const struct acct_cost *accounting_cost(const struct accounting *a, uint32_t tra
     if (!a->per_trace || trace >= a->ntraces) {
         return NULL;
     }
-    return &a->costs[trace];
+    return &a->costs.v[trace];
 }
 
 uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace)

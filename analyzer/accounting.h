@@ -8,6 +8,7 @@
 #ifndef ACCOUNTING_H
 #define ACCOUNTING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memfmt.h"
@@ -56,6 +57,13 @@ void accounting_free(struct accounting *a);
 /** Apply one record. Returns 0, or MEMFMT_E_CORRUPT when the record cannot
  * be applied (a free of a block that is not live); totals stay usable. */
 int accounting_feed(struct accounting *a, const struct memfmt_record *rec);
+/** Apply a batch of events from memfmt_read_batch(), as accounting_feed()
+ * would apply them one by one, with one difference: an allocation whose
+ * trace is `ntraces` or above (a node not defined yet) is charged to trace
+ * 0, no stack. Returns how many events were not applied as they were:
+ * such allocations, and frees of blocks that are not live (corrupt input);
+ * a realloc with both counts once. */
+uint64_t accounting_feed_events(struct accounting *a, const struct memfmt_event *ev, size_t n, uint32_t ntraces);
 /** The totals so far. */
 const struct acct_totals *accounting_totals(const struct accounting *a);
 /** Sampling mode: events are a Poisson sample, one per `rate` bytes on

@@ -11,6 +11,10 @@
 
 #include "util.h"
 
+/* Events per memfmt_read_batch() call: enough to make the call cost
+ * nothing, few enough for the array to stay in the L1 cache. */
+#define EVENT_BATCH 512
+
 static char *dup_bytes(const char *s, uint32_t n)
 {
     char *d = xmalloc((size_t)n + 1);
@@ -132,15 +136,8 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         break;
     default: break;
     }
-    if ((r->tag == MEMFMT_REC_ALLOC || r->tag == MEMFMT_REC_REALLOC) && r->u.alloc.trace >= m->nnodes) {
-        /* A trace id that was never defined: count it without a stack. */
-        struct memfmt_record fixed = *r;
-        fixed.u.alloc.trace = 0;
-        m->bad_records++;
-        accounting_feed(m->acct, &fixed);
-        return;
-    }
     if (r->tag == MEMFMT_REC_MAP && r->u.map.trace >= m->nnodes) {
+        /* A trace id that was never defined: count it without a stack. */
         struct memfmt_record fixed = *r;
         fixed.u.map.trace = 0;
         m->bad_records++;
@@ -168,10 +165,19 @@ int model_load(const char *path, struct model **out, int *err_errno)
     xgrow((void **)&m->nodes, &node_cap, 1, sizeof *m->nodes);
     m->nodes[0].module = -1;
     m->nnodes = 1;
+    /* Events come in batches: most of a recording is events, and a
+     * struct memfmt_record for each cost more than the accounting. An
+     * allocation naming a trace not defined yet is counted without a
+     * stack (accounting_feed_events). */
     struct memfmt_record rec;
-    while ((rc = memfmt_read(rd, &rec)) > 0) {
-        m->records++;
-        apply(m, &rec, &mod_cap, &node_cap);
+    struct memfmt_event evs[EVENT_BATCH];
+    size_t n;
+    while ((rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n)) > 0) {
+        if (n > 0) {
+            m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
+        } else {
+            apply(m, &rec, &mod_cap, &node_cap);
+        }
     }
     if (rc < 0) {
         m->stop_rc = rc;

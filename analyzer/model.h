@@ -60,7 +60,6 @@ struct model {
     } * counts; /* latest COUNTS per thread index */
     size_t counts_cap;
     uint64_t retired_calls, retired_bytes;
-    uint64_t records;
     /* Where reading stopped early: 0, or a negative memfmt status with the
      * offset in the decompressed stream. */
     int stop_rc;

@@ -188,9 +188,19 @@ static inline int get(struct memfmt_cursor *c, uint64_t *v)
     return memfmt_get_varint_fast(&c->p, c->end, v) < 0 ? MEMFMT_E_CORRUPT : 0;
 }
 
-/* The allocated pair of ALLOC and REALLOC. */
-static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evstate *st, unsigned op, uint32_t *info,
-                                                               uint64_t *size, uint32_t *trace)
+/* At the end of the operations, every column must be used up. */
+static int block_end(const struct memfmt_evstate *st)
+{
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        if (st->col[c]->p != st->col[c]->end) {
+            return MEMFMT_E_CORRUPT;
+        }
+    }
+    return 0;
+}
+
+/* The allocated pair of ALLOC and REALLOC: its id in *info. */
+static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evstate *st, unsigned op, uint32_t *info)
 {
     uint64_t a, b;
     if (op & MEMFMT_OP_NEW) {
@@ -213,15 +223,13 @@ static inline __attribute__((always_inline)) int get_new_block(struct memfmt_evs
         }
         *info = (uint32_t)a;
     }
-    *size = st->infos[*info].size;
-    *trace = st->infos[*info].trace;
     st->infos[*info].live++;
     return 0;
 }
 
-/* The freed pair of FREE and REALLOC: named, or the thread's latest. */
-static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evstate *st, unsigned op, uint32_t *info,
-                                                               uint64_t *size, uint32_t *trace, int *temporary)
+/* The freed pair of FREE and REALLOC, named or the thread's latest: its id
+ * in *info. */
+static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evstate *st, unsigned op, uint32_t *info)
 {
     uint64_t a;
     if (op & MEMFMT_OP_TEMP) {
@@ -237,21 +245,70 @@ static inline __attribute__((always_inline)) int get_old_block(struct memfmt_evs
     }
     st->infos[a].live--;
     *info = (uint32_t)a;
-    *size = st->infos[a].size;
-    *trace = st->infos[a].trace;
-    *temporary = (op & MEMFMT_OP_TEMP) != 0;
     return 0;
 }
 
-/* At the end of the operations, every column must be used up. */
-static int block_end(const struct memfmt_evstate *st)
+/* One event as both decoders need it: the type and the ids of the pairs. */
+struct decoded_event {
+    unsigned type; /* MEMFMT_OP_ALLOC, _FREE or _REALLOC */
+    unsigned kind;
+    uint32_t info; /* the allocated pair (ALLOC, REALLOC) */
+    uint32_t old_info; /* the freed pair (FREE, REALLOC) */
+    int temporary; /* the freed block was the thread's latest allocation */
+};
+
+/* Decode operations of the block until one event is complete; THREAD
+ * operations only change the state. The one place that knows the
+ * operations: memfmt_event_decode() and memfmt_event_decode_batch() are
+ * both built on it, inlined, so each keeps only what it uses. Returns 1
+ * with an event, 0 when the block ended without one, or MEMFMT_E_CORRUPT /
+ * MEMFMT_E_NOMEM with the operation column where the bad operation
+ * stopped. Needs room in last_info for the current thread. */
+static inline __attribute__((always_inline)) int decode_event(struct memfmt_evstate *st, struct decoded_event *d)
 {
-    for (int c = 0; c < MEMFMT_NCOLS; c++) {
-        if (st->col[c]->p != st->col[c]->end) {
-            return MEMFMT_E_CORRUPT;
+    struct memfmt_cursor *ops = st->col[MEMFMT_COL_OPS];
+    while (ops->p < ops->end) {
+        uint8_t h = *ops->p++;
+        unsigned op = h >> 4;
+        uint64_t v;
+        d->type = op & ~(unsigned)(MEMFMT_OP_NEW | MEMFMT_OP_TEMP);
+        d->kind = h & 15;
+        switch (d->type) {
+        case MEMFMT_OP_THREAD:
+            if (op != MEMFMT_OP_THREAD || get(st->col[MEMFMT_COL_THREAD], &v) < 0 || v >= MEMFMT_MAX_THREADS) {
+                return MEMFMT_E_CORRUPT;
+            }
+            st->thread = (uint32_t)v;
+            /* Tested here too: a call per THREAD operation shows in
+             * recordings of many busy threads. */
+            if (st->thread >= st->last_cap && thread_room(st, st->thread) < 0) {
+                return MEMFMT_E_NOMEM;
+            }
+            continue;
+        case MEMFMT_OP_ALLOC:
+            if ((op & MEMFMT_OP_TEMP) || get_new_block(st, op, &d->info) < 0) {
+                return MEMFMT_E_CORRUPT;
+            }
+            st->last_info[st->thread] = d->info;
+            return 1;
+        case MEMFMT_OP_FREE:
+            if ((op & MEMFMT_OP_NEW) || get_old_block(st, op, &d->old_info) < 0) {
+                return MEMFMT_E_CORRUPT;
+            }
+            d->temporary = (op & MEMFMT_OP_TEMP) != 0;
+            st->last_info[st->thread] = 0;
+            return 1;
+        case MEMFMT_OP_REALLOC:
+            if (get_old_block(st, op, &d->old_info) < 0 || get_new_block(st, op, &d->info) < 0) {
+                return MEMFMT_E_CORRUPT;
+            }
+            d->temporary = (op & MEMFMT_OP_TEMP) != 0;
+            st->last_info[st->thread] = d->info;
+            return 1;
+        default: return MEMFMT_E_CORRUPT;
         }
     }
-    return 0;
+    return block_end(st);
 }
 
 int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
@@ -261,63 +318,80 @@ int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
     if (st->thread >= st->last_cap && thread_room(st, st->thread) < 0) {
         return MEMFMT_E_NOMEM;
     }
-    struct memfmt_cursor *ops = st->col[MEMFMT_COL_OPS];
-    while (ops->p < ops->end) {
-        uint8_t h = *ops->p++;
-        unsigned op = h >> 4, kind = h & 15;
-        uint64_t v;
-        switch (op & ~(unsigned)(MEMFMT_OP_NEW | MEMFMT_OP_TEMP)) {
-        case MEMFMT_OP_THREAD:
-            if (op != MEMFMT_OP_THREAD || get(st->col[MEMFMT_COL_THREAD], &v) < 0 || v >= MEMFMT_MAX_THREADS) {
-                return MEMFMT_E_CORRUPT;
-            }
-            st->thread = (uint32_t)v;
-            if (thread_room(st, st->thread) < 0) {
-                return MEMFMT_E_NOMEM;
-            }
-            continue;
-        case MEMFMT_OP_ALLOC:
-            if (op & MEMFMT_OP_TEMP) {
-                return MEMFMT_E_CORRUPT;
-            }
-            ev->tag = MEMFMT_REC_ALLOC;
-            ev->u.alloc.thread = st->thread;
-            ev->u.alloc.kind = kind;
-            ev->u.alloc.old_size = 0;
-            ev->u.alloc.old_trace = 0;
-            ev->u.alloc.old_info = 0;
-            ev->u.alloc.old_temporary = 0;
-            if (get_new_block(st, op, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
-                return MEMFMT_E_CORRUPT;
-            }
-            st->last_info[st->thread] = ev->u.alloc.info;
-            return 1;
-        case MEMFMT_OP_FREE:
-            if (op & MEMFMT_OP_NEW) {
-                return MEMFMT_E_CORRUPT;
-            }
-            ev->tag = MEMFMT_REC_FREE;
-            ev->u.free.thread = st->thread;
-            ev->u.free.kind = kind;
-            if (get_old_block(st, op, &ev->u.free.info, &ev->u.free.size, &ev->u.free.trace, &ev->u.free.temporary) <
-                0) {
-                return MEMFMT_E_CORRUPT;
-            }
-            st->last_info[st->thread] = 0;
-            return 1;
-        case MEMFMT_OP_REALLOC:
-            ev->tag = MEMFMT_REC_REALLOC;
-            ev->u.alloc.thread = st->thread;
-            ev->u.alloc.kind = kind;
-            if (get_old_block(st, op, &ev->u.alloc.old_info, &ev->u.alloc.old_size, &ev->u.alloc.old_trace,
-                              &ev->u.alloc.old_temporary) < 0 ||
-                get_new_block(st, op, &ev->u.alloc.info, &ev->u.alloc.size, &ev->u.alloc.trace) < 0) {
-                return MEMFMT_E_CORRUPT;
-            }
-            st->last_info[st->thread] = ev->u.alloc.info;
-            return 1;
-        default: return MEMFMT_E_CORRUPT;
-        }
+    struct decoded_event d;
+    int rc = decode_event(st, &d);
+    if (rc <= 0) {
+        return rc;
     }
-    return block_end(st);
+    switch (d.type) {
+    case MEMFMT_OP_ALLOC:
+        ev->tag = MEMFMT_REC_ALLOC;
+        ev->u.alloc.thread = st->thread;
+        ev->u.alloc.kind = d.kind;
+        ev->u.alloc.size = st->infos[d.info].size;
+        ev->u.alloc.trace = st->infos[d.info].trace;
+        ev->u.alloc.info = d.info;
+        ev->u.alloc.old_size = 0;
+        ev->u.alloc.old_trace = 0;
+        ev->u.alloc.old_info = 0;
+        ev->u.alloc.old_temporary = 0;
+        break;
+    case MEMFMT_OP_FREE:
+        ev->tag = MEMFMT_REC_FREE;
+        ev->u.free.thread = st->thread;
+        ev->u.free.kind = d.kind;
+        ev->u.free.size = st->infos[d.old_info].size;
+        ev->u.free.trace = st->infos[d.old_info].trace;
+        ev->u.free.info = d.old_info;
+        ev->u.free.temporary = d.temporary;
+        break;
+    default:
+        ev->tag = MEMFMT_REC_REALLOC;
+        ev->u.alloc.thread = st->thread;
+        ev->u.alloc.kind = d.kind;
+        ev->u.alloc.size = st->infos[d.info].size;
+        ev->u.alloc.trace = st->infos[d.info].trace;
+        ev->u.alloc.info = d.info;
+        ev->u.alloc.old_size = st->infos[d.old_info].size;
+        ev->u.alloc.old_trace = st->infos[d.old_info].trace;
+        ev->u.alloc.old_info = d.old_info;
+        ev->u.alloc.old_temporary = d.temporary;
+        break;
+    }
+    return 1;
+}
+
+int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *out, size_t cap, size_t *n)
+{
+    *n = 0;
+    if (st->thread >= st->last_cap && thread_room(st, st->thread) < 0) {
+        return MEMFMT_E_NOMEM;
+    }
+    struct memfmt_event *o = out;
+    /* A realloc takes two entries: stop while two are left. */
+    struct memfmt_event *last = out + cap - 1;
+    int rc = 0;
+    while (o < last) {
+        struct decoded_event d;
+        rc = decode_event(st, &d);
+        if (rc <= 0) {
+            break;
+        }
+        if (d.type != MEMFMT_OP_ALLOC) {
+            o->size = st->infos[d.old_info].size;
+            o->trace = st->infos[d.old_info].trace;
+            o->flags = MEMFMT_EV_FREE | (d.temporary ? MEMFMT_EV_TEMPORARY : 0) |
+                       (d.type == MEMFMT_OP_REALLOC ? MEMFMT_EV_REALLOC : 0);
+            o++;
+        }
+        if (d.type != MEMFMT_OP_FREE) {
+            o->size = st->infos[d.info].size;
+            o->trace = st->infos[d.info].trace;
+            o->flags = 0;
+            o++;
+        }
+        rc = 0;
+    }
+    *n = (size_t)(o - out);
+    return rc;
 }

@@ -268,6 +268,7 @@ struct memfmt_reader {
     uint64_t file_consumed;
     struct memfmt_header hdr;
     const uint8_t *blk; /* the EVENTS block being read (inside raw), or NULL */
+    int ev_err; /* a bad event found after events memfmt_read_batch() handed out first */
     struct memfmt_evstate ev;
 };
 
@@ -443,23 +444,20 @@ const struct memfmt_header *memfmt_reader_header(const memfmt_reader *r)
     return &r->hdr;
 }
 
-int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
+/* The next record after the EVENTS block being read, if any. Returns 1
+ * with a record; for an EVENTS record, its block is entered (r->blk) and
+ * the caller decodes it. 0 at the clean end, or a negative status. */
+static int next_record(memfmt_reader *r, struct memfmt_record *rec)
 {
+    r->blk = NULL;
     for (;;) {
-        if (r->blk) {
-            /* The window is not moved while a block is being read. */
-            int rc = memfmt_event_decode(&r->ev, rec);
-            if (rc != 0) {
-                return rc;
-            }
-            r->blk = NULL;
-        }
         int n = MEMFMT_E_TRUNCATED;
         if (r->raw_end > r->raw_start) {
             n = memfmt_decode(r->raw + r->raw_start, r->raw_end - r->raw_start, rec);
         }
         if (n > 0 && rec->tag == MEMFMT_REC_EVENTS) {
-            /* Enter the block: its payload ends the record. */
+            /* Enter the block: its payload ends the record. The window is
+             * not moved (refill) while a block is being read. */
             const uint8_t *p = r->raw + r->raw_start + 1;
             uint64_t plen;
             memfmt_get_varint(&p, r->raw + r->raw_end, &plen);
@@ -468,7 +466,7 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
             }
             r->blk = p;
             r->raw_start += (size_t)n;
-            continue;
+            return 1;
         }
         if (n > 0 && (rec->tag == MEMFMT_REC_ALLOC || rec->tag == MEMFMT_REC_FREE || rec->tag == MEMFMT_REC_REALLOC)) {
             return MEMFMT_E_CORRUPT; /* events exist only inside blocks */
@@ -486,6 +484,54 @@ int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
             return r->raw_end > r->raw_start ? MEMFMT_E_TRUNCATED : 0;
         }
         if (rc < 0) {
+            return rc;
+        }
+    }
+}
+
+int memfmt_read(memfmt_reader *r, struct memfmt_record *rec)
+{
+    if (r->ev_err) {
+        return r->ev_err;
+    }
+    for (;;) {
+        if (r->blk) {
+            int rc = memfmt_event_decode(&r->ev, rec);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+        int rc = next_record(r, rec);
+        if (rc <= 0 || rec->tag != MEMFMT_REC_EVENTS) {
+            return rc;
+        }
+    }
+}
+
+int memfmt_read_batch(memfmt_reader *r, struct memfmt_record *rec, struct memfmt_event *evs, size_t cap, size_t *n)
+{
+    *n = 0;
+    if (r->ev_err) {
+        return r->ev_err;
+    }
+    for (;;) {
+        if (r->blk) {
+            int rc = memfmt_event_decode_batch(&r->ev, evs, cap, n);
+            if (rc < 0) {
+                /* Hand out the events before the bad operation first; the
+                 * decoder stays where it stopped, for the offset. */
+                r->ev_err = rc;
+                if (*n == 0) {
+                    return rc;
+                }
+            }
+            if (*n > 0) {
+                rec->tag = MEMFMT_REC_EVENTS;
+                return 1;
+            }
+        }
+        int rc = next_record(r, rec);
+        if (rc <= 0 || rec->tag != MEMFMT_REC_EVENTS) {
             return rc;
         }
     }

@@ -277,6 +277,39 @@ memfmt_reader *memfmt_reader_open_fd(int fd, int *rc);
 const struct memfmt_header *memfmt_reader_header(const memfmt_reader *r);
 /** Next record: 1 = got one, 0 = end of data, < 0 = error. */
 int memfmt_read(memfmt_reader *r, struct memfmt_record *rec);
+
+/* Readers that only add up sizes per trace (the analyzer) can take events
+ * in batches instead, which costs far less per event than a
+ * struct memfmt_record each: `while ((rc = memfmt_read_batch(r, &rec, evs,
+ * cap, &n)) > 0)`, then either n > 0 events in evs (rec->tag is
+ * MEMFMT_REC_EVENTS) or one other record in rec (n == 0). Records and
+ * events come in the same order as from memfmt_read(), and the same errors
+ * at the same offsets; the events before an error in the middle of a block
+ * come first, the error at the next call (and at every call after it).
+ * The two calls may be mixed on one reader. */
+
+/* What a batched event says. */
+enum memfmt_event_flags {
+    MEMFMT_EV_FREE = 1 << 0, /* a block is freed (else allocated) */
+    MEMFMT_EV_TEMPORARY = 1 << 1, /* a free of the thread's latest allocation, as its next event */
+    MEMFMT_EV_REALLOC = 1 << 2, /* the free half of a realloc: its allocation is the next entry */
+};
+
+/** One event of a batch: the size and trace of the block allocated or
+ * freed. A realloc takes two entries, in the same batch: its free
+ * (MEMFMT_EV_FREE | MEMFMT_EV_REALLOC), then its allocation. Threads,
+ * kinds and info ids are left out. */
+struct memfmt_event {
+    uint64_t size; /* requested bytes */
+    uint32_t trace; /* leaf node id, 0 = no stack */
+    uint32_t flags; /* enum memfmt_event_flags */
+};
+
+/** Next record, or the next events of an EVENTS block into `evs` (`cap`
+ * >= 2 entries; a few hundred keep the call cost low and the array in
+ * cache). Returns 1 with *n events or (*n == 0) a record in `rec`, 0 at the
+ * end of data, < 0 for an error. */
+int memfmt_read_batch(memfmt_reader *r, struct memfmt_record *rec, struct memfmt_event *evs, size_t cap, size_t *n);
 /** Offset in the decompressed stream where the reader stands. */
 uint64_t memfmt_reader_offset(const memfmt_reader *r);
 /** Compressed bytes consumed from the file so far. */

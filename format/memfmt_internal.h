@@ -12,6 +12,7 @@
 #include <string.h>
 
 struct memfmt_record;
+struct memfmt_event;
 
 /* ---- varint.c: LEB128 unsigned integers ---- */
 
@@ -162,6 +163,12 @@ static inline const uint8_t *memfmt_event_pos(const struct memfmt_evstate *st)
 {
     return st->col[MEMFMT_COL_OPS]->p;
 }
+/** Decode operations of the block into `out` (`cap` >= 2 entries; see
+ * struct memfmt_event) until the block ends or fewer than two entries are
+ * left. Returns 0 with *n entries (0 entries: the block ended), or
+ * MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM with the *n entries decoded before the
+ * bad operation, the decoder where memfmt_event_decode() would leave it. */
+int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *out, size_t cap, size_t *n);
 
 /* ---- wire.c: the pipe protocol from the recorder to memrec ----
  *

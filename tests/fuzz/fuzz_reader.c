@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer target: arbitrary bytes as a recording file. Reads them with
- * memfmt_reader_open_fd record by record into the accounting, then loads
- * them the way memprint does (model_load). Bad bytes must give an error
+ * memfmt_reader_open_fd record by record into the accounting, again in
+ * batches (memfmt_read_batch must agree), then loads them the way memprint
+ * does (model_load). Bad bytes must give an error
  * status; the reader must never crash, hang, or allocate in proportion to a
  * number it read from the file. Never asserts on its input: it aborts only
  * when the library breaks its own contract.
@@ -62,6 +63,63 @@ static int input_fd(const uint8_t *data, size_t size)
     return fd;
 }
 
+/* What a reader hands out, summed up: each event as the entries
+ * memfmt_read_batch() gives for it, each other record as its tag. */
+struct digest {
+    uint64_t hash, entries;
+};
+
+static void digest_add(struct digest *d, uint64_t size, uint32_t trace, uint32_t flags)
+{
+    d->hash = (d->hash ^ size) * 0x100000001b3ull;
+    d->hash = (d->hash ^ ((uint64_t)trace << 32 | flags)) * 0x100000001b3ull;
+    d->entries++;
+}
+
+static void digest_record(struct digest *d, const struct memfmt_record *r)
+{
+    switch (r->tag) {
+    case MEMFMT_REC_ALLOC: digest_add(d, r->u.alloc.size, r->u.alloc.trace, 0); break;
+    case MEMFMT_REC_FREE:
+        digest_add(d, r->u.free.size, r->u.free.trace,
+                   MEMFMT_EV_FREE | (r->u.free.temporary ? MEMFMT_EV_TEMPORARY : 0));
+        break;
+    case MEMFMT_REC_REALLOC:
+        digest_add(d, r->u.alloc.old_size, r->u.alloc.old_trace,
+                   MEMFMT_EV_FREE | MEMFMT_EV_REALLOC | (r->u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0));
+        digest_add(d, r->u.alloc.size, r->u.alloc.trace, 0);
+        break;
+    default: digest_add(d, 0, 0, r->tag << 8); break;
+    }
+}
+
+/* The file read again in batches: the same records and events in the same
+ * order, and the same end at the same offset, as memfmt_read() gave. */
+static void read_batches(int fd, const struct digest *want, int want_rc, uint64_t want_offset)
+{
+    contract(lseek(fd, 0, SEEK_SET) == 0, "lseek of the memfd works");
+    int rc;
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    contract(r != NULL, "a file that opened once opens again");
+    struct digest got = {0, 0};
+    struct memfmt_record rec;
+    struct memfmt_event evs[7]; /* an odd size: blocks end mid-batch and batches mid-block */
+    size_t n;
+    while ((rc = memfmt_read_batch(r, &rec, evs, 7, &n)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            digest_add(&got, evs[i].size, evs[i].trace, evs[i].flags);
+        }
+        if (n == 0) {
+            digest_record(&got, &rec);
+        }
+    }
+    contract(got.hash == want->hash && got.entries == want->entries,
+             "memfmt_read_batch hands out what memfmt_read does");
+    contract(rc == want_rc && memfmt_reader_offset(r) == want_offset,
+             "memfmt_read_batch stops where memfmt_read does, with the same status");
+    memfmt_reader_free(r);
+}
+
 static void read_records(int fd)
 {
     int rc;
@@ -82,7 +140,9 @@ static void read_records(int fd)
     uint64_t nodes = 1;
     uint64_t offset = memfmt_reader_offset(r);
     struct memfmt_record rec;
+    struct digest seen = {0, 0};
     while ((rc = memfmt_read(r, &rec)) > 0) {
+        digest_record(&seen, &rec);
         uint64_t now = memfmt_reader_offset(r);
         contract(now > offset, "every record moves the reader forward");
         offset = now;
@@ -105,8 +165,10 @@ static void read_records(int fd)
         contract(t->mapped_bytes <= t->mapped_peak, "accounting: never more mapped than the mapped peak");
     }
     contract(known_status(rc), "read ends with 0 or a memfmt status");
+    uint64_t end_offset = memfmt_reader_offset(r);
     accounting_free(a);
     memfmt_reader_free(r);
+    read_batches(fd, &seen, rc, end_offset);
 }
 
 static void load_model(int fd)

@@ -2,6 +2,9 @@
 /* Unit tests of the definitions (analyzer/accounting.c): calls,
  * temporaries per thread, the peak and who holds it, leaks, slots. */
 #include "accounting.h"
+
+#include <string.h>
+
 #include "check.h"
 
 static struct memfmt_record alloc(uint64_t size, uint32_t trace)
@@ -83,9 +86,71 @@ static void test_mapped(void)
     accounting_free(a);
 }
 
+/* A batch of events (accounting_feed_events) gives what the same events
+ * as records give, one by one: totals, costs, the peak and who held it,
+ * refused frees, and allocations of traces not defined yet, which go to
+ * trace 0 as model.c charges records. Sampled or not. */
+static void test_batch(uint64_t sample_rate)
+{
+    struct memfmt_event ev[] = {
+        {100, 1, 0},
+        {50, 2, 0},
+        {50, 2, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY},
+        {1000, 2, 0},
+        {7, 3, 0},
+        {1000, 2, MEMFMT_EV_FREE},
+        {10, 1, 0},
+        {10, 1, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY | MEMFMT_EV_REALLOC},
+        {20, 1, 0},
+        {20, 1, MEMFMT_EV_FREE | MEMFMT_EV_REALLOC},
+        {5000, 9, 0}, /* trace 9 is not defined: trace 0, and counted */
+        {5000, 3, MEMFMT_EV_FREE}, /* trace 3 holds no such block: refused */
+        {64, 9, 0}, /* the same */
+        {7, 3, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY},
+    };
+    enum { N = sizeof ev / sizeof ev[0], NTRACES = 4 };
+    struct accounting *one = accounting_new(1), *batch = accounting_new(1);
+    accounting_set_sample_rate(one, sample_rate);
+    accounting_set_sample_rate(batch, sample_rate);
+    uint64_t bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        struct memfmt_record r;
+        if (ev[i].flags & MEMFMT_EV_REALLOC) {
+            r = realloc_rec(ev[i].size, ev[i].trace, (ev[i].flags & MEMFMT_EV_TEMPORARY) != 0, ev[i + 1].size,
+                            ev[i + 1].trace);
+            i++;
+        } else if (ev[i].flags & MEMFMT_EV_FREE) {
+            r = free_rec(ev[i].size, ev[i].trace, (ev[i].flags & MEMFMT_EV_TEMPORARY) != 0);
+        } else {
+            r = alloc(ev[i].size, ev[i].trace);
+        }
+        int fixed = r.tag != MEMFMT_REC_FREE && r.u.alloc.trace >= NTRACES;
+        if (fixed) {
+            r.u.alloc.trace = 0;
+        }
+        bad += accounting_feed(one, &r) < 0 || fixed;
+    }
+    /* In two batches, split between the halves of no realloc. */
+    CHECK_EQ(accounting_feed_events(batch, ev, 5, NTRACES) + accounting_feed_events(batch, ev + 5, N - 5, NTRACES),
+             bad);
+    CHECK_EQ(bad, 3);
+    accounting_finish(one);
+    accounting_finish(batch);
+    CHECK(memcmp(accounting_totals(one), accounting_totals(batch), sizeof(struct acct_totals)) == 0);
+    CHECK_EQ(accounting_ntraces(one), accounting_ntraces(batch));
+    for (uint32_t t = 0; t < accounting_ntraces(one); t++) {
+        CHECK(memcmp(accounting_cost(one, t), accounting_cost(batch, t), sizeof(struct acct_cost)) == 0);
+        CHECK_EQ(accounting_at_peak(one, t), accounting_at_peak(batch, t));
+    }
+    accounting_free(one);
+    accounting_free(batch);
+}
+
 int main(void)
 {
     test_mapped();
+    test_batch(0);
+    test_batch(4096);
     /* Which frees are temporaries is decided by the writer (it sees the
      * addresses and threads); accounting counts what the events say. */
     struct accounting *a = accounting_new(1);

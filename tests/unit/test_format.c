@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "check.h"
 #include "memfmt.h"
@@ -390,6 +391,144 @@ static void test_events(void)
     memfmt_evstate_release(&st);
 }
 
+/* What a reader hands out, flattened: each event as the batch entries
+ * memfmt_read_batch() gives for it, each other record as an entry with its
+ * tag in the flags (bits no event has). Sets how reading ended and where. */
+static size_t read_flat(int fd, int batched, struct memfmt_event *out, size_t cap, int *rc, uint64_t *offset)
+{
+    lseek(fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fd, rc);
+    if (!r) {
+        return 0;
+    }
+    size_t n = 0;
+    struct memfmt_record rec;
+    struct memfmt_event evs[4]; /* small batches: blocks split across calls */
+    size_t k;
+    while ((*rc = batched ? memfmt_read_batch(r, &rec, evs, 4, &k) : memfmt_read(r, &rec)) > 0 && n + 4 <= cap) {
+        if (batched && k > 0) {
+            memcpy(out + n, evs, k * sizeof *evs);
+            n += k;
+        } else if (rec.tag == MEMFMT_REC_FREE) {
+            out[n++] = (struct memfmt_event){rec.u.free.size, rec.u.free.trace,
+                                             MEMFMT_EV_FREE | (rec.u.free.temporary ? MEMFMT_EV_TEMPORARY : 0)};
+        } else if (rec.tag == MEMFMT_REC_REALLOC) {
+            out[n++] = (struct memfmt_event){rec.u.alloc.old_size, rec.u.alloc.old_trace,
+                                             MEMFMT_EV_FREE | MEMFMT_EV_REALLOC |
+                                                 (rec.u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0)};
+            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0};
+        } else if (rec.tag == MEMFMT_REC_ALLOC) {
+            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0};
+        } else {
+            out[n++] = (struct memfmt_event){0, 0, rec.tag << 8};
+        }
+    }
+    *offset = memfmt_reader_offset(r);
+    memfmt_reader_free(r);
+    return n;
+}
+
+/* memfmt_read_batch() hands out what memfmt_read() does, in the same
+ * order, and stops with the same status at the same offset. */
+static int same_reading(int fd)
+{
+    enum { CAP = 300000 };
+    struct memfmt_event *a = malloc(CAP * sizeof *a), *b = malloc(CAP * sizeof *b);
+    int rc_a, rc_b;
+    uint64_t off_a, off_b;
+    size_t na = read_flat(fd, 0, a, CAP, &rc_a, &off_a);
+    size_t nb = read_flat(fd, 1, b, CAP, &rc_b, &off_b);
+    int same = na == nb && rc_a == rc_b && off_a == off_b && memcmp(a, b, na * sizeof *a) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* A file holding `payload` as one EVENTS block after a TIME record. */
+static int events_file(const uint8_t *payload, size_t len)
+{
+    uint8_t raw[256] = MEMFMT_MAGIC "\1\0\10\1\0\0\0\0";
+    size_t n = MEMFMT_HEADER_LEN;
+    raw[n++] = MEMFMT_REC_TIME;
+    raw[n++] = 1;
+    raw[n++] = 5;
+    raw[n++] = MEMFMT_REC_EVENTS;
+    n += memfmt_put_varint(raw + n, len);
+    memcpy(raw + n, payload, len);
+    n += len;
+    uint8_t z[512];
+    size_t zn = ZSTD_compress(z, sizeof z, raw, n, 1);
+    int fd = temp_fd();
+    if (ZSTD_isError(zn) || write(fd, z, zn) != (ssize_t)zn) {
+        return -1;
+    }
+    return fd;
+}
+
+/* The reader's two ways agree on good files, cut files and bad events;
+ * events before a bad one in the same block come first. */
+static void test_batch_reading(void)
+{
+    enum { A = MEMFMT_OP_ALLOC << 4, F = MEMFMT_OP_FREE << 4, R = MEMFMT_OP_REALLOC << 4 };
+    enum { NEW = MEMFMT_OP_NEW << 4, TEMP = MEMFMT_OP_TEMP << 4, T = MEMFMT_OP_THREAD << 4 };
+    const uint8_t good[] = {A | NEW, 100, 3, F | TEMP, T, 2, A | NEW, 0x80, 0x01, 4, A, 1, R | TEMP | NEW, 7, 5, F, 2};
+    const uint8_t no_latest[] = {A | NEW, 100, 3, F | TEMP, F | TEMP, A, 1};
+    const uint8_t freed_twice[] = {A | NEW, 100, 3, A, 1, F, 1, F, 1, F, 1, A, 1};
+    const uint8_t bad_realloc[] = {A | NEW, 100, 3, A, 1, R | TEMP, 9};
+    const uint8_t dead_realloc[] = {A | NEW, 100, 3, F, 1, T, 1, R, 1, 0x80};
+    const uint8_t cut_varint[] = {A | NEW, 100, 3, A | NEW, 0x80};
+    const struct {
+        const uint8_t *p;
+        size_t len;
+        int rc;
+    } cases[] = {
+        {good, sizeof good, 0},
+        {no_latest, sizeof no_latest, MEMFMT_E_CORRUPT},
+        {freed_twice, sizeof freed_twice, MEMFMT_E_CORRUPT},
+        {bad_realloc, sizeof bad_realloc, MEMFMT_E_CORRUPT},
+        {dead_realloc, sizeof dead_realloc, MEMFMT_E_CORRUPT},
+        {cut_varint, sizeof cut_varint, MEMFMT_E_CORRUPT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int fd = events_file(cases[i].p, cases[i].len);
+        CHECK(fd >= 0);
+        CHECK(same_reading(fd));
+        struct memfmt_event ev[64];
+        int rc;
+        uint64_t off;
+        size_t n = read_flat(fd, 1, ev, 64, &rc, &off);
+        CHECK_EQ(rc, cases[i].rc);
+        CHECK(n >= 2); /* the TIME record and at least the first event */
+        close(fd);
+    }
+
+    /* A long file, whole and cut. */
+    int fd = temp_fd();
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
+    int rc;
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 3, &rc);
+    for (uint32_t i = 0; i < 100000; i++) {
+        struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
+        r.u.alloc.thread = i % 3;
+        r.u.alloc.size = i % 1000;
+        r.u.alloc.trace = i % 7;
+        r.u.alloc.info = i < 1000 ? i + 1 : i % 1000 + 1;
+        CHECK(memfmt_write(w, &r) == 0);
+        if (i % 3 == 0) {
+            r.tag = MEMFMT_REC_FREE;
+            r.u.free.temporary = 1;
+            CHECK(memfmt_write(w, &r) == 0);
+        }
+    }
+    CHECK(memfmt_writer_finish(w) == 0);
+    uint64_t total = memfmt_writer_bytes(w);
+    memfmt_writer_free(w);
+    CHECK(same_reading(fd));
+    CHECK(ftruncate(fd, (off_t)(total / 2)) == 0);
+    CHECK(same_reading(fd));
+    close(fd);
+}
+
 static void test_wire(void)
 {
     uint8_t buf[256];
@@ -428,6 +567,7 @@ int main(void)
     test_file();
     test_bad_files();
     test_events();
+    test_batch_reading();
     test_wire();
     return check_summary("test_format");
 }
