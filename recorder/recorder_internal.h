@@ -38,8 +38,16 @@ HIDDEN void resolve_init(void);
 HIDDEN int resolve_in_progress(void);
 /** Bootstrap pool: allocation used before dlsym works. */
 HIDDEN void *resolve_pool_alloc(size_t size, size_t align);
-/** True if `p` came from the bootstrap pool (such blocks are never freed). */
-HIDDEN int resolve_pool_owns(const void *p);
+#define RESOLVE_POOL_SIZE (256u << 10)
+/* The bootstrap pool itself (resolve.c), visible for the inline test below. */
+HIDDEN extern unsigned char resolve_pool[RESOLVE_POOL_SIZE];
+
+/** True if `p` came from the bootstrap pool (such blocks are never freed).
+ * Inline: every free asks. */
+static inline int resolve_pool_owns(const void *p)
+{
+    return (uintptr_t)p - (uintptr_t)resolve_pool < RESOLVE_POOL_SIZE;
+}
 /** Usable size of a pool block (for realloc out of the pool). */
 HIDDEN size_t resolve_pool_size(const void *p);
 /** From now on look the real functions up as the program sees them
