@@ -67,7 +67,7 @@ EXPORT void free(void *p)
     if (!have_real()) {
         return;
     }
-    if (opts.sample_rate && !sample_maybe(p)) {
+    if (sample_free_unseen(p)) {
         real.free(p); /* sampling, and not a sampled block: nothing to record */
         return;
     }

@@ -411,6 +411,17 @@ static inline int sample_maybe(const void *p)
     return atomic_load_explicit(&sample_filter[sample_filter_index(p)], memory_order_relaxed) != 0;
 }
 
+/** True when sampling is set up in this process and p is certainly not a
+ * live sampled block: its free has nothing to record. The filter, not
+ * opts.sample_rate, says whether sampling is on: a process that inherited
+ * MEMREC_SAMPLE_RATE but is not recorded (a program a recorded script
+ * runs) has the option and no filter. */
+static inline int sample_free_unseen(const void *p)
+{
+    _Atomic uint8_t *f = sample_filter;
+    return f && atomic_load_explicit(&f[sample_filter_index(p)], memory_order_relaxed) == 0;
+}
+
 /** Forget p if it was sampled; returns whether it was. */
 HIDDEN int sample_remove(void *p);
 /** In a fork child that starts its own recording: no block is sampled. */

@@ -32,6 +32,16 @@ est = site_bytes("site_c", "most_leaked", "leaked_bytes")
 check(abs(est - 10000000) <= 1000000, "site_c: estimated %d bytes leaked, truth 10000000 (within 10%%)" % est)
 check(abs(j["leaked_bytes"] - 10000000) <= 1000000, "total leaked estimate %d within 10%% of 10000000" % j["leaked_bytes"])
 
+# A program the recorded script merely runs inherits MEMREC_SAMPLE_RATE but
+# is not recorded: it has no sampled-block filter, and its frees must not
+# look for one.
+script = os.path.join(d, "run.sh")
+with open(script, "w") as f:
+    f.write("#!/bin/sh\n\"%s\" || exit 9\n" % prog("chain"))
+os.chmod(script, 0o755)
+r = record([script], os.path.join(d, "script.zst"), extra=("--sample-rate", "16K"), env=env)
+check_eq(r.returncode, 0, "a program run by the sampled script: exit status")
+
 code, text, err = report_text(out)
 check(code == 0 and "sampled: one stack per 16384 bytes" in text and "~" in text, "text report says it is sampled")
 check("temporary allocations: not measured when sampling" in text, "text report says temporaries are not measured")
