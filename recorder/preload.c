@@ -41,6 +41,17 @@ static inline int have_real(void)
     return real.free != NULL;
 }
 
+/* An allocation made between hook_enter() and hook_leave(). When sampling,
+ * most are only counted, inline; the rest go to buffer_alloc(), which
+ * counts them and samples them. */
+static inline __attribute__((always_inline)) void record_alloc(unsigned kind, void *p, size_t size)
+{
+    if (opts.sample_rate && sample_count_unsampled(size)) {
+        return;
+    }
+    buffer_alloc(kind, p, size);
+}
+
 /* ---- the C allocation functions ---- */
 
 EXPORT void *malloc(size_t size)
@@ -53,7 +64,7 @@ EXPORT void *malloc(size_t size)
     }
     void *p = real.malloc(size);
     if (p) {
-        buffer_alloc(MEMFMT_K_MALLOC, p, size);
+        record_alloc(MEMFMT_K_MALLOC, p, size);
     }
     hook_leave();
     return p;
@@ -94,7 +105,7 @@ EXPORT void *calloc(size_t n, size_t size)
     }
     void *p = real.calloc(n, size);
     if (p) {
-        buffer_alloc(MEMFMT_K_CALLOC, p, n * size);
+        record_alloc(MEMFMT_K_CALLOC, p, n * size);
     }
     hook_leave();
     return p;
@@ -133,16 +144,21 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
     int rec = hook_enter(1);
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
-         * block (if sampled) are recorded apart; the call is counted once. */
+         * block (if sampled) are recorded apart; the call is counted once.
+         * Mostly neither is: then nothing is called, errno is untouched. */
         void *p = next_realloc(old, size, n, is_array);
-        int saved = errno;
-        if (old && (p || size == 0)) {
-            buffer_free(kind, old);
+        int free_seen = old && (p || size == 0) && !sample_free_unseen(old);
+        int alloc_seen = p && !sample_count_unsampled(size);
+        if (free_seen || alloc_seen) {
+            int saved = errno;
+            if (free_seen) {
+                buffer_free(kind, old);
+            }
+            if (alloc_seen) {
+                buffer_alloc(kind, p, size);
+            }
+            errno = saved;
         }
-        if (p) {
-            buffer_alloc(kind, p, size);
-        }
-        errno = saved;
         hook_leave();
         return p;
     }
@@ -187,7 +203,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     }
     int rc = real.posix_memalign(out, align, size);
     if (rc == 0) {
-        buffer_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
+        record_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
     }
     hook_leave();
     return rc;
@@ -216,7 +232,7 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
         p = NULL;
     }
     if (rec) {
-        if (p) {
+        if (p && !(opts.sample_rate && sample_count_unsampled(size))) {
             int saved = errno;
             buffer_alloc(kind, p, size);
             errno = saved;
@@ -346,7 +362,7 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
         p = ((new_al_nt_fn)f)(size, align, nt);
     }
     if (rec && p) {
-        buffer_alloc(kind, p, size);
+        record_alloc(kind, p, size);
     }
     return p;
 }
@@ -407,8 +423,8 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
         return;
     }
     int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
-    if (rec) {
-        buffer_free(kind, p);
+    if (rec && !sample_free_unseen(p)) {
+        buffer_free(kind, p); /* (when sampling, only a sampled block's) */
     }
     void *f = next_op(op);
     if (!f && op != OP_DEL && op != OP_DEL_ARR) {

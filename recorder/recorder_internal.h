@@ -79,6 +79,8 @@ struct thread_state {
     void *frame; /* frame of the interposed function being recorded */
     int64_t sample_left; /* sampling: bytes until the next sample */
     uint64_t rng; /* sampling: random state, 0 until first used */
+    struct tbuf *counted; /* sampling: the buffer calls_at and bytes_at point into */
+    atomic_uint_fast64_t *calls_at, *bytes_at; /* sampling: its exact counters */
     pid_t tid; /* gettid(), 0 until first asked */
 };
 
@@ -390,6 +392,29 @@ static inline int sample_hit(size_t size)
         return 0;
     }
     return sample_hit_slow(size);
+}
+
+/** Sampling, for an allocation of `size` bytes made between hook_enter()
+ * and hook_leave(): when it is not sampled and the thread's counters are
+ * known, count it (one call, `size` bytes), count the bytes down and return
+ * 1, with no call made. Otherwise change nothing and return 0: the caller
+ * then hands it to buffer_alloc(), which counts it and decides as always,
+ * so the same allocations are sampled. The counters are known once
+ * buffer.c noted them (tstate.counted) for the buffer the thread has now,
+ * which it does only after sample_hit() seeded the thread's random state:
+ * here rng is never 0. Inline: it runs for every allocation. */
+static inline int sample_count_unsampled(size_t size)
+{
+    int64_t left = tstate.sample_left - (int64_t)size;
+    struct tbuf *b = tstate.buf;
+    if (__builtin_expect(left <= 0 || !b || b != tstate.counted, 0)) {
+        return 0;
+    }
+    atomic_uint_fast64_t *calls = tstate.calls_at, *bytes = tstate.bytes_at;
+    atomic_store_explicit(calls, atomic_load_explicit(calls, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_store_explicit(bytes, atomic_load_explicit(bytes, memory_order_relaxed) + size, memory_order_relaxed);
+    tstate.sample_left = left;
+    return 1;
 }
 
 /** Remember a sampled block; 0 when the set has no room for it. */
