@@ -46,16 +46,43 @@ static inline int have_real(void)
  * counts them and samples them. */
 static inline __attribute__((always_inline)) void record_alloc(unsigned kind, void *p, size_t size)
 {
-    if (opts.sample_rate && sample_count_unsampled(size)) {
+    if (opts.sample_rate && sample_skips(size)) {
+        sample_count(size);
         return;
     }
     buffer_alloc(kind, p, size);
+}
+
+/* The sampling fast path of the allocation hooks: most allocations are
+ * only counted. Decided before the real call: nothing sample_fast() reads
+ * can change during it, this thread being inside the hook. The real call
+ * runs with in_hook set, as on the full path. */
+static inline __attribute__((always_inline)) int fast_enter(size_t size)
+{
+    if (!sample_fast(size)) {
+        return 0;
+    }
+    tstate.in_hook = 1;
+    return 1;
+}
+
+static inline __attribute__((always_inline)) void fast_leave(const void *p, size_t size)
+{
+    if (p) {
+        sample_count(size);
+    }
+    tstate.in_hook = 0;
 }
 
 /* ---- the C allocation functions ---- */
 
 EXPORT void *malloc(size_t size)
 {
+    if (fast_enter(size)) {
+        void *p = real.malloc(size);
+        fast_leave(p, size);
+        return p;
+    }
     if (!have_real()) {
         return resolve_pool_alloc(size, 16);
     }
@@ -64,7 +91,7 @@ EXPORT void *malloc(size_t size)
     }
     void *p = real.malloc(size);
     if (p) {
-        record_alloc(MEMFMT_K_MALLOC, p, size);
+        buffer_alloc(MEMFMT_K_MALLOC, p, size);
     }
     hook_leave();
     return p;
@@ -93,6 +120,11 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t n, size_t size)
 {
+    if (fast_enter(n * size)) {
+        void *p = real.calloc(n, size);
+        fast_leave(p, n * size);
+        return p;
+    }
     if (!have_real()) {
         size_t total;
         if (__builtin_mul_overflow(n, size, &total)) {
@@ -105,7 +137,7 @@ EXPORT void *calloc(size_t n, size_t size)
     }
     void *p = real.calloc(n, size);
     if (p) {
-        record_alloc(MEMFMT_K_CALLOC, p, n * size);
+        buffer_alloc(MEMFMT_K_CALLOC, p, n * size);
     }
     hook_leave();
     return p;
@@ -148,7 +180,10 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
          * Mostly neither is: then nothing is called, errno is untouched. */
         void *p = next_realloc(old, size, n, is_array);
         int free_seen = old && (p || size == 0) && !sample_free_unseen(old);
-        int alloc_seen = p && !sample_count_unsampled(size);
+        int alloc_seen = p && !sample_skips(size);
+        if (p && !alloc_seen) {
+            sample_count(size);
+        }
         if (free_seen || alloc_seen) {
             int saved = errno;
             if (free_seen) {
@@ -190,6 +225,11 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
+    if (fast_enter(size)) {
+        int rc = real.posix_memalign(out, align, size);
+        fast_leave(rc == 0 ? *out : NULL, size);
+        return rc;
+    }
     if (!have_real()) {
         void *p = resolve_pool_alloc(size, align);
         if (!p) {
@@ -203,7 +243,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     }
     int rc = real.posix_memalign(out, align, size);
     if (rc == 0) {
-        record_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
+        buffer_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
     }
     hook_leave();
     return rc;
@@ -232,7 +272,9 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
         p = NULL;
     }
     if (rec) {
-        if (p && !(opts.sample_rate && sample_count_unsampled(size))) {
+        if (p && opts.sample_rate && sample_skips(size)) {
+            sample_count(size);
+        } else if (p) {
             int saved = errno;
             buffer_alloc(kind, p, size);
             errno = saved;
@@ -338,7 +380,8 @@ typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align,
                                                               const void *nt)
 {
-    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
+    int fast = fast_enter(size);
+    int rec __attribute__((cleanup(leave_cleanup))) = fast || hook_enter(1);
     void *f = next_op(op);
     void *p;
     if (!f) {
@@ -361,7 +404,9 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
     } else {
         p = ((new_al_nt_fn)f)(size, align, nt);
     }
-    if (rec && p) {
+    if (fast && p) {
+        sample_count(size);
+    } else if (rec && p) {
         record_alloc(kind, p, size);
     }
     return p;

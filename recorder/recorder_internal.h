@@ -394,27 +394,39 @@ static inline int sample_hit(size_t size)
     return sample_hit_slow(size);
 }
 
-/** Sampling, for an allocation of `size` bytes made between hook_enter()
- * and hook_leave(): when it is not sampled and the thread's counters are
- * known, count it (one call, `size` bytes), count the bytes down and return
- * 1, with no call made. Otherwise change nothing and return 0: the caller
- * then hands it to buffer_alloc(), which counts it and decides as always,
- * so the same allocations are sampled. The counters are known once
- * buffer.c noted them (tstate.counted) for the buffer the thread has now,
- * which it does only after sample_hit() seeded the thread's random state:
- * here rng is never 0. Inline: it runs for every allocation. */
-static inline int sample_count_unsampled(size_t size)
+/** Sampling: whether an allocation of `size` bytes, if it succeeds, is
+ * only to be counted, which the caller may then do inline with
+ * sample_count(): no sample is due and this thread's counters are known.
+ * buffer.c notes them (tstate.counted) for the buffer the thread has now,
+ * and only once sample_hit() seeded the thread's random state: rng is
+ * never 0 here, so this says just what sample_hit() would. Otherwise the
+ * allocation goes to buffer_alloc(), which counts it and decides as
+ * always: the same allocations are sampled. Changes nothing. Inline: every
+ * allocation asks. */
+static inline int sample_skips(size_t size)
 {
-    int64_t left = tstate.sample_left - (int64_t)size;
     struct tbuf *b = tstate.buf;
-    if (__builtin_expect(left <= 0 || !b || b != tstate.counted, 0)) {
-        return 0;
-    }
+    return tstate.sample_left - (int64_t)size > 0 && b && b == tstate.counted;
+}
+
+/** After sample_skips(size) and a successful allocation, with nothing
+ * recorded on this thread in between: count it (one call, `size` bytes)
+ * and count the bytes down to the next sample. */
+static inline void sample_count(size_t size)
+{
     atomic_uint_fast64_t *calls = tstate.calls_at, *bytes = tstate.bytes_at;
     atomic_store_explicit(calls, atomic_load_explicit(calls, memory_order_relaxed) + 1, memory_order_relaxed);
     atomic_store_explicit(bytes, atomic_load_explicit(bytes, memory_order_relaxed) + size, memory_order_relaxed);
-    tstate.sample_left = left;
-    return 1;
+    tstate.sample_left -= (int64_t)size;
+}
+
+/** Whether a hook may serve an allocation of `size` bytes without
+ * hook_enter() and buffer_alloc(): this thread is not inside the recorder,
+ * recording is on, and sample_skips(). Known counters imply that start-up
+ * is over, the real functions are resolved and sampling is on. */
+static inline int sample_fast(size_t size)
+{
+    return !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed) && sample_skips(size);
 }
 
 /** Remember a sampled block; 0 when the set has no room for it. */
