@@ -97,16 +97,12 @@ EXPORT void *malloc(size_t size)
     return p;
 }
 
-EXPORT void free(void *p)
+/* The part of free() that may record: out of line, so that the sampling
+ * fast path has no frame to set up. No stack is taken for a free, so the
+ * frame hook_enter() notes here instead of free()'s is never walked. */
+static __attribute__((noinline)) void free_hooked(void *p)
 {
-    if (!p || resolve_pool_owns(p)) {
-        return;
-    }
     if (!have_real()) {
-        return;
-    }
-    if (sample_free_unseen(p)) {
-        real.free(p); /* sampling, and not a sampled block: nothing to record */
         return;
     }
     if (!hook_enter(1)) {
@@ -116,6 +112,18 @@ EXPORT void free(void *p)
     buffer_free(MEMFMT_K_FREE, p);
     real.free(p);
     hook_leave();
+}
+
+EXPORT void free(void *p)
+{
+    if (!p || resolve_pool_owns(p)) {
+        return;
+    }
+    if (sample_free_unseen(p) && real.free) {
+        real.free(p); /* sampling, and not a sampled block: nothing to record */
+        return;
+    }
+    free_hooked(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -358,18 +366,22 @@ static const char *const op_names[OP_COUNT] = {
 
 static void *_Atomic next_ops[OP_COUNT];
 
-static void *next_op(enum next_op op)
+static __attribute__((noinline)) void *look_up_op(enum next_op op)
+{
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1;
+    resolve_init();
+    void *f = resolve_next(op_names[op]);
+    tstate.in_hook = saved;
+    atomic_store_explicit(&next_ops[op], f, memory_order_release);
+    return f;
+}
+
+/* Inline: every new and delete asks; only the first looks it up. */
+static inline void *next_op(enum next_op op)
 {
     void *f = atomic_load_explicit(&next_ops[op], memory_order_acquire);
-    if (!f) {
-        int saved = tstate.in_hook;
-        tstate.in_hook = 1;
-        resolve_init();
-        f = resolve_next(op_names[op]);
-        tstate.in_hook = saved;
-        atomic_store_explicit(&next_ops[op], f, memory_order_release);
-    }
-    return f;
+    return f ? f : look_up_op(op);
 }
 
 typedef void *(*new_fn)(size_t);
@@ -461,16 +473,10 @@ typedef void (*del_al_nt_fn)(void *, size_t, const void *);
 /* `shape` says which extra arguments the next delete takes. */
 enum del_shape { DS_PLAIN, DS_ONE, DS_TWO, DS_NT, DS_AL_NT };
 
-static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind,
-                                                                void *p, size_t a, size_t b, const void *nt)
+/* Hand p to the next operator delete. */
+static inline __attribute__((always_inline)) void next_delete(enum next_op op, enum del_shape shape, unsigned kind,
+                                                              void *p, size_t a, size_t b, const void *nt)
 {
-    if (!p) {
-        return;
-    }
-    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
-    if (rec && !sample_free_unseen(p)) {
-        buffer_free(kind, p); /* (when sampling, only a sampled block's) */
-    }
     void *f = next_op(op);
     if (!f && op != OP_DEL && op != OP_DEL_ARR) {
         /* An older runtime without sized or aligned forms. */
@@ -488,6 +494,25 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     case DS_NT: ((del_nt_fn)f)(p, nt); break;
     case DS_AL_NT: ((del_al_nt_fn)f)(p, a, nt); break;
     }
+}
+
+static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind,
+                                                                void *p, size_t a, size_t b, const void *nt)
+{
+    if (!p) {
+        return;
+    }
+    if (sample_free_unseen(p) && init_is_ready()) {
+        /* Sampling, and not a sampled block: nothing to record, as in
+         * free(). (Before start-up, the full path below starts it.) */
+        next_delete(op, shape, kind, p, a, b, nt);
+        return;
+    }
+    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
+    if (rec) {
+        buffer_free(kind, p);
+    }
+    next_delete(op, shape, kind, p, a, b, nt);
 }
 
 EXPORT void _ZdlPv(void *p)
