@@ -43,44 +43,39 @@ static inline int have_real(void)
 
 /* An allocation made between hook_enter() and hook_leave(). When sampling,
  * most are only counted, inline; the rest go to buffer_alloc(), which
- * counts them and samples them. */
+ * counts them and samples them. Always inlined into the exported function,
+ * whose frame it notes for the stack walk. */
 static inline __attribute__((always_inline)) void record_alloc(unsigned kind, void *p, size_t size)
 {
-    if (opts.sample_rate && sample_skips(size)) {
+    if (opts.sample_rate && __builtin_expect(sample_skips(size), 1)) {
         sample_count(size);
         return;
     }
+    tstate.frame = __builtin_frame_address(0);
     buffer_alloc(kind, p, size);
 }
 
-/* The sampling fast path of the allocation hooks: most allocations are
- * only counted. Decided before the real call: nothing sample_fast() reads
- * can change during it, this thread being inside the hook. The real call
- * runs with in_hook set, as on the full path. */
-static inline __attribute__((always_inline)) int fast_enter(size_t size)
+/* The sampling fast path of the allocation hooks: hook_enter() without
+ * the start-up, options and frame it looks at, when sample_fast() says
+ * none of them is needed. Then hook_leave() after record_alloc(). */
+static inline __attribute__((always_inline)) int fast_enter(void)
 {
-    if (!sample_fast(size)) {
+    if (__builtin_expect(!sample_fast(), 0)) {
         return 0;
     }
     tstate.in_hook = 1;
     return 1;
 }
-
-static inline __attribute__((always_inline)) void fast_leave(const void *p, size_t size)
-{
-    if (p) {
-        sample_count(size);
-    }
-    tstate.in_hook = 0;
-}
-
 /* ---- the C allocation functions ---- */
 
 EXPORT void *malloc(size_t size)
 {
-    if (fast_enter(size)) {
+    if (fast_enter()) {
         void *p = real.malloc(size);
-        fast_leave(p, size);
+        if (p) {
+            record_alloc(MEMFMT_K_MALLOC, p, size);
+        }
+        hook_leave();
         return p;
     }
     if (!have_real()) {
@@ -128,9 +123,12 @@ EXPORT void free(void *p)
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-    if (fast_enter(n * size)) {
+    if (fast_enter()) {
         void *p = real.calloc(n, size);
-        fast_leave(p, n * size);
+        if (p) {
+            record_alloc(MEMFMT_K_CALLOC, p, n * size);
+        }
+        hook_leave();
         return p;
     }
     if (!have_real()) {
@@ -233,9 +231,12 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
-    if (fast_enter(size)) {
+    if (fast_enter()) {
         int rc = real.posix_memalign(out, align, size);
-        fast_leave(rc == 0 ? *out : NULL, size);
+        if (rc == 0) {
+            record_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
+        }
+        hook_leave();
         return rc;
     }
     if (!have_real()) {
@@ -392,8 +393,7 @@ typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align,
                                                               const void *nt)
 {
-    int fast = fast_enter(size);
-    int rec __attribute__((cleanup(leave_cleanup))) = fast || hook_enter(1);
+    int rec __attribute__((cleanup(leave_cleanup))) = fast_enter() || hook_enter(1);
     void *f = next_op(op);
     void *p;
     if (!f) {
@@ -416,9 +416,7 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
     } else {
         p = ((new_al_nt_fn)f)(size, align, nt);
     }
-    if (fast && p) {
-        sample_count(size);
-    } else if (rec && p) {
+    if (rec && p) {
         record_alloc(kind, p, size);
     }
     return p;

@@ -420,13 +420,16 @@ static inline void sample_count(size_t size)
     tstate.sample_left -= (int64_t)size;
 }
 
-/** Whether a hook may serve an allocation of `size` bytes without
- * hook_enter() and buffer_alloc(): this thread is not inside the recorder,
- * recording is on, and sample_skips(). Known counters imply that start-up
- * is over, the real functions are resolved and sampling is on. */
-static inline int sample_fast(size_t size)
+/** Whether a hook may enter the recorder the short way, setting in_hook
+ * around the real call and leaving most allocations to sample_count():
+ * this thread is not inside the recorder, recording is on, and its
+ * counters are known (which implies that start-up is over, the real
+ * functions are resolved and sampling is on). Whether the allocation is
+ * sampled is still decided after the real call, by sample_skips(). */
+static inline int sample_fast(void)
 {
-    return !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed) && sample_skips(size);
+    struct tbuf *b = tstate.buf;
+    return !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed) && b && b == tstate.counted;
 }
 
 /** Remember a sampled block; 0 when the set has no room for it. */
