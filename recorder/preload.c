@@ -42,22 +42,24 @@ static inline int have_real(void)
 }
 
 /* An allocation made between hook_enter() and hook_leave(). When sampling,
- * most are only counted, inline; the rest go to buffer_alloc(), which
- * counts them and samples them. Always inlined into the exported function,
- * whose frame it notes for the stack walk. */
+ * most are only counted, inline (sample_skips() is never true otherwise);
+ * the rest go to buffer_alloc(), which counts them and samples them.
+ * Always inlined into the exported function, whose frame it notes for the
+ * stack walk. */
 static inline __attribute__((always_inline)) void record_alloc(unsigned kind, void *p, size_t size)
 {
-    if (opts.sample_rate && __builtin_expect(sample_skips(size), 1)) {
+    if (__builtin_expect(sample_skips(size), 1)) {
         sample_count(size);
         return;
     }
     tstate.frame = __builtin_frame_address(0);
     buffer_alloc(kind, p, size);
+    tstate.frame = NULL;
 }
 
 /* The sampling fast path of the allocation hooks: hook_enter() without
  * the start-up, options and frame it looks at, when sample_fast() says
- * none of them is needed. Then hook_leave() after record_alloc(). */
+ * none of them is needed. Then record_alloc() and fast_leave(). */
 static inline __attribute__((always_inline)) int fast_enter(void)
 {
     if (__builtin_expect(!sample_fast(), 0)) {
@@ -65,6 +67,13 @@ static inline __attribute__((always_inline)) int fast_enter(void)
     }
     tstate.in_hook = 1;
     return 1;
+}
+
+/* hook_leave() after fast_enter(): the frame was never noted (or
+ * record_alloc() cleared it). */
+static inline __attribute__((always_inline)) void fast_leave(void)
+{
+    tstate.in_hook = 0;
 }
 /* ---- the C allocation functions ---- */
 
@@ -75,7 +84,7 @@ EXPORT void *malloc(size_t size)
         if (p) {
             record_alloc(MEMFMT_K_MALLOC, p, size);
         }
-        hook_leave();
+        fast_leave();
         return p;
     }
     if (!have_real()) {
@@ -128,7 +137,7 @@ EXPORT void *calloc(size_t n, size_t size)
         if (p) {
             record_alloc(MEMFMT_K_CALLOC, p, n * size);
         }
-        hook_leave();
+        fast_leave();
         return p;
     }
     if (!have_real()) {
@@ -236,7 +245,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
         if (rc == 0) {
             record_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
         }
-        hook_leave();
+        fast_leave();
         return rc;
     }
     if (!have_real()) {

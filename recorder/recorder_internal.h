@@ -399,7 +399,8 @@ static inline int sample_hit(size_t size)
  * sample_count(): no sample is due and this thread's counters are known.
  * buffer.c notes them (tstate.counted) for the buffer the thread has now,
  * and only once sample_hit() seeded the thread's random state: rng is
- * never 0 here, so this says just what sample_hit() would. Otherwise the
+ * never 0 here, so this says just what sample_hit() would. Never true
+ * when sampling is off: then nothing notes counters. Otherwise the
  * allocation goes to buffer_alloc(), which counts it and decides as
  * always: the same allocations are sampled. Changes nothing. Inline: every
  * allocation asks. */
