@@ -592,6 +592,13 @@ static inline __attribute__((always_inline)) int count_call(size_t size)
     atomic_store_explicit(&b->calls, atomic_load_explicit(&b->calls, memory_order_relaxed) + 1, memory_order_relaxed);
     atomic_store_explicit(&b->bytes, atomic_load_explicit(&b->bytes, memory_order_relaxed) + size,
                           memory_order_relaxed);
+    if (__builtin_expect(tstate.counted != b, 0) && tstate.rng) {
+        /* For sample_skips() and sample_count(): the hooks count most
+         * allocations inline; only once the thread is seeded (see there). */
+        tstate.calls_at = &b->calls;
+        tstate.bytes_at = &b->bytes;
+        tstate.counted = b;
+    }
     return 1;
 }
 

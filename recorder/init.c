@@ -17,21 +17,15 @@
 
 extern char **environ;
 
-enum { ST_NEW, ST_STARTING, ST_READY };
-static atomic_int state = ST_NEW;
+HIDDEN atomic_int init_state = INIT_NEW;
 static pid_t recorded_pid; /* the process being recorded */
 static int started_once; /* the parts of start-up done once per image */
 static int restart_service; /* a fork child: its service thread is still to start */
 
-int init_is_ready(void)
-{
-    return atomic_load_explicit(&state, memory_order_acquire) == ST_READY;
-}
-
 void init_start(void)
 {
-    int expected = ST_NEW;
-    if (!atomic_compare_exchange_strong(&state, &expected, ST_STARTING)) {
+    int expected = INIT_NEW;
+    if (!atomic_compare_exchange_strong(&init_state, &expected, INIT_STARTING)) {
         return;
     }
     int saved = tstate.in_hook;
@@ -61,7 +55,7 @@ void init_start(void)
             sys_close(fd);
         }
     }
-    atomic_store_explicit(&state, ST_READY, memory_order_release);
+    atomic_store_explicit(&init_state, INIT_READY, memory_order_release);
     if (restart_service && atomic_load(&rec_enabled)) {
         restart_service = 0;
         buffer_start_service();
@@ -73,7 +67,7 @@ void init_attached(void)
 {
     recorded_pid = getpid();
     started_once = 1;
-    atomic_store(&state, ST_READY);
+    atomic_store(&init_state, INIT_READY);
 }
 
 void init_forked(void)
@@ -84,7 +78,7 @@ void init_forked(void)
     /* Start again, as a process of its own, at the child's next hook. */
     modules_forget();
     restart_service = 1;
-    atomic_store(&state, ST_NEW);
+    atomic_store(&init_state, INIT_NEW);
 }
 
 __attribute__((constructor)) static void on_load(void)
@@ -101,7 +95,7 @@ __attribute__((constructor)) static void on_load(void)
 /* A followed fork child that never allocated still gets its recording. */
 static void start_late(void)
 {
-    if (atomic_load(&state) == ST_NEW && restart_service) {
+    if (atomic_load(&init_state) == INIT_NEW && restart_service) {
         restart_service = 0;
         init_start();
     }

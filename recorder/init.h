@@ -9,8 +9,16 @@
  * options, connect to memrec. Idempotent and thread-safe; other threads
  * calling during start-up are passed through unrecorded. */
 void init_start(void) __attribute__((visibility("hidden")));
-/** True once start-up is over (whether or not recording is on). */
-int init_is_ready(void) __attribute__((visibility("hidden")));
+enum { INIT_NEW, INIT_STARTING, INIT_READY };
+/* Where start-up is (init.c); read through init_is_ready(). */
+extern atomic_int init_state __attribute__((visibility("hidden")));
+
+/** True once start-up is over (whether or not recording is on). Inline:
+ * every hook asks. */
+static inline int init_is_ready(void)
+{
+    return atomic_load_explicit(&init_state, memory_order_acquire) == INIT_READY;
+}
 
 /** In a fork child (atfork handler): when memrec follows forks, start a
  * recording of the child's own at its next hook. */

@@ -41,10 +41,52 @@ static inline int have_real(void)
     return real.free != NULL;
 }
 
+/* An allocation made between hook_enter() and hook_leave(). When sampling,
+ * most are only counted, inline (sample_skips() is never true otherwise);
+ * the rest go to buffer_alloc(), which counts them and samples them.
+ * Always inlined into the exported function, whose frame it notes for the
+ * stack walk. */
+static inline __attribute__((always_inline)) void record_alloc(unsigned kind, void *p, size_t size)
+{
+    if (__builtin_expect(sample_skips(size), 1)) {
+        sample_count(size);
+        return;
+    }
+    tstate.frame = __builtin_frame_address(0);
+    buffer_alloc(kind, p, size);
+    tstate.frame = NULL;
+}
+
+/* The sampling fast path of the allocation hooks: hook_enter() without
+ * the start-up, options and frame it looks at, when sample_fast() says
+ * none of them is needed. Then record_alloc() and fast_leave(). */
+static inline __attribute__((always_inline)) int fast_enter(void)
+{
+    if (__builtin_expect(!sample_fast(), 0)) {
+        return 0;
+    }
+    tstate.in_hook = 1;
+    return 1;
+}
+
+/* hook_leave() after fast_enter(): the frame was never noted (or
+ * record_alloc() cleared it). */
+static inline __attribute__((always_inline)) void fast_leave(void)
+{
+    tstate.in_hook = 0;
+}
 /* ---- the C allocation functions ---- */
 
 EXPORT void *malloc(size_t size)
 {
+    if (fast_enter()) {
+        void *p = real.malloc(size);
+        if (p) {
+            record_alloc(MEMFMT_K_MALLOC, p, size);
+        }
+        fast_leave();
+        return p;
+    }
     if (!have_real()) {
         return resolve_pool_alloc(size, 16);
     }
@@ -59,16 +101,12 @@ EXPORT void *malloc(size_t size)
     return p;
 }
 
-EXPORT void free(void *p)
+/* The part of free() that may record: out of line, so that the sampling
+ * fast path has no frame to set up. No stack is taken for a free, so the
+ * frame hook_enter() notes here instead of free()'s is never walked. */
+static __attribute__((noinline)) void free_hooked(void *p)
 {
-    if (!p || resolve_pool_owns(p)) {
-        return;
-    }
     if (!have_real()) {
-        return;
-    }
-    if (opts.sample_rate && !sample_maybe(p)) {
-        real.free(p); /* sampling, and not a sampled block: nothing to record */
         return;
     }
     if (!hook_enter(1)) {
@@ -80,8 +118,28 @@ EXPORT void free(void *p)
     hook_leave();
 }
 
+EXPORT void free(void *p)
+{
+    if (!p || resolve_pool_owns(p)) {
+        return;
+    }
+    if (sample_free_unseen(p) && real.free) {
+        real.free(p); /* sampling, and not a sampled block: nothing to record */
+        return;
+    }
+    free_hooked(p);
+}
+
 EXPORT void *calloc(size_t n, size_t size)
 {
+    if (fast_enter()) {
+        void *p = real.calloc(n, size);
+        if (p) {
+            record_alloc(MEMFMT_K_CALLOC, p, n * size);
+        }
+        fast_leave();
+        return p;
+    }
     if (!have_real()) {
         size_t total;
         if (__builtin_mul_overflow(n, size, &total)) {
@@ -133,16 +191,24 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
     int rec = hook_enter(1);
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
-         * block (if sampled) are recorded apart; the call is counted once. */
+         * block (if sampled) are recorded apart; the call is counted once.
+         * Mostly neither is: then nothing is called, errno is untouched. */
         void *p = next_realloc(old, size, n, is_array);
-        int saved = errno;
-        if (old && (p || size == 0)) {
-            buffer_free(kind, old);
+        int free_seen = old && (p || size == 0) && !sample_free_unseen(old);
+        int alloc_seen = p && !sample_skips(size);
+        if (p && !alloc_seen) {
+            sample_count(size);
         }
-        if (p) {
-            buffer_alloc(kind, p, size);
+        if (free_seen || alloc_seen) {
+            int saved = errno;
+            if (free_seen) {
+                buffer_free(kind, old);
+            }
+            if (alloc_seen) {
+                buffer_alloc(kind, p, size);
+            }
+            errno = saved;
         }
-        errno = saved;
         hook_leave();
         return p;
     }
@@ -174,6 +240,14 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
+    if (fast_enter()) {
+        int rc = real.posix_memalign(out, align, size);
+        if (rc == 0) {
+            record_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
+        }
+        fast_leave();
+        return rc;
+    }
     if (!have_real()) {
         void *p = resolve_pool_alloc(size, align);
         if (!p) {
@@ -216,7 +290,9 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
         p = NULL;
     }
     if (rec) {
-        if (p) {
+        if (p && opts.sample_rate && sample_skips(size)) {
+            sample_count(size);
+        } else if (p) {
             int saved = errno;
             buffer_alloc(kind, p, size);
             errno = saved;
@@ -300,18 +376,22 @@ static const char *const op_names[OP_COUNT] = {
 
 static void *_Atomic next_ops[OP_COUNT];
 
-static void *next_op(enum next_op op)
+static __attribute__((noinline)) void *look_up_op(enum next_op op)
+{
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1;
+    resolve_init();
+    void *f = resolve_next(op_names[op]);
+    tstate.in_hook = saved;
+    atomic_store_explicit(&next_ops[op], f, memory_order_release);
+    return f;
+}
+
+/* Inline: every new and delete asks; only the first looks it up. */
+static inline void *next_op(enum next_op op)
 {
     void *f = atomic_load_explicit(&next_ops[op], memory_order_acquire);
-    if (!f) {
-        int saved = tstate.in_hook;
-        tstate.in_hook = 1;
-        resolve_init();
-        f = resolve_next(op_names[op]);
-        tstate.in_hook = saved;
-        atomic_store_explicit(&next_ops[op], f, memory_order_release);
-    }
-    return f;
+    return f ? f : look_up_op(op);
 }
 
 typedef void *(*new_fn)(size_t);
@@ -322,7 +402,7 @@ typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align,
                                                               const void *nt)
 {
-    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
+    int rec __attribute__((cleanup(leave_cleanup))) = fast_enter() || hook_enter(1);
     void *f = next_op(op);
     void *p;
     if (!f) {
@@ -346,7 +426,7 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
         p = ((new_al_nt_fn)f)(size, align, nt);
     }
     if (rec && p) {
-        buffer_alloc(kind, p, size);
+        record_alloc(kind, p, size);
     }
     return p;
 }
@@ -400,16 +480,10 @@ typedef void (*del_al_nt_fn)(void *, size_t, const void *);
 /* `shape` says which extra arguments the next delete takes. */
 enum del_shape { DS_PLAIN, DS_ONE, DS_TWO, DS_NT, DS_AL_NT };
 
-static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind,
-                                                                void *p, size_t a, size_t b, const void *nt)
+/* Hand p to the next operator delete. */
+static inline __attribute__((always_inline)) void next_delete(enum next_op op, enum del_shape shape, unsigned kind,
+                                                              void *p, size_t a, size_t b, const void *nt)
 {
-    if (!p) {
-        return;
-    }
-    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
-    if (rec) {
-        buffer_free(kind, p);
-    }
     void *f = next_op(op);
     if (!f && op != OP_DEL && op != OP_DEL_ARR) {
         /* An older runtime without sized or aligned forms. */
@@ -427,6 +501,25 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     case DS_NT: ((del_nt_fn)f)(p, nt); break;
     case DS_AL_NT: ((del_al_nt_fn)f)(p, a, nt); break;
     }
+}
+
+static inline __attribute__((always_inline)) void delete_common(enum next_op op, enum del_shape shape, unsigned kind,
+                                                                void *p, size_t a, size_t b, const void *nt)
+{
+    if (!p) {
+        return;
+    }
+    if (sample_free_unseen(p) && init_is_ready()) {
+        /* Sampling, and not a sampled block: nothing to record, as in
+         * free(). (Before start-up, the full path below starts it.) */
+        next_delete(op, shape, kind, p, a, b, nt);
+        return;
+    }
+    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
+    if (rec) {
+        buffer_free(kind, p);
+    }
+    next_delete(op, shape, kind, p, a, b, nt);
 }
 
 EXPORT void _ZdlPv(void *p)

@@ -38,8 +38,16 @@ HIDDEN void resolve_init(void);
 HIDDEN int resolve_in_progress(void);
 /** Bootstrap pool: allocation used before dlsym works. */
 HIDDEN void *resolve_pool_alloc(size_t size, size_t align);
-/** True if `p` came from the bootstrap pool (such blocks are never freed). */
-HIDDEN int resolve_pool_owns(const void *p);
+#define RESOLVE_POOL_SIZE (256u << 10)
+/* The bootstrap pool itself (resolve.c), visible for the inline test below. */
+HIDDEN extern unsigned char resolve_pool[RESOLVE_POOL_SIZE];
+
+/** True if `p` came from the bootstrap pool (such blocks are never freed).
+ * Inline: every free asks. */
+static inline int resolve_pool_owns(const void *p)
+{
+    return (uintptr_t)p - (uintptr_t)resolve_pool < RESOLVE_POOL_SIZE;
+}
 /** Usable size of a pool block (for realloc out of the pool). */
 HIDDEN size_t resolve_pool_size(const void *p);
 /** From now on look the real functions up as the program sees them
@@ -71,6 +79,8 @@ struct thread_state {
     void *frame; /* frame of the interposed function being recorded */
     int64_t sample_left; /* sampling: bytes until the next sample */
     uint64_t rng; /* sampling: random state, 0 until first used */
+    struct tbuf *counted; /* sampling: the buffer calls_at and bytes_at point into */
+    atomic_uint_fast64_t *calls_at, *bytes_at; /* sampling: its exact counters */
     pid_t tid; /* gettid(), 0 until first asked */
 };
 
@@ -400,6 +410,45 @@ static inline int sample_hit(size_t size)
     return sample_hit_slow(size);
 }
 
+/** Sampling: whether an allocation of `size` bytes, if it succeeds, is
+ * only to be counted, which the caller may then do inline with
+ * sample_count(): no sample is due and this thread's counters are known.
+ * buffer.c notes them (tstate.counted) for the buffer the thread has now,
+ * and only once sample_hit() seeded the thread's random state: rng is
+ * never 0 here, so this says just what sample_hit() would. Never true
+ * when sampling is off: then nothing notes counters. Otherwise the
+ * allocation goes to buffer_alloc(), which counts it and decides as
+ * always: the same allocations are sampled. Changes nothing. Inline: every
+ * allocation asks. */
+static inline int sample_skips(size_t size)
+{
+    struct tbuf *b = tstate.buf;
+    return tstate.sample_left - (int64_t)size > 0 && b && b == tstate.counted;
+}
+
+/** After sample_skips(size) and a successful allocation, with nothing
+ * recorded on this thread in between: count it (one call, `size` bytes)
+ * and count the bytes down to the next sample. */
+static inline void sample_count(size_t size)
+{
+    atomic_uint_fast64_t *calls = tstate.calls_at, *bytes = tstate.bytes_at;
+    atomic_store_explicit(calls, atomic_load_explicit(calls, memory_order_relaxed) + 1, memory_order_relaxed);
+    atomic_store_explicit(bytes, atomic_load_explicit(bytes, memory_order_relaxed) + size, memory_order_relaxed);
+    tstate.sample_left -= (int64_t)size;
+}
+
+/** Whether a hook may enter the recorder the short way, setting in_hook
+ * around the real call and leaving most allocations to sample_count():
+ * this thread is not inside the recorder, recording is on, and its
+ * counters are known (which implies that start-up is over, the real
+ * functions are resolved and sampling is on). Whether the allocation is
+ * sampled is still decided after the real call, by sample_skips(). */
+static inline int sample_fast(void)
+{
+    struct tbuf *b = tstate.buf;
+    return !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed) && b && b == tstate.counted;
+}
+
 /** Remember a sampled block; 0 when the set has no room for it. */
 HIDDEN int sample_add(void *p);
 #define SAMPLE_FILTER_SIZE (1u << 15)
@@ -417,6 +466,17 @@ static inline uint32_t sample_filter_index(const void *p)
 static inline int sample_maybe(const void *p)
 {
     return atomic_load_explicit(&sample_filter[sample_filter_index(p)], memory_order_relaxed) != 0;
+}
+
+/** True when sampling is set up in this process and p is certainly not a
+ * live sampled block: its free has nothing to record. The filter, not
+ * opts.sample_rate, says whether sampling is on: a process that inherited
+ * MEMREC_SAMPLE_RATE but is not recorded (a program a recorded script
+ * runs) has the option and no filter. */
+static inline int sample_free_unseen(const void *p)
+{
+    _Atomic uint8_t *f = sample_filter;
+    return f && atomic_load_explicit(&f[sample_filter_index(p)], memory_order_relaxed) == 0;
 }
 
 /** Forget p if it was sampled; returns whether it was. */

@@ -13,9 +13,7 @@
 
 HIDDEN struct real_funcs real;
 
-#define POOL_SIZE (256u << 10)
-
-static _Alignas(64) unsigned char pool[POOL_SIZE];
+HIDDEN _Alignas(64) unsigned char resolve_pool[RESOLVE_POOL_SIZE];
 static atomic_size_t pool_used;
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 
@@ -28,19 +26,14 @@ void *resolve_pool_alloc(size_t size, size_t align)
     for (;;) {
         size_t old = atomic_load(&pool_used);
         size_t start = (old + 16 + align - 1) & ~(align - 1);
-        if (start + size > POOL_SIZE || size > POOL_SIZE) {
+        if (start + size > RESOLVE_POOL_SIZE || size > RESOLVE_POOL_SIZE) {
             return NULL;
         }
         if (atomic_compare_exchange_weak(&pool_used, &old, start + size)) {
-            memcpy(pool + start - sizeof(size_t), &size, sizeof size);
-            return pool + start;
+            memcpy(resolve_pool + start - sizeof(size_t), &size, sizeof size);
+            return resolve_pool + start;
         }
     }
-}
-
-int resolve_pool_owns(const void *p)
-{
-    return (const unsigned char *)p >= pool && (const unsigned char *)p < pool + POOL_SIZE;
 }
 
 size_t resolve_pool_size(const void *p)
