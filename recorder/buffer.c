@@ -33,6 +33,7 @@ struct tbuf {
     atomic_int busy; /* the owner holds the buffer without `lock` (see owner_lock()) */
     atomic_int wants; /* another thread holds `lock` and waits for busy == 0 */
     int owner_slow; /* the owner holds `lock` */
+    int quiet_later; /* for_each_quiet(): its owner was inside, take it alone afterwards */
     uint32_t stream;
     pid_t tid;
     int orphan; /* created after the thread's exit destructor */
@@ -72,7 +73,6 @@ static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
 static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tbuf *registry;
 static pthread_key_t exit_key;
 static struct tbuf service_buf; /* stream 0: SYNC and service records */
 
@@ -186,6 +186,54 @@ static void others_done(struct tbuf *b)
         atomic_store_explicit(&b->wants, 0, memory_order_release);
     }
     buf_unlock(&b->lock);
+}
+
+static int buf_trylock(atomic_int *l)
+{
+    return !atomic_exchange_explicit(l, 1, memory_order_acquire);
+}
+
+static struct tbuf *registry;
+
+/* Run fn on every registered buffer while its owner is outside its
+ * critical section; the caller holds the registry. All buffers are
+ * announced at once and one barrier serves them all. A buffer whose owner
+ * is inside (or holds the lock word) is let go at once and taken alone
+ * afterwards: never wait for one owner while holding another's lock, for
+ * the first may be waiting, inside the recorder, for a lock of the program
+ * that the second holds (dl_iterate_phdr's, with a callback that
+ * allocates). */
+static void for_each_quiet(void (*fn)(struct tbuf *))
+{
+    for (struct tbuf *b = registry; b; b = b->next) {
+        b->quiet_later = !buf_trylock(&b->lock);
+        if (!b->quiet_later) {
+            others_want(b);
+        }
+    }
+    others_barrier();
+    for (struct tbuf *b = registry; b; b = b->next) {
+        if (b->quiet_later) {
+            continue;
+        }
+        if (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
+            b->quiet_later = 1;
+        } else {
+            fn(b);
+        }
+        others_done(b);
+    }
+    for (struct tbuf *b = registry; b; b = b->next) {
+        if (b->quiet_later) {
+            b->quiet_later = 0;
+            buf_lock(&b->lock);
+            others_want(b);
+            others_barrier();
+            others_wait(b);
+            fn(b);
+            others_done(b);
+        }
+    }
 }
 
 /* The registry of buffers: taken when a thread starts or ends, and by the
@@ -376,18 +424,15 @@ static uint64_t take_seq(void)
  * leaves no plain increment in flight, and every later section reads
  * seq_shared = 1 (see owner_lock() for why the owner's side needs no
  * barrier of its own). */
+static void quiet(struct tbuf *b)
+{
+    (void)b;
+}
+
 static void seq_go_shared(void)
 {
     atomic_store(&seq_shared, 1);
-    for (struct tbuf *b = registry; b; b = b->next) {
-        buf_lock(&b->lock);
-        others_want(b);
-    }
-    others_barrier();
-    for (struct tbuf *b = registry; b; b = b->next) {
-        others_wait(b);
-        others_done(b);
-    }
+    for_each_quiet(quiet);
 }
 
 static int tsc_is_clocksource(void)
@@ -926,21 +971,19 @@ static int owner_gone(const struct tbuf *b)
     return b->orphan && syscall(SYS_tgkill, getpid(), b->tid, 0) < 0 && errno == ESRCH;
 }
 
+static void flush_one(struct tbuf *b)
+{
+    put_counts(b);
+    flush_locked(b);
+}
+
 static void flush_all(void)
 {
     struct tbuf *dead = NULL;
     reg_acquire();
-    for (struct tbuf *b = registry; b; b = b->next) {
-        buf_lock(&b->lock);
-        others_want(b);
-    }
-    others_barrier();
+    for_each_quiet(flush_one);
     for (struct tbuf **pp = &registry; *pp;) {
         struct tbuf *b = *pp;
-        others_wait(b);
-        put_counts(b);
-        flush_locked(b);
-        others_done(b);
         if (owner_gone(b)) {
             *pp = b->next;
             b->next = dead;
