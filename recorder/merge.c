@@ -218,28 +218,6 @@ static void map_grow(struct map *m)
     table_free(old.cells, old.cap, sizeof *old.cells);
 }
 
-static void map_put(struct map *m, uint64_t key, uint64_t val)
-{
-    if (key == 0) {
-        m->has_zero = 1;
-        m->zero.val = val;
-        return;
-    }
-    if ((m->count + 1) * 2 > m->cap) {
-        map_grow(m);
-    }
-    size_t mask = m->cap - 1;
-    size_t i = mix(key) & mask;
-    while (m->cells[i].key && m->cells[i].key != key) {
-        i = (i + 1) & mask;
-    }
-    if (!m->cells[i].key) {
-        m->count++;
-    }
-    m->cells[i].key = key;
-    m->cells[i].val = val;
-}
-
 /* The cell of `key`, made (with val 0) if the map had none: *existed says
  * which. The cell stays valid until the next change to the map. One probe
  * where a look-up, then an insertion, would take two. */
@@ -268,6 +246,12 @@ static struct map_cell *map_claim(struct map *m, uint64_t key, int *existed)
         m->cells[i].val = 0;
     }
     return &m->cells[i];
+}
+
+static void map_put(struct map *m, uint64_t key, uint64_t val)
+{
+    int existed;
+    map_claim(m, key, &existed)->val = val;
 }
 
 static inline int map_get(const struct map *m, uint64_t key, uint64_t *val)
