@@ -447,12 +447,16 @@ static inline struct walk_check *check_of(struct cfi_cache *c, int w)
  * the rbp it receives: in code built without frame pointers rbp is an
  * ordinary register whose saved value changes from call to call, and
  * comparing it would make every such stack look new. */
+/* The cell a frame that read none is checked against: always 0, like the
+ * value remembered for it, so the check needs no test for "no cell". */
+static const uint64_t no_cell = 0;
+
 static void make_checks(const struct walk_frame *f, struct walk_check *chk, int from, int to, int n)
 {
     for (int k = from; k < to; k++) {
         int rbp = f[k].rbp_at && k + 1 < n && f[k + 1].needs_rbp;
-        chk[k].at = f[k].ra_at | (uint64_t)rbp;
-        chk[k].val = f[k].ra;
+        chk[k].at = (f[k].ra_at ? f[k].ra_at : (uint64_t)(uintptr_t)&no_cell) | (uint64_t)rbp;
+        chk[k].val = f[k].ra_at ? f[k].ra : 0;
     }
 }
 
@@ -527,11 +531,9 @@ static inline int frame_changed(const struct walk_frame *f, const struct walk_ch
 {
     uint64_t v;
     uint64_t at = chk[k].at;
-    if (at & ~(uint64_t)1) {
-        memcpy(&v, (const void *)(uintptr_t)(at & ~(uint64_t)1), 8);
-        if (v != chk[k].val) {
-            return 1;
-        }
+    memcpy(&v, (const void *)(uintptr_t)(at & ~(uint64_t)1), 8);
+    if (v != chk[k].val) {
+        return 1;
     }
     if (at & 1) {
         memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
@@ -548,14 +550,34 @@ static inline int frame_changed(const struct walk_frame *f, const struct walk_ch
  * mostly part at the same frame (the caller that differs), so the frame
  * where the last candidate failed rules out the next one with one
  * comparison instead of a walk up to it. */
+static inline uint64_t cell_differs(const struct walk_check *c)
+{
+    uint64_t v;
+    memcpy(&v, (const void *)(uintptr_t)(c->at & ~(uint64_t)1), 8);
+    return (v ^ c->val) | (c->at & 1);
+}
+
 static int first_changed(const struct walk_frame *f, const struct walk_check *chk, int from, int to, int hint)
 {
     if (hint >= from && hint < to && frame_changed(f, chk, hint)) {
         return hint;
     }
-    for (int k = from; k < to; k++) {
-        if (frame_changed(f, chk, k)) {
-            return k;
+    /* Four frames at a time, with one branch: a long unchanged stack (deep
+     * recursion) is checked at the speed of its loads. A group with a
+     * changed cell, or with a saved rbp to check, is looked at frame by
+     * frame. */
+    int k = from;
+    while (k < to) {
+        if (k + 4 <= to && !(cell_differs(&chk[k]) | cell_differs(&chk[k + 1]) | cell_differs(&chk[k + 2]) |
+                             cell_differs(&chk[k + 3]))) {
+            k += 4;
+            continue;
+        }
+        int end = k + 4 < to ? k + 4 : to;
+        for (; k < end; k++) {
+            if (frame_changed(f, chk, k)) {
+                return k;
+            }
         }
     }
     return -1;
