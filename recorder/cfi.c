@@ -12,6 +12,10 @@
 #define _GNU_SOURCE
 #include "recorder_internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <dlfcn.h>
 #include <string.h>
 
@@ -483,9 +487,16 @@ static void complete_frames(struct walk_frame *cur, int cn, int known)
 }
 
 /* Slot s now holds a walk whose first frame is f0. */
+static inline uint8_t key_tag(uint64_t key)
+{
+    uint8_t t = (uint8_t)(key >> 56);
+    return t ? t : 1;
+}
+
 static void set_slot(struct cfi_cache *c, int s, const struct walk_frame *f0)
 {
     c->slot_key[s] = c->cur_key;
+    c->slot_tag[s] = key_tag(c->cur_key);
     c->slot_rsp[s] = f0->rsp;
     c->slot_pc[s] = f0->pc;
     c->slot_rbp[s] = f0->rbp;
@@ -505,10 +516,13 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
     c->last_hash = cn ? cur[0].hash : STACK_HASH_SEED;
     uint8_t old = c->slot_walk[c->cur_slot];
     c->slot_walk[c->cur_slot] = c->cur;
+    c->walk_slot[c->cur] = c->cur_slot;
+    c->walk_slot[old] = CFI_WALKS;
     if (cn) {
         set_slot(c, c->cur_slot, &cur[0]);
     } else {
         c->slot_key[c->cur_slot] = 0;
+        c->slot_tag[c->cur_slot] = 0;
     }
     c->spare = old;
     c->last = c->cur;
@@ -519,7 +533,9 @@ void cfi_cache_init(struct cfi_cache *c)
 {
     for (int i = 0; i < CFI_WALKS; i++) {
         c->slot_walk[i] = (uint8_t)i;
+        c->walk_slot[i] = (uint8_t)i;
     }
+    c->walk_slot[CFI_WALKS] = CFI_WALKS;
     c->spare = CFI_WALKS;
     c->last = 0;
 }
@@ -625,10 +641,8 @@ static int reuse_previous(struct cfi_cache *c, struct walk_frame *prev, int pn, 
         complete_frames(w, cn + (pn - j), cn);
         make_checks(w, check_of(c, c->last), 0, cn, cn + (pn - j));
         c->last_hash = w[0].hash;
-        for (int s = 0; s < CFI_WALKS; s++) {
-            if (c->slot_walk[s] == c->last) {
-                set_slot(c, s, &w[0]);
-            }
+        if (c->walk_slot[c->last] < CFI_WALKS) {
+            set_slot(c, c->walk_slot[c->last], &w[0]);
         }
         return n;
     }
@@ -668,6 +682,23 @@ int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t 
     return n;
 }
 
+/* The slots whose key has this tag, as bits. */
+static inline uint32_t slots_tagged(const struct cfi_cache *c, uint8_t tag)
+{
+#if defined(__SSE2__) && CFI_WALKS == 32
+    __m128i t = _mm_set1_epi8((char)tag);
+    __m128i lo = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)c->slot_tag), t);
+    __m128i hi = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(c->slot_tag + 16)), t);
+    return (uint32_t)_mm_movemask_epi8(lo) | (uint32_t)_mm_movemask_epi8(hi) << 16;
+#else
+    uint32_t m = 0;
+    for (int s = 0; s < CFI_WALKS; s++) {
+        m |= (uint32_t)(c->slot_tag[s] == tag) << s;
+    }
+    return m;
+#endif
+}
+
 static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
                 int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max)
 {
@@ -684,7 +715,8 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
      * touched, so slots cost address space, not memory. */
     uint64_t key = ((rsp ^ (pc * 0x9E3779B97F4A7C15ull)) | 1);
     int hint = -1;
-    for (int slot = 0; slot < CFI_WALKS; slot++) {
+    for (uint32_t cand = slots_tagged(cache, key_tag(key)); cand; cand &= cand - 1) {
+        int slot = __builtin_ctz(cand);
         if (cache->slot_key[slot] != key) {
             continue;
         }

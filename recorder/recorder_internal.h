@@ -212,6 +212,10 @@ struct cfi_cache {
     int walk_n[CFI_WALKS + 1];
     uint16_t walk_off[CFI_WALKS + 1]; /* where each walk starts in its array */
     uint8_t slot_walk[CFI_WALKS]; /* the walk remembered in each slot */
+    uint8_t walk_slot[CFI_WALKS + 1]; /* the reverse: the slot of each walk, CFI_WALKS for the spare */
+    /* One byte of each slot's key (0: empty), side by side, so that a
+     * look-up compares all of them at once. */
+    uint8_t slot_tag[CFI_WALKS] __attribute__((aligned(16)));
     uint64_t slot_key[CFI_WALKS]; /* a hash of each slot's first-frame registers, 0: empty */
     /* Each slot's first frame, so that candidates are told apart without
      * touching their walks: rsp, pc, and rbp where the walk depends on it. */
