@@ -323,20 +323,7 @@ int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
     if (rc <= 0) {
         return rc;
     }
-    switch (d.type) {
-    case MEMFMT_OP_ALLOC:
-        ev->tag = MEMFMT_REC_ALLOC;
-        ev->u.alloc.thread = st->thread;
-        ev->u.alloc.kind = d.kind;
-        ev->u.alloc.size = st->infos[d.info].size;
-        ev->u.alloc.trace = st->infos[d.info].trace;
-        ev->u.alloc.info = d.info;
-        ev->u.alloc.old_size = 0;
-        ev->u.alloc.old_trace = 0;
-        ev->u.alloc.old_info = 0;
-        ev->u.alloc.old_temporary = 0;
-        break;
-    case MEMFMT_OP_FREE:
+    if (d.type == MEMFMT_OP_FREE) {
         ev->tag = MEMFMT_REC_FREE;
         ev->u.free.thread = st->thread;
         ev->u.free.kind = d.kind;
@@ -344,20 +331,20 @@ int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
         ev->u.free.trace = st->infos[d.old_info].trace;
         ev->u.free.info = d.old_info;
         ev->u.free.temporary = d.temporary;
-        break;
-    default:
-        ev->tag = MEMFMT_REC_REALLOC;
-        ev->u.alloc.thread = st->thread;
-        ev->u.alloc.kind = d.kind;
-        ev->u.alloc.size = st->infos[d.info].size;
-        ev->u.alloc.trace = st->infos[d.info].trace;
-        ev->u.alloc.info = d.info;
-        ev->u.alloc.old_size = st->infos[d.old_info].size;
-        ev->u.alloc.old_trace = st->infos[d.old_info].trace;
-        ev->u.alloc.old_info = d.old_info;
-        ev->u.alloc.old_temporary = d.temporary;
-        break;
+        return 1;
     }
+    /* ALLOC, or REALLOC: an allocation with the block it replaces. */
+    int re = d.type == MEMFMT_OP_REALLOC;
+    ev->tag = re ? MEMFMT_REC_REALLOC : MEMFMT_REC_ALLOC;
+    ev->u.alloc.thread = st->thread;
+    ev->u.alloc.kind = d.kind;
+    ev->u.alloc.size = st->infos[d.info].size;
+    ev->u.alloc.trace = st->infos[d.info].trace;
+    ev->u.alloc.info = d.info;
+    ev->u.alloc.old_size = re ? st->infos[d.old_info].size : 0;
+    ev->u.alloc.old_trace = re ? st->infos[d.old_info].trace : 0;
+    ev->u.alloc.old_info = re ? d.old_info : 0;
+    ev->u.alloc.old_temporary = re ? d.temporary : 0;
     return 1;
 }
 
