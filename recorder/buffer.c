@@ -83,16 +83,21 @@ static struct tbuf service_buf; /* stream 0: SYNC and service records */
  * store. But the holder may block in write(2) while the pipe is full, so a
  * waiter spins briefly and then sleeps in short naps instead of burning the
  * CPU that memrec needs to drain the pipe. */
+static void wait_a_little(int *spins)
+{
+    if (++*spins < 64) {
+        __builtin_ia32_pause();
+        return;
+    }
+    struct timespec nap = {0, 20 * 1000};
+    nanosleep(&nap, NULL);
+}
+
 static void buf_lock(atomic_int *l)
 {
     int spins = 0;
     while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
-        if (++spins < 64) {
-            __builtin_ia32_pause();
-            continue;
-        }
-        struct timespec nap = {0, 20 * 1000};
-        nanosleep(&nap, NULL);
+        wait_a_little(&spins);
     }
 }
 
@@ -125,20 +130,19 @@ static void asym_setup(void)
            membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 }
 
-static inline __attribute__((always_inline)) int owner_lock(struct tbuf *b)
+static inline __attribute__((always_inline)) void owner_lock(struct tbuf *b)
 {
     if (asym) {
         atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
         if (__builtin_expect(!atomic_load_explicit(&b->wants, memory_order_acquire), 1)) {
             b->owner_slow = 0;
-            return 0;
+            return;
         }
         atomic_store_explicit(&b->busy, 0, memory_order_release);
     }
     buf_lock(&b->lock);
     b->owner_slow = 1;
-    return 0;
 }
 
 static inline __attribute__((always_inline)) void owner_unlock(struct tbuf *b)
@@ -171,12 +175,7 @@ static void others_wait(struct tbuf *b)
 {
     int spins = 0;
     while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
-        if (++spins < 64) {
-            __builtin_ia32_pause();
-            continue;
-        }
-        struct timespec nap = {0, 20 * 1000};
-        nanosleep(&nap, NULL);
+        wait_a_little(&spins);
     }
 }
 
@@ -556,8 +555,6 @@ static void on_thread_exit(void *arg)
     tstate.in_hook = saved;
 }
 
-/* Lock this thread's buffer, creating it on first use, and restart its
- * trace tree if modules went away since it was built. */
 /* Modules went away: node ids restart with a new stream, so memrec never
  * confuses old and new trees of one thread. */
 static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
@@ -570,6 +567,8 @@ static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
     say_hello(b);
 }
 
+/* Lock this thread's buffer, creating it on first use, and restart its
+ * trace tree if modules went away since it was built. */
 static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
 {
     struct tbuf *b = tstate.buf;
