@@ -446,15 +446,15 @@ static inline struct walk_check *check_of(struct cfi_cache *c, int w)
     return c->check[w] + c->walk_off[w];
 }
 
+/* The cell a frame that read none is checked against: always 0, like the
+ * value remembered for it, so the check needs no test for "no cell". */
+static const uint64_t no_cell = 0;
+
 /* The packed checks of frames [from, to) of a walk of n complete frames.
  * A saved rbp matters only when the walk from the next frame on depends on
  * the rbp it receives: in code built without frame pointers rbp is an
  * ordinary register whose saved value changes from call to call, and
  * comparing it would make every such stack look new. */
-/* The cell a frame that read none is checked against: always 0, like the
- * value remembered for it, so the check needs no test for "no cell". */
-static const uint64_t no_cell = 0;
-
 static void make_checks(const struct walk_frame *f, struct walk_check *chk, int from, int to, int n)
 {
     for (int k = from; k < to; k++) {
@@ -486,17 +486,18 @@ static void complete_frames(struct walk_frame *cur, int cn, int known)
     }
 }
 
-/* Slot s now holds a walk whose first frame is f0. */
-static inline uint8_t key_tag(uint64_t key)
+/* One byte of a hash of a walk's first-frame registers: the slots' tags
+ * (0: empty) sort candidates before their registers are compared. */
+static inline uint8_t key_tag(uint64_t rsp, uint64_t pc)
 {
-    uint8_t t = (uint8_t)(key >> 56);
+    uint8_t t = (uint8_t)((rsp ^ (pc * 0x9E3779B97F4A7C15ull)) >> 56);
     return t ? t : 1;
 }
 
+/* Slot s now holds a walk whose first frame is f0. */
 static void set_slot(struct cfi_cache *c, int s, const struct walk_frame *f0)
 {
-    c->slot_key[s] = c->cur_key;
-    c->slot_tag[s] = key_tag(c->cur_key);
+    c->slot_tag[s] = key_tag(f0->rsp, f0->pc);
     c->slot_rsp[s] = f0->rsp;
     c->slot_pc[s] = f0->pc;
     c->slot_rbp[s] = f0->rbp;
@@ -521,7 +522,6 @@ static int finish_walk(struct cfi_cache *c, struct walk_frame *cur, int cn, int 
     if (cn) {
         set_slot(c, c->cur_slot, &cur[0]);
     } else {
-        c->slot_key[c->cur_slot] = 0;
         c->slot_tag[c->cur_slot] = 0;
     }
     c->spare = old;
@@ -543,15 +543,20 @@ void cfi_cache_init(struct cfi_cache *c)
 /* Whether a cell that remembered frame k's walk read holds another value
  * now: its return address, or the saved rbp that the walk from the next
  * frame on depends on (make_checks()). */
+static inline uint64_t cell_now(const struct walk_check *c)
+{
+    uint64_t v;
+    memcpy(&v, (const void *)(uintptr_t)(c->at & ~(uint64_t)1), 8);
+    return v;
+}
+
 static inline int frame_changed(const struct walk_frame *f, const struct walk_check *chk, int k)
 {
     uint64_t v;
-    uint64_t at = chk[k].at;
-    memcpy(&v, (const void *)(uintptr_t)(at & ~(uint64_t)1), 8);
-    if (v != chk[k].val) {
+    if (cell_now(&chk[k]) != chk[k].val) {
         return 1;
     }
-    if (at & 1) {
+    if (chk[k].at & 1) {
         memcpy(&v, (const void *)(uintptr_t)f[k].rbp_at, 8);
         if (v != f[k].rbp_val) {
             return 1;
@@ -560,19 +565,19 @@ static inline int frame_changed(const struct walk_frame *f, const struct walk_ch
     return 0;
 }
 
+/* Nonzero when the return-address cell changed, or the frame has a saved
+ * rbp to check as well (frame_changed() then looks closer). */
+static inline uint64_t cell_differs(const struct walk_check *c)
+{
+    return (cell_now(c) ^ c->val) | (c->at & 1);
+}
+
 /* -1 when every cell that frames [from, to) of a remembered walk read still
  * holds what it read then, else a frame whose cell changed. Frame `hint`
  * is checked first: candidates for one stack that share their first frame
  * mostly part at the same frame (the caller that differs), so the frame
  * where the last candidate failed rules out the next one with one
  * comparison instead of a walk up to it. */
-static inline uint64_t cell_differs(const struct walk_check *c)
-{
-    uint64_t v;
-    memcpy(&v, (const void *)(uintptr_t)(c->at & ~(uint64_t)1), 8);
-    return (v ^ c->val) | (c->at & 1);
-}
-
 static int first_changed(const struct walk_frame *f, const struct walk_check *chk, int from, int to, int hint)
 {
     if (hint >= from && hint < to && frame_changed(f, chk, hint)) {
@@ -682,7 +687,7 @@ int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t 
     return n;
 }
 
-/* The slots whose key has this tag, as bits. */
+/* The slots with this tag, as bits. */
 static inline uint32_t slots_tagged(const struct cfi_cache *c, uint8_t tag)
 {
 #if defined(__SSE2__) && CFI_WALKS == 32
@@ -709,17 +714,14 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
     /* A stack seen before from the same first frame (same registers) whose
      * cells are unchanged is that stack again: no walk at all. Several
      * stacks often share their first frame (one function called on
-     * different paths), so any slot may hold any stack: the keys of all
-     * slots fit in four cache lines, and only slots whose key matches are
-     * checked cell by cell. Slot memory a walk never reached is never
+     * different paths), so any slot may hold any stack: a byte of each
+     * slot's first-frame registers (its tag) is compared for all slots at
+     * once, then the registers of the tagged ones, and only slots whose
+     * registers match are checked cell by cell. Slot memory a walk never reached is never
      * touched, so slots cost address space, not memory. */
-    uint64_t key = ((rsp ^ (pc * 0x9E3779B97F4A7C15ull)) | 1);
     int hint = -1;
-    for (uint32_t cand = slots_tagged(cache, key_tag(key)); cand; cand &= cand - 1) {
+    for (uint32_t cand = slots_tagged(cache, key_tag(rsp, pc)); cand; cand &= cand - 1) {
         int slot = __builtin_ctz(cand);
-        if (cache->slot_key[slot] != key) {
-            continue;
-        }
         if (cache->slot_rsp[slot] != rsp || cache->slot_pc[slot] != pc ||
             (cache->slot_needs_rbp[slot] && cache->slot_rbp[slot] != rbp)) {
             continue;
@@ -758,7 +760,6 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
     }
     uint8_t slot = cache->hand;
     cache->hand = (uint8_t)((cache->hand + 1) % CFI_WALKS);
-    cache->cur_key = key;
     /* Else walk, reusing the outer part of the latest walk where it can;
      * the new walk goes to the spare buffer. */
     struct walk_frame *prev = walk_of(cache, cache->last);

@@ -216,14 +216,12 @@ struct cfi_cache {
     /* One byte of each slot's key (0: empty), side by side, so that a
      * look-up compares all of them at once. */
     uint8_t slot_tag[CFI_WALKS] __attribute__((aligned(16)));
-    uint64_t slot_key[CFI_WALKS]; /* a hash of each slot's first-frame registers, 0: empty */
     /* Each slot's first frame, so that candidates are told apart without
      * touching their walks: rsp, pc, and rbp where the walk depends on it. */
     uint64_t slot_rsp[CFI_WALKS], slot_pc[CFI_WALKS], slot_rbp[CFI_WALKS];
     uint8_t slot_needs_rbp[CFI_WALKS];
     uint8_t slot_ref[CFI_WALKS]; /* served since the clock hand last passed */
     uint8_t hand; /* replacement: the next slot to consider */
-    uint64_t cur_key; /* slot_key of the walk being made */
     uint8_t spare; /* the walk no slot holds: the next one is written there */
     uint8_t last; /* the latest walk */
     uint8_t cur, cur_slot; /* the walk being made, and its slot */
