@@ -32,7 +32,6 @@ struct memfmt_writer {
      * column has room for a whole block; col[c] is where it goes on. */
     uint8_t *col_start[MEMFMT_NCOLS];
     uint8_t *col[MEMFMT_NCOLS];
-    size_t block_bytes; /* in all columns */
     struct memfmt_evstate ev;
 };
 
@@ -82,17 +81,28 @@ static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
     return 0;
 }
 
+/* Bytes in all columns of the open EVENTS block. */
+static size_t block_bytes(const memfmt_writer *w)
+{
+    size_t n = 0;
+    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+        n += (size_t)(w->col[c] - w->col_start[c]);
+    }
+    return n;
+}
+
 /* Move the open EVENTS block, if any, into the pending input. */
 static int close_block(memfmt_writer *w)
 {
-    if (!w->block_bytes) {
+    size_t bytes = block_bytes(w);
+    if (!bytes) {
         return 0;
     }
     size_t len[MEMFMT_NCOLS];
     for (int c = 0; c < MEMFMT_NCOLS; c++) {
         len[c] = (size_t)(w->col[c] - w->col_start[c]);
     }
-    if (WRITER_IN_CAP - w->in_len < 1 + 10 + MEMFMT_EVENTS_HEAD_MAX + w->block_bytes) {
+    if (WRITER_IN_CAP - w->in_len < 1 + MEMFMT_VARINT_MAX + MEMFMT_EVENTS_HEAD_MAX + bytes) {
         int rc = compress_pending(w, ZSTD_e_continue);
         if (rc < 0) {
             return rc;
@@ -101,7 +111,7 @@ static int close_block(memfmt_writer *w)
     /* The payload is written after a length of the most bytes it can take,
      * then moved up to its real length's end. */
     uint8_t *rec = w->in + w->in_len;
-    uint8_t *payload = rec + 1 + 10;
+    uint8_t *payload = rec + 1 + MEMFMT_VARINT_MAX;
     size_t n = memfmt_event_block_write(payload, w->col_start, len);
     rec[0] = MEMFMT_REC_EVENTS;
     size_t k = memfmt_put_varint(rec + 1, n);
@@ -110,7 +120,6 @@ static int close_block(memfmt_writer *w)
     for (int c = 0; c < MEMFMT_NCOLS; c++) {
         w->col[c] = w->col_start[c];
     }
-    w->block_bytes = 0;
     return 0;
 }
 
@@ -155,22 +164,13 @@ memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int le
 
 static int write_event(memfmt_writer *w, const struct memfmt_record *rec)
 {
-    if (w->block_bytes + MEMFMT_EVENT_MAX + MEMFMT_EVENTS_HEAD_MAX > MEMFMT_EVENTS_MAX) {
+    if (block_bytes(w) + MEMFMT_EVENT_MAX + MEMFMT_EVENTS_HEAD_MAX > MEMFMT_EVENTS_MAX) {
         int rc = close_block(w);
         if (rc < 0) {
             return rc;
         }
     }
-    uint8_t *before[MEMFMT_NCOLS];
-    memcpy(before, w->col, sizeof before);
-    int rc = memfmt_event_encode(&w->ev, rec, w->col);
-    if (rc < 0) {
-        return rc;
-    }
-    for (int c = 0; c < MEMFMT_NCOLS; c++) {
-        w->block_bytes += (size_t)(w->col[c] - before[c]);
-    }
-    return 0;
+    return memfmt_event_encode(&w->ev, rec, w->col);
 }
 
 int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec)

@@ -491,6 +491,15 @@ static void block_gone(struct merge *m, uint32_t thread)
     latest_of(m, thread)->set = 0;
 }
 
+/* The size and trace of a block ending: the thread's latest allocation's
+ * for a temporary, else its pair's. */
+static void freed_pair(struct merge *m, uint32_t thread, int temporary, uint32_t info, uint64_t *size, uint32_t *trace)
+{
+    const struct latest *l = latest_of(m, thread);
+    *size = temporary ? l->size : m->infos[info].size;
+    *trace = temporary ? l->trace : m->infos[info].trace;
+}
+
 static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t b, uint32_t pool, uint64_t addr)
 {
     /* Not zero-initialized: the record's union is large (module segments)
@@ -501,14 +510,7 @@ static int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t 
     r.u.free.kind = kind;
     r.u.free.info = block_info(b);
     r.u.free.temporary = block_is_latest(m, b, thread, pool, addr);
-    if (r.u.free.temporary) {
-        const struct latest *l = latest_of(m, thread);
-        r.u.free.size = l->size;
-        r.u.free.trace = l->trace;
-    } else {
-        r.u.free.size = m->infos[r.u.free.info].size;
-        r.u.free.trace = m->infos[r.u.free.info].trace;
-    }
+    freed_pair(m, thread, r.u.free.temporary, r.u.free.info, &r.u.free.size, &r.u.free.trace);
     block_gone(m, thread);
     return out(m, &r);
 }
@@ -681,12 +683,10 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             /* The realloc's second part: the old block ends here. It is a
              * temporary if it was the thread's latest allocation at the
              * first part and no free of a stale block was written since. */
-            const struct latest *l = latest_of(m, s->thread);
             r.tag = MEMFMT_REC_REALLOC;
             r.u.alloc.old_info = e->old_block;
-            r.u.alloc.old_temporary = e->old_latest && l->set;
-            r.u.alloc.old_size = r.u.alloc.old_temporary ? l->size : m->infos[e->old_block].size;
-            r.u.alloc.old_trace = r.u.alloc.old_temporary ? l->trace : m->infos[e->old_block].trace;
+            r.u.alloc.old_temporary = e->old_latest && latest_of(m, s->thread)->set;
+            freed_pair(m, s->thread, r.u.alloc.old_temporary, e->old_block, &r.u.alloc.old_size, &r.u.alloc.old_trace);
             block_gone(m, s->thread);
         } else if (e->type == Q_RALLOC && e->has_old == OLD_NONE) {
             m->st.unmatched_frees++; /* a realloc of a block never seen: an allocation */
@@ -847,7 +847,7 @@ static inline __attribute__((always_inline)) void prefetch_near(const struct mer
         return;
     }
     const struct map_cell *c = &m->addr_block.cells[mix(e->addr) & (m->addr_block.cap - 1)];
-    if (c->key == e->addr && c->val != BLOCK_SET_APART && block_info(c->val) < m->ninfos + 1) {
+    if (c->key == e->addr && c->val != BLOCK_SET_APART && block_info(c->val) <= m->ninfos) {
         __builtin_prefetch(&m->infos[block_info(c->val)]);
     }
 }
