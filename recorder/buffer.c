@@ -456,6 +456,15 @@ static void put_seq(struct tbuf *b, uint64_t s)
     b->prev_seq = s;
 }
 
+/* An event's tag and its number, taken now: callers hold the buffer and
+ * call it where the ordering rule (top of file) puts the number. */
+static inline void put_numbered(struct tbuf *b, uint8_t tag)
+{
+    uint64_t s = take_seq();
+    b->data[b->len++] = tag;
+    put_seq(b, s);
+}
+
 /* ---- thread buffers ---- */
 
 static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
@@ -663,9 +672,7 @@ void buffer_alloc(unsigned kind, void *p, size_t size)
     }
     uint32_t trace = capture(b);
     ensure_room(b, EVENT_ROOM);
-    uint64_t s = take_seq();
-    b->data[b->len++] = MEMFMT_W_ALLOC;
-    put_seq(b, s);
+    put_numbered(b, MEMFMT_W_ALLOC);
     put(b, kind);
     put(b, size);
     put(b, (uint64_t)(uintptr_t)p);
@@ -683,9 +690,7 @@ void buffer_free(unsigned kind, void *p)
         return;
     }
     ensure_room(b, EVENT_ROOM);
-    uint64_t s = take_seq();
-    b->data[b->len++] = MEMFMT_W_FREE;
-    put_seq(b, s);
+    put_numbered(b, MEMFMT_W_FREE);
     put(b, kind);
     put(b, (uint64_t)(uintptr_t)p);
     unlock_mine(b);
@@ -706,9 +711,7 @@ void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size)
     }
     uint32_t trace = tag == MEMFMT_W_POOL_ALLOC ? capture(b) : 0;
     ensure_room(b, EVENT_ROOM);
-    uint64_t s = take_seq();
-    b->data[b->len++] = (uint8_t)tag;
-    put_seq(b, s);
+    put_numbered(b, (uint8_t)tag);
     put(b, (uint64_t)(uintptr_t)pool);
     if (tag != MEMFMT_W_POOL_RESET) {
         put(b, (uint64_t)(uintptr_t)p);
@@ -781,9 +784,7 @@ void buffer_map(uintptr_t addr, size_t len)
     }
     uint32_t trace = capture(b);
     ensure_room(b, EVENT_ROOM);
-    uint64_t s = take_seq();
-    b->data[b->len++] = MEMFMT_W_MAP;
-    put_seq(b, s);
+    put_numbered(b, MEMFMT_W_MAP);
     put(b, addr);
     put(b, len);
     put(b, trace);
@@ -843,9 +844,7 @@ static void append_record(struct tbuf *b, const uint8_t *rec, size_t len)
         return;
     }
     ensure_room(b, len + 1 + 2 * MEMFMT_VARINT_MAX);
-    uint64_t s = take_seq();
-    b->data[b->len++] = MEMFMT_W_RECORD;
-    put_seq(b, s);
+    put_numbered(b, MEMFMT_W_RECORD);
     put(b, len);
     memcpy(b->data + b->len, rec, len);
     b->len += len;
