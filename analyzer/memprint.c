@@ -76,7 +76,11 @@ int main(int argc, char **argv)
         }
         die("cannot read '%s': %s", path, memfmt_strerror(rc));
     }
-    if (m->stop_rc < 0) {
+    if (m->stop_rc == MEMFMT_E_TOOBIG) {
+        warning("'%s' has a record larger than %u KiB (the format's limit) at byte %llu of its data: reporting "
+                "what comes before",
+                path, MEMFMT_MAX_RECORD >> 10, (unsigned long long)m->stop_offset);
+    } else if (m->stop_rc < 0) {
         warning("'%s' is %s at byte %llu of its data: reporting what comes before", path,
                 m->stop_rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(m->stop_rc),
                 (unsigned long long)m->stop_offset);
@@ -88,6 +92,10 @@ int main(int argc, char **argv)
                 strsignal(m->end.value));
     } else if (m->has_end && m->end.how == MEMFMT_END_UNKNOWN) {
         warning("the recorded process did not end normally (killed or crashed; memrec was not its parent)");
+    }
+    if (m->impossible_sizes) {
+        warning("'%s': %llu allocation%s larger than 128 TiB (impossible: corrupt data?) not counted", path,
+                (unsigned long long)m->impossible_sizes, m->impossible_sizes == 1 ? "" : "s");
     }
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records,
@@ -102,10 +110,13 @@ int main(int argc, char **argv)
     } else {
         report_print_text(r, &ro, stdout);
     }
+    /* 3: the report is printed but does not hold the whole recording (the
+     * data stops early, or records were refused): a script can tell. */
+    int complete = model_complete(m);
     report_free(r);
     model_free(m);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         die("cannot write the report: %s", strerror(errno));
     }
-    return 0;
+    return complete ? 0 : 3;
 }

@@ -2,13 +2,16 @@
 /* Streams a recording into a struct model (model.h). Each trace node is
  * attributed to the module mapped at its address when the node was read,
  * so a library unloaded and replaced at the same address later still
- * symbolizes right. */
+ * symbolizes right. Every id and count from the file is checked against
+ * what the file defined so far or a limit of model.h before it sizes
+ * anything, and no step costs more than O(log n) per record. */
 #include "model.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
 #include "util.h"
 
 /* Events per memfmt_read_batch() call: enough to make the call cost
@@ -23,47 +26,101 @@ static char *dup_bytes(const char *s, uint32_t n)
     return d;
 }
 
-static int module_contains(const struct model_module *mod, uint64_t ip)
+/* What loading needs besides the model: capacities, the address map of
+ * the modules loaded now, and module id -> index. */
+struct loader {
+    struct model *m;
+    size_t mod_cap, node_cap;
+    struct addrmap loaded;
+    uint32_t *id_keys; /* open addressing; key 0 = empty (ids count from 1) */
+    uint32_t *id_vals; /* module index */
+    size_t id_cap, id_count;
+};
+
+static size_t id_slot(const struct loader *L, uint32_t id)
+{
+    size_t mask = L->id_cap - 1;
+    size_t j = (size_t)((id * 0x9e3779b1u) & mask);
+    while (L->id_keys[j] && L->id_keys[j] != id) {
+        j = (j + 1) & mask;
+    }
+    return j;
+}
+
+/* Index of module `id`, or -1. */
+static int64_t id_find(const struct loader *L, uint32_t id)
+{
+    if (!L->id_cap || id == 0) {
+        return -1;
+    }
+    size_t j = id_slot(L, id);
+    return L->id_keys[j] ? (int64_t)L->id_vals[j] : -1;
+}
+
+static void id_add(struct loader *L, uint32_t id, uint32_t index)
+{
+    if ((L->id_count + 1) * 2 > L->id_cap) {
+        uint32_t *ok = L->id_keys, *ov = L->id_vals;
+        size_t ocap = L->id_cap;
+        L->id_cap = ocap ? ocap * 2 : 64;
+        L->id_keys = xcalloc(L->id_cap, sizeof *L->id_keys);
+        L->id_vals = xmalloc(L->id_cap * sizeof *L->id_vals);
+        for (size_t i = 0; i < ocap; i++) {
+            if (ok[i]) {
+                size_t j = id_slot(L, ok[i]);
+                L->id_keys[j] = ok[i];
+                L->id_vals[j] = ov[i];
+            }
+        }
+        free(ok);
+        free(ov);
+    }
+    size_t j = id_slot(L, id);
+    L->id_keys[j] = id;
+    L->id_vals[j] = index;
+    L->id_count++;
+}
+
+/* Each segment of module `index` into `map`. */
+static void map_module(struct addrmap *map, const struct model_module *mod, uint32_t index)
 {
     for (uint32_t i = 0; i < mod->nsegments; i++) {
         uint64_t lo = mod->bias + mod->segments[i].vaddr;
-        if (ip >= lo && ip < lo + mod->segments[i].memsz) {
-            return 1;
-        }
+        uint64_t hi = lo + mod->segments[i].memsz;
+        addrmap_insert(map, lo, hi < lo ? UINT64_MAX : hi, index);
     }
-    return 0;
 }
 
-/* `loaded_only`: at read time only mapped modules count; at the end, any. */
-static int32_t find_module(const struct model *m, uint64_t ip, int loaded_only)
+/* Returns 0, or -1 when the record is refused: an id 0 or one defined
+ * before (ids are never reused), or one module too many. */
+static int add_module(struct loader *L, const struct memfmt_record *r)
 {
-    for (uint32_t i = m->nmodules; i-- > 0;) {
-        const struct model_module *mod = &m->modules[i];
-        if ((!loaded_only || mod->loaded) && module_contains(mod, ip)) {
-            return (int32_t)i;
-        }
+    struct model *m = L->m;
+    if (r->u.module.id == 0 || id_find(L, r->u.module.id) >= 0 || m->nmodules >= MODEL_MAX_MODULES) {
+        return -1;
     }
-    return -1;
-}
-
-static void add_module(struct model *m, const struct memfmt_record *r, size_t *cap)
-{
-    xgrow((void **)&m->modules, cap, (size_t)m->nmodules + 1, sizeof *m->modules);
-    struct model_module *mod = &m->modules[m->nmodules++];
+    xgrow((void **)&m->modules, &L->mod_cap, (size_t)m->nmodules + 1, sizeof *m->modules);
+    uint32_t index = m->nmodules++;
+    struct model_module *mod = &m->modules[index];
     memset(mod, 0, sizeof *mod);
     mod->id = r->u.module.id;
     mod->path = dup_bytes(r->u.module.path, r->u.module.path_len);
     mod->bias = r->u.module.bias;
     mod->build_id_len = r->u.module.build_id_len <= sizeof mod->build_id ? r->u.module.build_id_len : 0;
     memcpy(mod->build_id, r->u.module.build_id, mod->build_id_len);
-    mod->nsegments = r->u.module.nsegments;
+    mod->nsegments = r->u.module.nsegments <= MEMFMT_MAX_SEGMENTS ? r->u.module.nsegments : 0;
+    mod->segments = xmalloc(sizeof(struct memfmt_segment) * (mod->nsegments ? mod->nsegments : 1));
     memcpy(mod->segments, r->u.module.segments, sizeof(struct memfmt_segment) * mod->nsegments);
     mod->loaded = 1;
     mod->sym_index = -1;
+    id_add(L, mod->id, index);
+    map_module(&L->loaded, mod, index);
+    return 0;
 }
 
-static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_cap, size_t *node_cap)
+static void apply(struct loader *L, const struct memfmt_record *r)
 {
+    struct model *m = L->m;
     switch (r->tag) {
     case MEMFMT_REC_PROCESS:
         /* The weights must be known before the first event. */
@@ -83,14 +140,19 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
             }
         }
         break;
-    case MEMFMT_REC_MODULE: add_module(m, r, mod_cap); break;
-    case MEMFMT_REC_UNMODULE:
-        for (uint32_t i = 0; i < m->nmodules; i++) {
-            if (m->modules[i].id == r->u.unmodule.id) {
-                m->modules[i].loaded = 0;
-            }
+    case MEMFMT_REC_MODULE:
+        if (add_module(L, r) < 0) {
+            m->bad_records++;
         }
         break;
+    case MEMFMT_REC_UNMODULE: {
+        int64_t i = id_find(L, r->u.unmodule.id);
+        if (i >= 0 && m->modules[i].loaded) {
+            m->modules[i].loaded = 0;
+            addrmap_remove_owner(&L->loaded, (uint32_t)i);
+        }
+        break;
+    }
     case MEMFMT_REC_THREAD:
         m->nthreads++;
         /* A reused index: the counts so far belong to the thread that ended. */
@@ -107,6 +169,7 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->baseline_arena = r->u.baseline.arena;
         break;
     case MEMFMT_REC_COUNTS:
+        /* The reader checked thread < MEMFMT_MAX_THREADS: at most 16 MiB. */
         if (r->u.counts.thread >= m->counts_cap) {
             xgrow((void **)&m->counts, &m->counts_cap, (size_t)r->u.counts.thread + 1, sizeof *m->counts);
         }
@@ -115,11 +178,15 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->has_counts = 1;
         break;
     case MEMFMT_REC_NODE: {
-        xgrow((void **)&m->nodes, node_cap, (size_t)m->nnodes + 1, sizeof *m->nodes);
+        if (m->nnodes >= MODEL_MAX_NODES) {
+            m->bad_records++; /* ids from here on stay undefined */
+            break;
+        }
+        xgrow((void **)&m->nodes, &L->node_cap, (size_t)m->nnodes + 1, sizeof *m->nodes);
         struct model_node *n = &m->nodes[m->nnodes++];
         n->parent = r->u.node.parent < m->nnodes - 1 ? r->u.node.parent : 0;
         n->ip = r->u.node.ip;
-        n->module = n->ip ? find_module(m, n->ip, 1) : -1;
+        n->module = n->ip ? addrmap_find(&L->loaded, n->ip) : -1;
         break;
     }
     case MEMFMT_REC_END:
@@ -149,6 +216,27 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
     }
 }
 
+/* Nodes read before their module's record (or after its unload): the
+ * newest module of the whole file that holds the address. */
+static void late_modules(struct model *m)
+{
+    struct addrmap all = ADDRMAP_INIT;
+    int built = 0;
+    for (uint32_t i = 1; i < m->nnodes; i++) {
+        if (m->nodes[i].module >= 0 || !m->nodes[i].ip) {
+            continue;
+        }
+        if (!built) {
+            for (uint32_t k = 0; k < m->nmodules; k++) {
+                map_module(&all, &m->modules[k], k);
+            }
+            built = 1;
+        }
+        m->nodes[i].module = addrmap_find(&all, m->nodes[i].ip);
+    }
+    addrmap_release(&all);
+}
+
 int model_load(const char *path, struct model **out, int *err_errno)
 {
     int rc;
@@ -161,8 +249,8 @@ int model_load(const char *path, struct model **out, int *err_errno)
     struct model *m = xcalloc(1, sizeof *m);
     m->header = *memfmt_reader_header(rd);
     m->acct = accounting_new(1);
-    size_t mod_cap = 0, node_cap = 0;
-    xgrow((void **)&m->nodes, &node_cap, 1, sizeof *m->nodes);
+    struct loader L = {.m = m, .loaded = ADDRMAP_INIT};
+    xgrow((void **)&m->nodes, &L.node_cap, 1, sizeof *m->nodes);
     m->nodes[0].module = -1;
     m->nnodes = 1;
     /* Events come in batches: most of a recording is events, and a
@@ -176,7 +264,7 @@ int model_load(const char *path, struct model **out, int *err_errno)
         if (n > 0) {
             m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
         } else {
-            apply(m, &rec, &mod_cap, &node_cap);
+            apply(&L, &rec);
         }
     }
     if (rc < 0) {
@@ -187,19 +275,18 @@ int model_load(const char *path, struct model **out, int *err_errno)
         }
     }
     memfmt_reader_free(rd);
+    addrmap_release(&L.loaded);
+    free(L.id_keys);
+    free(L.id_vals);
     accounting_finish(m->acct);
+    m->impossible_sizes = accounting_totals(m->acct)->impossible;
     m->exact_calls = m->retired_calls;
     m->exact_bytes = m->retired_bytes;
     for (size_t i = 0; i < m->counts_cap; i++) {
         m->exact_calls += m->counts[i].calls;
         m->exact_bytes += m->counts[i].bytes;
     }
-    /* Nodes seen before their module's record: try every module now. */
-    for (uint32_t i = 1; i < m->nnodes; i++) {
-        if (m->nodes[i].module < 0 && m->nodes[i].ip) {
-            m->nodes[i].module = find_module(m, m->nodes[i].ip, 0);
-        }
-    }
+    late_modules(m);
     *out = m;
     return 0;
 }
@@ -211,6 +298,7 @@ void model_free(struct model *m)
     }
     for (uint32_t i = 0; i < m->nmodules; i++) {
         free(m->modules[i].path);
+        free(m->modules[i].segments);
     }
     free(m->modules);
     free(m->counts);
@@ -219,6 +307,11 @@ void model_free(struct model *m)
     free(m->cmdline);
     accounting_free(m->acct);
     free(m);
+}
+
+int model_complete(const struct model *m)
+{
+    return m->has_end && m->stop_rc == 0 && m->bad_records == 0;
 }
 
 uint64_t model_runtime_ms(const struct model *m)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "accounting.h"
+#include "escape.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
 #include "hub.h"
@@ -618,11 +619,18 @@ static void print_summary(const struct session *s, const struct recording *r)
     const struct merge_stats *ms = merge_stats(r->merge);
     char leaked[32];
     report_bytes(leaked, sizeof leaked, t->live_bytes);
+    /* The name comes from the program (argv[0], or /proc/PID/comm when
+     * attached) and the file name from it: escaped, never raw, so that a
+     * name holding ESC cannot drive the terminal. */
+    char *name = esc_text(s->name);
+    char *outname = esc_text(r->outname);
     if (r->is_main) {
-        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", s->name, (int)r->pid, r->outname);
+        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", name, (int)r->pid, outname);
     } else {
-        fprintf(stderr, "memrec: recorded child process %d into %s\n", (int)r->pid, r->outname);
+        fprintf(stderr, "memrec: recorded child process %d into %s\n", (int)r->pid, outname);
     }
+    free(name);
+    free(outname);
     if (o->sample_rate[0]) {
         fprintf(stderr, "memrec: sampled one stack per %s bytes: about %llu allocations, %llu leaked (%s)\n",
                 o->sample_rate, (unsigned long long)t->allocations, (unsigned long long)t->live_blocks, leaked);
@@ -647,6 +655,14 @@ static void print_summary(const struct session *s, const struct recording *r)
         fprintf(stderr, "memrec: warning: %llu events lost\n",
                 (unsigned long long)(ms->lost_events + (uint64_t)r->bad_batches));
     }
+}
+
+/* The summary's last line: the command that shows the recording. */
+static void print_next(const struct recording *r)
+{
+    fputs("memrec: next: memprint ", stderr);
+    esc_text_fputs(r->outname, stderr);
+    fputc('\n', stderr);
 }
 
 /* ---- attaching to a running process ---- */
@@ -860,7 +876,7 @@ static int attach_main(struct options *o)
     int failed = s.main->failed;
     if (!o->quiet) {
         print_summary(&s, s.main);
-        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+        print_next(s.main);
     }
     recording_free(s.main);
     free(s.recs);
@@ -951,7 +967,7 @@ int main(int argc, char **argv)
         }
     }
     if (!o.quiet) {
-        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+        print_next(s.main);
     }
     for (size_t i = 0; i < s.nrecs; i++) {
         recording_free(s.recs[i]);

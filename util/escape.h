@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/* Safe output of strings taken from a recording (function names, file
+ * names, module paths, the program's name and arguments): a recording is
+ * untrusted input, and a name holding ESC or another control character
+ * must never reach a terminal as such. One implementation for every tool
+ * (memprint, memrec's summary, memtui). Allocates; never linked into the
+ * preload library. */
+#ifndef ESCAPE_H
+#define ESCAPE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* How to use: text for a person goes through esc_text_fputs() (or
+ * esc_text() for a buffer, as a curses front end needs); a JSON string
+ * value goes through esc_json_fputs().
+ *
+ * Text form: the bytes of valid UTF-8 characters are copied, except
+ * control characters; every control character (C0 0x00-0x1f, DEL 0x7f,
+ * C1 U+0080-U+009F), every byte that is not part of valid UTF-8, and the
+ * backslash itself are written as \xHH (the backslash as \\), so that the
+ * output is unambiguous and holds no byte a terminal acts on. A C1
+ * character, two bytes in UTF-8, becomes \xc2\x9b (for example). */
+
+/** Write `s` (NUL-terminated; NULL writes "?") to `f` in the text form. */
+void esc_text_fputs(const char *s, FILE *f);
+/** `s` in the text form, as a new string the caller frees (xmalloc:
+ * dies when memory runs out). NULL gives "?". */
+char *esc_text(const char *s);
+/** Write `s` as a JSON string value, quotes included (NULL writes null).
+ * The output is valid UTF-8 whatever `s` holds: valid UTF-8 characters are
+ * copied (quote, backslash and controls escaped as RFC 8259 asks), and
+ * each byte that is not part of valid UTF-8 is written as the escape
+ * \u00XX of its value (0x80-0xff). Valid characters U+0080-U+00FF are
+ * always copied as their UTF-8 bytes, never escaped, so an escape
+ * \u0080-\u00ff in memrec's JSON always stands for an invalid byte. */
+void esc_json_fputs(const char *s, FILE *f);
+/** Length of the valid UTF-8 character at `s` (at most `n` bytes
+ * available), or 0 when the bytes there are not one (overlong forms,
+ * surrogates and values above U+10FFFF are not valid). */
+size_t esc_utf8_len(const unsigned char *s, size_t n);
+
+#endif
