@@ -70,6 +70,13 @@ struct report_index {
     size_t nstrs, strs_cap;
     uint32_t *walk; /* scratch: nodes of a path being built */
     size_t walk_cap;
+    /* One symbolizer module per file (path and build-id): a file may name
+     * the same library at thousands of addresses, and each registration
+     * would load its debug information again (3,000 registrations of libc
+     * took 190 s and 32 GB). */
+    struct itable file_table; /* content hash -> model module index + 1 */
+    uint64_t *sym_bias; /* per symbolizer module: the bias it was registered with */
+    size_t sym_bias_cap;
 };
 
 static uint64_t mix(uint64_t h)
@@ -181,6 +188,41 @@ static uint32_t intern(struct report_index *ix, const char *s)
     return id;
 }
 
+static int same_file(const struct model_module *a, const struct model_module *b)
+{
+    return a->build_id_len == b->build_id_len && memcmp(a->build_id, b->build_id, a->build_id_len) == 0 &&
+           strcmp(a->path, b->path) == 0;
+}
+
+/* The symbolizer's index for module `mi` (registering its file once), or
+ * a negative value when the symbolizer refuses it. */
+static int sym_module(struct report *r, uint32_t mi)
+{
+    struct report_index *ix = r->ix;
+    struct model_module *mods = r->model->modules;
+    struct model_module *mod = &mods[mi];
+    uint64_t h = hash_str(mod->path);
+    for (uint32_t i = 0; i < mod->build_id_len; i++) {
+        h = (h ^ mod->build_id[i]) * 1099511628211ull;
+    }
+    size_t j = itable_first(&ix->file_table, h);
+    while (ix->file_table.vals[j]) {
+        const struct model_module *other = &mods[ix->file_table.vals[j] - 1];
+        if (ix->file_table.keys[j] == h && same_file(mod, other)) {
+            return other->sym_index;
+        }
+        j = itable_next(&ix->file_table, j);
+    }
+    int si = symbolize_add_module(r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
+    mod->sym_index = si;
+    itable_set(&ix->file_table, j, h, mi + 1);
+    if (si >= 0) {
+        xgrow((void **)&ix->sym_bias, &ix->sym_bias_cap, (size_t)si + 1, sizeof *ix->sym_bias);
+        ix->sym_bias[si] = mod->bias;
+    }
+    return si;
+}
+
 static struct node_frames *frames_of(struct report *r, uint32_t node)
 {
     struct report_index *ix = r->ix;
@@ -201,11 +243,13 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
         if (n->module >= 0) {
             struct model_module *mod = &m->modules[n->module];
             if (mod->sym_index < 0) {
-                mod->sym_index = symbolize_add_module(r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
+                mod->sym_index = sym_module(r, (uint32_t)n->module);
             }
             if (mod->sym_index >= 0) {
-                /* A return address points after the call: look up the call. */
-                k = symbolize_lookup(r->sym, mod->sym_index, n->ip - 1, tmp, MAX_INLINE);
+                /* A return address points after the call: look up the call,
+                 * at its place in the module as the symbolizer has it. */
+                uint64_t ip = n->ip - mod->bias + ix->sym_bias[mod->sym_index];
+                k = symbolize_lookup(r->sym, mod->sym_index, ip - 1, tmp, MAX_INLINE);
             }
         }
         if (k <= 0) {
@@ -327,6 +371,8 @@ static void index_free(struct report_index *ix)
     itable_release(&ix->path_table);
     itable_release(&ix->ptr_table);
     itable_release(&ix->str_table);
+    itable_release(&ix->file_table);
+    free(ix->sym_bias);
     free(ix->strs);
     free(ix->walk);
     free(ix);

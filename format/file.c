@@ -276,6 +276,7 @@ struct inflater {
     ZSTD_DStream *dctx;
     uint8_t *zin; /* compressed input */
     size_t zin_cap;
+    size_t piece_cap; /* PIECE_CAP, or less for a small file */
     ZSTD_inBuffer zbuf;
     int file_eof;
     size_t frame_left; /* last ZSTD_decompressStream hint: 0 = frame complete */
@@ -415,7 +416,7 @@ static void make_piece(struct inflater *z, struct piece *p)
 {
     p->len = 0;
     int rc = 1;
-    while (p->len < PIECE_CAP / 2 && (rc = inflate_some(z, p->data, PIECE_CAP, &p->len)) > 0) {
+    while (p->len < z->piece_cap / 2 && (rc = inflate_some(z, p->data, z->piece_cap, &p->len)) > 0) {
     }
     p->rc = p->len > 0 ? 1 : rc;
     p->saved_errno = z->saved_errno;
@@ -571,15 +572,23 @@ memfmt_reader *memfmt_reader_open_fd(int fd, int *rc)
     }
     r->z.fd = fd;
     r->z.dctx = ZSTD_createDStream();
-    r->z.zin_cap = ZSTD_DStreamInSize();
-    r->z.zin = malloc(r->z.zin_cap);
-    r->raw_cap = READER_RAW_START;
-    r->raw = malloc(r->raw_cap);
     struct stat st;
-    int want_thread = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)READER_THREAD_MIN;
+    int is_small = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (off_t)READER_THREAD_MIN;
+    /* A small file gets small buffers: fresh large ones cost page faults
+     * (the fuzz targets open thousands of files a second). */
+    r->z.zin_cap = ZSTD_DStreamInSize();
+    r->z.piece_cap = PIECE_CAP;
+    if (is_small && (size_t)st.st_size + 1 < r->z.zin_cap) {
+        r->z.zin_cap = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
+        r->z.piece_cap = 32u << 10;
+    }
+    r->z.zin = malloc(r->z.zin_cap);
+    r->raw_cap = is_small ? READER_RAW_START / 4 : READER_RAW_START;
+    r->raw = malloc(r->raw_cap);
+    int want_thread = !is_small;
     int pieces_ok = 1;
     for (int i = 0; i < (want_thread ? PIECES : 1); i++) {
-        r->pieces[i].data = malloc(PIECE_CAP);
+        r->pieces[i].data = malloc(r->z.piece_cap);
         pieces_ok &= r->pieces[i].data != NULL;
     }
     if (!r->z.dctx || !r->z.zin || !r->raw || !pieces_ok ||

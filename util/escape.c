@@ -141,8 +141,10 @@ void esc_json_fputs(const char *s, FILE *f)
         if (c == '"' || c == '\\') {
             fputc('\\', f);
             fputc((int)c, f);
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || c == 0x7f) {
             fprintf(f, "\\u%04x", c);
+        } else if (len == 2 && c == 0xc2 && p[1] < 0xa0) {
+            fprintf(f, "\\u%04x", p[1]); /* a C1 control: escaped, as terminals may act on it */
         } else if (len == 0) {
             fprintf(f, "\\u%04x", c); /* not UTF-8: the byte's value */
             len = 1;

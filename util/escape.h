@@ -29,11 +29,15 @@ void esc_text_fputs(const char *s, FILE *f);
 char *esc_text(const char *s);
 /** Write `s` as a JSON string value, quotes included (NULL writes null).
  * The output is valid UTF-8 whatever `s` holds: valid UTF-8 characters are
- * copied (quote, backslash and controls escaped as RFC 8259 asks), and
+ * copied (quote, backslash and controls escaped as RFC 8259 asks, and DEL
+ * and the C1 controls U+0080-U+009F escaped too, so that JSON printed to a
+ * terminal is as safe as text), and
  * each byte that is not part of valid UTF-8 is written as the escape
  * \u00XX of its value (0x80-0xff). Valid characters U+0080-U+00FF are
- * always copied as their UTF-8 bytes, never escaped, so an escape
- * \u0080-\u00ff in memrec's JSON always stands for an invalid byte. */
+ * copied as their UTF-8 bytes, never escaped (but for the C1 controls), so
+ * an escape \u00a0-\u00ff in memrec's JSON always stands for an invalid
+ * byte; \u0080-\u009f stands for a C1 control or for an invalid byte of
+ * that value. */
 void esc_json_fputs(const char *s, FILE *f);
 /** Length of the valid UTF-8 character at `s` (at most `n` bytes
  * available), or 0 when the bytes there are not one (overlong forms,

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/* libFuzzer target: arbitrary bytes as a recording, taken through all of
+ * memprint's path: model_load, report_new (symbolizing the modules the
+ * input names), the text report and the JSON report. Input that starts
+ * with the memrec magic is the decompressed stream (fuzz_common.h).
+ *
+ * Checks what any recording must give: the JSON is valid UTF-8 with no raw
+ * control character, the text holds no control character but newlines,
+ * every ranked stack has the frames it claims, and nothing crashes or
+ * grows with a number read from the file. */
+#define _GNU_SOURCE
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "fuzz_common.h"
+#include "model.h"
+#include "report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* One output buffer for the whole run (open_memstream's grows as needed). */
+static char *out_buf;
+static size_t out_len;
+static FILE *out;
+
+static void rewind_out(void)
+{
+    if (!out) {
+        out = open_memstream(&out_buf, &out_len);
+        fuzz_contract(out != NULL, "open_memstream works");
+    }
+    fflush(out);
+    rewind(out);
+}
+
+/* What was written since rewind_out(). */
+static size_t out_size(void)
+{
+    fflush(out);
+    return (size_t)ftell(out);
+}
+
+static void check_text(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        fuzz_contract(c >= 0x20 || c == '\n', "the text report holds no control character");
+        fuzz_contract(c != 0x7f, "the text report holds no DEL");
+    }
+}
+
+static void check_json(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        size_t len = esc_utf8_len(p + i, n - i);
+        fuzz_contract(len > 0, "the JSON report is valid UTF-8");
+        fuzz_contract(p[i] >= 0x20 || p[i] == '\n', "the JSON report holds no raw control character");
+        i += len;
+    }
+    fuzz_contract(n >= 2 && s[0] == '{' && s[n - 2] == '}' && s[n - 1] == '\n', "the JSON report is one object");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_input_fd(data, size);
+    struct model *m;
+    int err;
+    if (model_load(fuzz_input_path(), &m, &err) < 0) {
+        return 0;
+    }
+    struct report *r = report_new(m);
+    fuzz_contract(r != NULL, "the symbolizer starts");
+    struct report_options o = {3, 8};
+    for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        fuzz_contract(r->nranked[s] <= r->nstacks, "no more ranked entries than stacks");
+        for (uint32_t i = 0; i < r->nranked[s] && i < 3; i++) {
+            const struct report_stack *st = &r->stacks[r->ranked[s][i]];
+            struct sym_frame frames[8];
+            uint32_t k = report_frames(r, st, frames, 8);
+            fuzz_contract(k == (st->nframes < 8 ? st->nframes : 8), "report_frames gives the frames a stack has");
+        }
+    }
+    rewind_out();
+    report_print_text(r, &o, out);
+    size_t n = out_size(); /* flushes: out_buf is valid after it */
+    check_text(out_buf, n);
+    rewind_out();
+    report_print_json(r, &o, out);
+    n = out_size();
+    check_json(out_buf, n);
+    report_free(r);
+    model_free(m);
+    return 0;
+}

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: MIT
+"""Hostile recordings (issue 11): memprint on each file of tests/data/hostile/
+(written by tests/data/make_hostile.py) must finish within bounded time and
+memory, measured here (peak resident size of the child from wait4, CPU time
+user + system), with the expected message and exit status. On main before
+the fix these took gigabytes or minutes (figures in docs/format.md, "Limits
+of the readers").
+
+Also: no control character from a recording reaches the terminal (text
+report), and the JSON report is valid UTF-8 whatever bytes the recording
+holds."""
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import *  # noqa: E402,F403
+
+HOSTILE = os.path.join(SRC, "tests", "data", "hostile")
+BAD = os.path.join(SRC, "tests", "data", "bad")
+
+
+def is_asan(binary):
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+ASAN = is_asan(MEMPRINT)
+# The bounds: what the files legitimately need is a few MiB and a few
+# milliseconds. ASan's shadow and quarantine take more memory, and every
+# access costs more, so its bounds are looser.
+RSS_LIMIT_MIB = 300 if ASAN else 100
+CPU_LIMIT_S = 10.0 if ASAN else 3.0
+TIMEOUT = 60
+
+
+def limit_memory():
+    # A regression must show as a failed check, not as a machine in
+    # distress: cap the address space (ASan reserves terabytes of it and is
+    # capped through ASAN_OPTIONS instead).
+    if not ASAN:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def tool_env():
+    env = dict(os.environ)
+    if ASAN:
+        extra = "allocator_may_return_null=1:max_allocation_size_mb=2048"
+        env["ASAN_OPTIONS"] = (env["ASAN_OPTIONS"] + ":" + extra) if env.get("ASAN_OPTIONS") else extra
+    return env
+
+
+def memprint(args):
+    """(exit status, stdout bytes, stderr lines, peak RSS MiB, CPU s); exit
+    status None when it ran out of time."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([MEMPRINT] + args, stdout=out, stderr=err, env=tool_env(), preexec_fn=limit_memory)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                p.returncode = -9
+                return None, b"", [], usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+            time.sleep(0.005)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (p.returncode, out.read(), err.read().decode(errors="replace").splitlines(), usage.ru_maxrss / 1024.0,
+                usage.ru_utime + usage.ru_stime)
+
+
+def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
+    """Run memprint (text, then --json) on the file; check bounds, exit
+    status and that stderr matches `said` (None: nothing on stderr).
+    Returns (text stdout, parsed JSON or None)."""
+    path = os.path.join(directory, name)
+    results = []
+    for mode in ([], ["--json"])[:2 if json_too else 1]:
+        what = "memprint %s%s" % (" ".join(mode + list(args)) + " " if mode or args else "", name)
+        rc, out, err, rss, cpu = memprint(mode + list(args) + [path])
+        check(rc is not None, "%s: finishes within %d s" % (what, TIMEOUT))
+        check(rss < RSS_LIMIT_MIB, "%s: peak RSS %.1f MiB under %d MiB" % (what, rss, RSS_LIMIT_MIB))
+        check(cpu < CPU_LIMIT_S, "%s: CPU %.2f s under %.0f s" % (what, cpu, CPU_LIMIT_S))
+        check_eq(rc, code, "%s: exit status" % what)
+        if said is None:
+            check_eq(err, [], "%s: nothing on stderr" % what)
+        else:
+            text = " ".join(err)
+            check(re.search(said, text) is not None, "%s: stderr says /%s/: %r" % (what, said, err))
+            check(all(l.startswith("memprint: ") for l in err), "%s: messages start with 'memprint: '" % what)
+            check(any("'%s'" % path in l for l in err), "%s: a message names the file" % what)
+        results.append(out)
+    rep = None
+    if code in (0, 3) and json_too:
+        try:
+            rep = json.loads(results[1].decode("utf-8", errors="strict"))
+        except ValueError as e:
+            check(False, "memprint --json %s: valid UTF-8 JSON (%s)" % (name, e))
+    return results[0], rep
+
+
+def no_controls(what, text):
+    """No byte a terminal acts on: C0 controls but newline, DEL, and C1
+    controls (raw 0x80-0x9f bytes, or their two-byte UTF-8 forms)."""
+    bad = [i for i, c in enumerate(text) if (c < 0x20 and c != 0x0a) or c == 0x7f]
+    try:
+        decoded = text.decode("utf-8")
+        c1 = [i for i, c in enumerate(decoded) if 0x80 <= ord(c) <= 0x9f]
+        valid = True
+    except UnicodeDecodeError:
+        c1, valid = [], False
+    check(not bad and not c1 and valid, "%s: no control characters, valid UTF-8 (C0/DEL at %r, C1 at %r)" %
+          (what, bad[:5], c1[:5]))
+
+
+# 1. A free's (or realloc's) trace id sized the per-trace table: 2^24 took
+#    2.9 GB, 2^32-1 "out of memory".
+for name, allocs in (("free-trace-2e24.mrec", 1), ("free-trace-max.mrec", 1), ("realloc-trace-2e26.mrec", 2)):
+    _, rep = expect(name, 3, r"could not be applied")
+    if rep:
+        check_eq(rep["allocations"], allocs, "%s: allocations" % name)
+        check_eq(rep["leaked_bytes"], 0, "%s: the free is applied where its allocation went" % name)
+        check_eq(rep["complete"], False, "%s: JSON says incomplete" % name)
+
+# 2. Modules x nodes: a scan of every module per node (30,000 of each took
+#    11 s). Ids are never reused: 29,999 repeats of module 1 are refused.
+_, rep = expect("modules-same-id-30000.mrec", 3, r"29999 records could not be applied")
+_, rep = expect("modules-30000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 300, "modules-30000: allocations")
+_, rep = expect("unmodule-10000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 10000, "unmodule-10000: allocations")
+# One file at 3,000 addresses is loaded by the symbolizer once (on main:
+# 1 GB for memprint's own file, 32 GB and 190 s for libc).
+_, rep = expect("same-file-3000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 3000, "same-file-3000: allocations")
+
+# 3. A chain of 20,000 nodes with an allocation at each: frames and keys of
+#    every trace took 8 s and 2 GB.
+#    Outputs are kept small: this process's own size would count in the
+#    next child's peak RSS (fork copies it).
+text, rep = expect("deep-chain-20000.mrec", 0, args=("-n", "1"))
+if rep:
+    check_eq(rep["allocations"], 20000, "deep-chain: allocations")
+    top = rep["sections"]["most_allocated"][0]
+    check_eq(len(top["frames"]), 20000, "deep-chain: JSON gives the deepest stack whole")
+    check_eq(top["allocated_bytes"], 10001 + 19999, "deep-chain: the deepest stack allocated most")
+check(b"      ... 19952 more frames\n" in text, "deep-chain: text cuts the deepest stack after 48 frames")
+# JSON prints every frame of every stack it lists (1,000 x 20,000 here).
+text, _ = expect("deep-chain-20000.mrec", 0, args=("-n", "1000", "-f", "2"), json_too=False)
+check_eq(text.count(b"\n  ... and 19000 more call stacks"), 4, "deep-chain -n 1000: 4 sections say how many more")
+rep = text = None
+
+_, rep = expect("threads-5000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 5000, "threads-5000: allocations")
+
+# 4. Names that drive a terminal or are not UTF-8 (issue 10 item 6).
+text, rep = expect("names.mrec", 0)
+no_controls("memprint names.mrec (text)", text)
+check(b"prog\\x1b[2J --flag=\\xc2\\x9b31m \\xfe\\xffend" in text,
+      "names.mrec: the program line shows the escapes: %r" % text.split(b"\n")[0])
+check(b"?? in \\x1b[31mred\\x1b[0m\\xff.so+0x" in text, "names.mrec: the module name is escaped in frames")
+if rep:
+    check_eq(rep["program"], "prog\x1b[2J --flag=\x9b31m \u00fe\u00ffend", "names.mrec: JSON program")
+rc, out, _, _, _ = memprint(["--json", os.path.join(HOSTILE, "names.mrec")])
+check(b"\\u00fe\\u00ffend" in out and b"\\u001b[2J" in out, "names.mrec: JSON escapes the invalid bytes as \\u00XX")
+no_controls("memprint --json names.mrec", out)
+
+# 7. Smaller ones: an impossible sampled size; a skippable frame first; the
+#    zstd window; an oversized record.
+_, rep = expect("sampled-huge-size.mrec", 3, r"1 allocation larger than 128 TiB")
+text, rep = expect("skippable-first.mrec", 0)
+if rep:
+    check(rep["allocations"] == 1 and rep["temporary"] == 1, "skippable-first: read as without the frame")
+_, rep = expect("window-2e27.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 1, "window-2e27: a 128 MiB window is accepted")
+for name in ("window-2e28.mrec", "window-2e31.mrec"):
+    expect(name, 1, r"zstd window larger than 128 MiB")
+expect("record-too-long.mrec", 3, r"record larger than 1024 KiB \(the format's limit\) at byte 21", directory=BAD)
+
+done()
