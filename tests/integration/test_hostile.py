@@ -13,6 +13,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -177,6 +178,36 @@ if rep:
 rc, out, _, _, _ = memprint(["--json", os.path.join(HOSTILE, "names.mrec")])
 check(b"\\u00fe\\u00ffend" in out and b"\\u001b[2J" in out, "names.mrec: JSON escapes the invalid bytes as \\u00XX")
 no_controls("memprint --json names.mrec", out)
+
+# A real program whose function name and file name hold escapes (issue 10
+# item 6): memrec's closing summary and memprint's report show them escaped.
+CC = shutil.which("cc") or shutil.which("gcc")
+if CC is None:
+    print("note: no C compiler: skipping the recorded program with an escaped symbol")
+else:
+    work = tmpdir()
+    exe = os.path.join(work, "evil\x1b[2J")
+    built = subprocess.run([CC, "-g", "-O0", "-o", exe, os.path.join(SRC, "tests", "data", "hostile_symbol.c")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if built.returncode != 0:
+        print("note: cannot build tests/data/hostile_symbol.c (%s): skipping" % built.stdout.decode(errors="replace"))
+    else:
+        out = os.path.join(work, "evil.mrec")
+        r = subprocess.run([MEMREC, "-o", out, exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check_eq(r.returncode, 0, "memrec of the escaped program: exit status")
+        no_controls("memrec's summary of the escaped program", r.stderr)
+        check(b"recorded '%s/evil\\x1b[2J' (pid " % work.encode() in r.stderr,
+              "memrec's summary shows the program's name escaped: %r" % r.stderr)
+        rc, text, err, _, _ = memprint([out])
+        check_eq(rc, 0, "memprint of the escaped program: exit status")
+        no_controls("memprint of the escaped program", text)
+        check(b"#0  evil\\x1b]0;pwned\\x07\\x1b[2J in evil\\x1b[2J\n" in text,
+              "memprint shows the function and module names escaped")
+        rc, out_json, _, _, _ = memprint(["--json", out])
+        rep = json.loads(out_json.decode("utf-8"))
+        names = [f["function"] for f in rep["sections"]["most_allocated"][0]["frames"]]
+        check("evil\x1b]0;pwned\x07\x1b[2J" in names, "JSON has the function's name (escaped as JSON): %r" % names)
+        no_controls("memprint --json of the escaped program", out_json)
 
 # 7. Smaller ones: an impossible sampled size; a skippable frame first; the
 #    zstd window; an oversized record.
