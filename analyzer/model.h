@@ -20,7 +20,7 @@ struct model_module {
     uint32_t nsegments;
     struct memfmt_segment *segments; /* nsegments of them (at most MEMFMT_MAX_SEGMENTS) */
     int loaded; /* not unloaded yet at the current read position */
-    int sym_index; /* symbolizer's index, -1 until registered */
+    int sym_index; /* symbolizer's index; -1 until tried, -2 when it cannot be symbolized */
 };
 
 /* Limits on what a file may define (docs/format.md, "Limits of the

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "escape.h"
 #include "util.h"
@@ -209,11 +210,20 @@ static int sym_module(struct report *r, uint32_t mi)
     while (ix->file_table.vals[j]) {
         const struct model_module *other = &mods[ix->file_table.vals[j] - 1];
         if (ix->file_table.keys[j] == h && same_file(mod, other)) {
+            mod->sym_index = other->sym_index;
             return other->sym_index;
         }
         j = itable_next(&ix->file_table, j);
     }
-    int si = symbolize_add_module(r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
+    /* Only a regular file, or none (its debug file may be found by
+     * build-id): a path from the recording may name a FIFO or a device,
+     * where opening or reading blocks for ever. */
+    struct stat st;
+    int si = -2;
+    if (stat(mod->path, &st) != 0 || S_ISREG(st.st_mode)) {
+        si = symbolize_add_module(r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
+    }
+    si = si < 0 ? -2 : si; /* -1 would mean "not tried yet" */
     mod->sym_index = si;
     itable_set(&ix->file_table, j, h, mi + 1);
     if (si >= 0) {
@@ -242,7 +252,7 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
     } else {
         if (n->module >= 0) {
             struct model_module *mod = &m->modules[n->module];
-            if (mod->sym_index < 0) {
+            if (mod->sym_index == -1) {
                 mod->sym_index = sym_module(r, (uint32_t)n->module);
             }
             if (mod->sym_index >= 0) {
@@ -253,9 +263,11 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
             }
         }
         if (k <= 0) {
+            /* Not symbolized: the module and the offset in it where the
+             * module is known, else the raw address. */
             memset(&tmp[0], 0, sizeof tmp[0]);
-            tmp[0].module = NULL;
-            tmp[0].module_offset = n->ip;
+            tmp[0].module = n->module >= 0 ? m->modules[n->module].path : NULL;
+            tmp[0].module_offset = n->module >= 0 ? n->ip - m->modules[n->module].bias : n->ip;
             k = 1;
         }
     }

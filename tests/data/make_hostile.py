@@ -183,6 +183,15 @@ def hostile_names():
         end_exited()
 
 
+def module_fifo(path=b"/proc/self/fd/0"):
+    # A module whose path is memprint's standard input (a pipe in the
+    # test, left open), or a FIFO: opening or reading it for symbols
+    # blocks for ever.
+    body = module(1, 0x400000, path) + record(REC_NODE, 0, 0x400123)
+    ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 1)]
+    return start() + body + events(ops) + end_exited()
+
+
 def sampled_huge():
     # A sampled recording with an allocation of 2^64 - 1 bytes.
     ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, (1 << 64) - 1, 0),
@@ -201,11 +210,13 @@ def skippable(compressed):
     return (0x184D2A50).to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload + compressed
 
 
-def window_frame(window_log):
+def window_frame(window_log, raw=None):
     """A zstd frame whose header asks for a 2^window_log window (no content
-    size, so the window is not shrunk to it), holding one raw block of the
-    plain recording; no checksum."""
-    raw = plain()
+    size, so the window is not shrunk to it), holding one raw block (at
+    most 128 KiB) of `raw`, by default the plain recording; no checksum.
+    Needs no zstd command: tests use it to write files at run time."""
+    raw = plain() if raw is None else raw
+    assert len(raw) <= 128 << 10
     fhd = 0x00  # no content size, not single-segment, no checksum, no dictionary
     wd = (window_log - 10) << 3
     block_header = (1 | (0 << 1) | (len(raw) << 3)).to_bytes(3, "little")  # last block, raw
@@ -223,6 +234,7 @@ SMALL = {
     "same-file-3000": lambda: zstd(same_file(3000)),
     "threads-5000": lambda: zstd(many_threads(5000)),
     "names": lambda: zstd(hostile_names()),
+    "module-stdin": lambda: zstd(module_fifo()),
     "sampled-huge-size": lambda: zstd(sampled_huge()),
     "skippable-first": lambda: skippable(zstd(plain())),
     "window-2e27": lambda: window_frame(27),

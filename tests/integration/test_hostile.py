@@ -60,7 +60,10 @@ def memprint(args):
     """(exit status, stdout bytes, stderr lines, peak RSS MiB, CPU s); exit
     status None when it ran out of time."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([MEMPRINT] + args, stdout=out, stderr=err, env=tool_env(), preexec_fn=limit_memory)
+        # Standard input: a pipe left open, never written (module-stdin.mrec
+        # names it as a module).
+        p = subprocess.Popen([MEMPRINT] + args, stdin=subprocess.PIPE, stdout=out, stderr=err, env=tool_env(),
+                             preexec_fn=limit_memory)
         deadline = time.monotonic() + TIMEOUT
         while True:
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
@@ -70,9 +73,11 @@ def memprint(args):
                 p.kill()
                 pid, status, usage = os.wait4(p.pid, 0)
                 p.returncode = -9
+                p.stdin.close()
                 return None, b"", [], usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
             time.sleep(0.005)
         p.returncode = os.waitstatus_to_exitcode(status)
+        p.stdin.close()
         out.seek(0)
         err.seek(0)
         return (p.returncode, out.read(), err.read().decode(errors="replace").splitlines(), usage.ru_maxrss / 1024.0,
@@ -208,6 +213,23 @@ else:
         names = [f["function"] for f in rep["sections"]["most_allocated"][0]["frames"]]
         check("evil\x1b]0;pwned\x07\x1b[2J" in names, "JSON has the function's name (escaped as JSON): %r" % names)
         no_controls("memprint --json of the escaped program", out_json)
+
+# A module path naming a pipe (memprint's own standard input): the
+# symbolizer opens regular files only, never blocks.
+text, rep = expect("module-stdin.mrec", 0)
+check(b"#0  ?? in 0+0x123\n" in text, "module-stdin: the frame is module and offset: %r" % text[-200:])
+# The same with a FIFO that has no writer, where open() itself blocks: the
+# file is written here (the FIFO's path is this run's).
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import make_hostile  # noqa: E402
+
+fifo_dir = tmpdir()
+fifo = os.path.join(fifo_dir, "fifo")
+os.mkfifo(fifo)
+with open(os.path.join(fifo_dir, "module-fifo.mrec"), "wb") as f:
+    f.write(make_hostile.window_frame(17, make_hostile.module_fifo(fifo.encode())))
+text, rep = expect("module-fifo.mrec", 0, directory=fifo_dir)
+check(b"#0  ?? in fifo+0x123\n" in text, "module-fifo: the frame is module and offset: %r" % text[-200:])
 
 # 7. Smaller ones: an impossible sampled size; a skippable frame first; the
 #    zstd window; an oversized record.
