@@ -18,10 +18,13 @@ WORK=${2:-/tmp/memrec-fuzz}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD="$SRC/build-fuzz"
 # Limits: no input may make a tool allocate more than a legitimate zstd
-# window (128 MiB) and its buffers, hold more than 512 MiB resident (ASan's
-# own overhead included), or spend 10 s on one input.
+# window (128 MiB) and its buffers in one block, grow the process past
+# 1 GiB resident (libFuzzer's corpus and ASan's shadow and 64 MiB
+# quarantine included: a run of millions of inputs sits at 300-500 MiB), or
+# spend 10 s on one input.
 MALLOC_MB=256
-RSS_MB=512
+RSS_MB=1024
+export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64}
 TIMEOUT_S=10
 MAX_LEN=8192
 
@@ -44,7 +47,7 @@ for target in reader record report; do
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
-    last=$(grep -E "^#[0-9]+ +(DONE|NEW|REDUCE|pulse)" "$log" | tail -1)
+    last=$(grep -E "^#[0-9]+[[:space:]]+(DONE|NEW|REDUCE|pulse)" "$log" | tail -1)
     cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\) .*/\1/p')
     ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\) .*/\1/p')
     corp=$(echo "$last" | sed -n 's/.* corp: \([0-9]*\)\/.*/\1/p')

@@ -18,6 +18,10 @@
 #       (fuzz-<target>/crash-*): move the reproducer to tests/fuzz/crashes/
 #       and, once fixed, to tests/fuzz/corpus/ so the replay keeps it fixed.
 #
+# bench/fuzz.sh runs every target for a given time (default 10 min) with
+# memory and time limits, then the large generated inputs of
+# tests/data/make_hostile.py --large; its figures are in docs/fuzzing.md.
+#
 # tests/fuzz/make_corpus.py tells how the seed corpus was made.
 
 option(MEMREC_FUZZ "Build the libFuzzer targets fuzz_reader, fuzz_record and fuzz_report (needs clang)" OFF)
@@ -85,11 +89,20 @@ elseif(MEMREC_FUZZ)
         # malloc limit: no input may make the tools allocate more than a
         # legitimate zstd window (128 MiB, MEMFMT_MAX_WINDOW_LOG) and its
         # buffers.
+        # Seeds: corpus/record/ for fuzz_record, corpus/reader/ for the
+        # others; corpus/hostile/ is replayed by ctest but seeds nothing
+        # (its large inputs would slow every mutation). Inputs up to 8 KiB:
+        # bench/fuzz.sh runs the large generated inputs separately.
+        set(seeds reader)
+        if(target STREQUAL "record")
+            set(seeds record)
+        endif()
         set(work "${CMAKE_CURRENT_BINARY_DIR}/fuzz-${target}")
         list(APPEND memrec_fuzz_runs
             COMMAND "${CMAKE_COMMAND}" -E make_directory "${work}/corpus"
-            COMMAND "${CMAKE_COMMAND}" -E copy_directory "${memrec_fuzz_dir}/corpus" "${work}/corpus"
+            COMMAND "${CMAKE_COMMAND}" -E copy_directory "${memrec_fuzz_dir}/corpus/${seeds}" "${work}/corpus"
             COMMAND $<TARGET_FILE:fuzz_${target}> -max_total_time=${MEMREC_FUZZ_SECONDS} -malloc_limit_mb=256
+                    -rss_limit_mb=1024 -max_len=8192 -timeout=10
                     -artifact_prefix=${work}/ -print_final_stats=1 "${work}/corpus")
     endforeach()
     add_custom_target(fuzz_run ${memrec_fuzz_runs}
