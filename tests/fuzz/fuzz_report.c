@@ -4,8 +4,8 @@
  * input names), the text report and the JSON report. Input that starts
  * with the memrec magic is the decompressed stream (fuzz_common.h).
  *
- * Checks what any recording must give: the JSON is valid UTF-8 with no raw
- * control character, the text holds no control character but newlines,
+ * Checks what any recording must give: the text and the JSON are valid
+ * UTF-8 with no control character (C0 but newline, DEL, C1) taken raw,
  * every ranked stack has the frames it claims, and nothing crashes or
  * grows with a number read from the file. */
 #define _GNU_SOURCE
@@ -46,10 +46,15 @@ static size_t out_size(void)
 
 static void check_text(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        fuzz_contract(c >= 0x20 || c == '\n', "the text report holds no control character");
-        fuzz_contract(c != 0x7f, "the text report holds no DEL");
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        size_t len = esc_utf8_len(p + i, n - i);
+        fuzz_contract(len > 0, "the text report is valid UTF-8");
+        fuzz_contract((p[i] >= 0x20 && p[i] != 0x7f) || p[i] == '\n',
+                      "the text report holds no control character but newlines");
+        fuzz_contract(!(len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0), "the text report holds no C1 control");
+        i += len;
     }
 }
 
@@ -60,7 +65,8 @@ static void check_json(const char *s, size_t n)
     while (i < n) {
         size_t len = esc_utf8_len(p + i, n - i);
         fuzz_contract(len > 0, "the JSON report is valid UTF-8");
-        fuzz_contract(p[i] >= 0x20 || p[i] == '\n', "the JSON report holds no raw control character");
+        fuzz_contract((p[i] >= 0x20 && p[i] != 0x7f) || p[i] == '\n', "the JSON report holds no raw control character");
+        fuzz_contract(!(len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0), "the JSON report holds no raw C1 control");
         i += len;
     }
     fuzz_contract(n >= 2 && s[0] == '{' && s[n - 2] == '}' && s[n - 1] == '\n', "the JSON report is one object");
