@@ -30,7 +30,6 @@
 #include "inject.h"
 #include "merge.h"
 #include "recording.h"
-#include "report.h"
 #include "util.h"
 
 #define PRELOAD_NAME "libmemrec_preload.so"
@@ -617,7 +616,7 @@ static void print_summary(const struct session *s, const struct recording *r)
     const struct acct_totals *t = accounting_totals(r->acct);
     const struct merge_stats *ms = merge_stats(r->merge);
     char leaked[32];
-    report_bytes(leaked, sizeof leaked, t->live_bytes);
+    util_bytes(leaked, sizeof leaked, t->live_bytes);
     if (r->is_main) {
         fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", s->name, (int)r->pid, r->outname);
     } else {
