@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/* Builds the call trees (calltree.h). Top-down follows the model's trace
+ * tree: a model node's tree node is its parent's, extended by the node's
+ * own frames (outermost first), so the whole tree costs one step per model
+ * node and frame, never one per trace and depth. Bottom-up walks each
+ * allocation site's path to the root once, cut at CALLTREE_MAX_DEPTH. */
+#define _GNU_SOURCE
+#include "calltree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* One orientation: nodes, the (parent, function) -> child table used
+ * while building, and the children lists. */
+struct tree {
+    struct calltree_node *n;
+    uint32_t count;
+    size_t cap;
+    uint64_t *hkeys;
+    uint32_t *hvals; /* UINT32_MAX: empty slot */
+    size_t hcap, hcount;
+    uint32_t *first; /* per node: index into kids */
+    uint32_t *nkids;
+    uint32_t *kids;
+};
+
+struct calltree {
+    struct frames *fr;
+    struct tree tr[2];
+    struct calltree_func *funcs;
+    uint32_t nfuncs;
+    size_t fcap;
+    uint32_t *forder;
+    char **fkeys; /* function key -> index, open addressing */
+    uint32_t *fvals;
+    size_t fhcap, fhcount;
+};
+
+/* ---- hashing ---- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return h;
+}
+
+static void tree_hash_grow(struct tree *tr)
+{
+    size_t ncap = tr->hcap ? tr->hcap * 2 : 256;
+    uint64_t *nk = xmalloc(ncap * sizeof *nk);
+    uint32_t *nv = xmalloc(ncap * sizeof *nv);
+    memset(nv, 0xff, ncap * sizeof *nv);
+    for (size_t i = 0; i < tr->hcap; i++) {
+        if (tr->hvals[i] == UINT32_MAX) {
+            continue;
+        }
+        size_t j = mix(tr->hkeys[i]) & (ncap - 1);
+        while (nv[j] != UINT32_MAX) {
+            j = (j + 1) & (ncap - 1);
+        }
+        nk[j] = tr->hkeys[i];
+        nv[j] = tr->hvals[i];
+    }
+    free(tr->hkeys);
+    free(tr->hvals);
+    tr->hkeys = nk;
+    tr->hvals = nv;
+    tr->hcap = ncap;
+}
+
+static uint32_t tree_add(struct tree *tr, uint32_t parent, uint32_t func, const struct sym_frame *frame)
+{
+    xgrow((void **)&tr->n, &tr->cap, (size_t)tr->count + 1, sizeof *tr->n);
+    struct calltree_node *nd = &tr->n[tr->count];
+    memset(nd, 0, sizeof *nd);
+    nd->parent = parent;
+    nd->func = func;
+    nd->frame = frame;
+    nd->depth = parent == CALLTREE_NONE ? 0 : tr->n[parent].depth + 1;
+    return tr->count++;
+}
+
+/* The child of `parent` for function `func`, made when missing. */
+static uint32_t tree_child(struct tree *tr, uint32_t parent, uint32_t func, const struct sym_frame *frame)
+{
+    if ((tr->hcount + 1) * 2 > tr->hcap) {
+        tree_hash_grow(tr);
+    }
+    uint64_t key = (uint64_t)parent << 32 | func;
+    size_t mask = tr->hcap - 1;
+    size_t j = mix(key) & mask;
+    while (tr->hvals[j] != UINT32_MAX) {
+        if (tr->hkeys[j] == key) {
+            return tr->hvals[j];
+        }
+        j = (j + 1) & mask;
+    }
+    uint32_t id = tree_add(tr, parent, func, frame);
+    tr->hkeys[j] = key;
+    tr->hvals[j] = id;
+    tr->hcount++;
+    return id;
+}
+
+/* Children lists from the parent links, in creation order. */
+static void tree_link(struct tree *tr)
+{
+    tr->first = xcalloc((size_t)tr->count + 1, sizeof *tr->first);
+    tr->nkids = xcalloc((size_t)tr->count + 1, sizeof *tr->nkids);
+    tr->kids = xmalloc(((size_t)tr->count + 1) * sizeof *tr->kids);
+    for (uint32_t i = 1; i < tr->count; i++) {
+        tr->nkids[tr->n[i].parent]++;
+    }
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < tr->count; i++) {
+        tr->first[i] = at;
+        at += tr->nkids[i];
+        tr->nkids[i] = 0;
+    }
+    for (uint32_t i = 1; i < tr->count; i++) {
+        uint32_t p = tr->n[i].parent;
+        tr->kids[tr->first[p] + tr->nkids[p]++] = i;
+    }
+    free(tr->hkeys);
+    free(tr->hvals);
+    tr->hkeys = NULL;
+    tr->hvals = NULL;
+}
+
+static void tree_release(struct tree *tr)
+{
+    free(tr->n);
+    free(tr->hkeys);
+    free(tr->hvals);
+    free(tr->first);
+    free(tr->nkids);
+    free(tr->kids);
+}
+
+/* ---- functions ---- */
+
+static void func_hash_grow(struct calltree *t)
+{
+    size_t ncap = t->fhcap ? t->fhcap * 2 : 256;
+    char **nk = xcalloc(ncap, sizeof *nk);
+    uint32_t *nv = xmalloc(ncap * sizeof *nv);
+    for (size_t i = 0; i < t->fhcap; i++) {
+        if (!t->fkeys[i]) {
+            continue;
+        }
+        size_t j = hash_str(t->fkeys[i]) & (ncap - 1);
+        while (nk[j]) {
+            j = (j + 1) & (ncap - 1);
+        }
+        nk[j] = t->fkeys[i];
+        nv[j] = t->fvals[i];
+    }
+    free(t->fkeys);
+    free(t->fvals);
+    t->fkeys = nk;
+    t->fvals = nv;
+    t->fhcap = ncap;
+}
+
+/* The function of a frame: same name and same source file are one
+ * function; an unknown one is its module and offset. */
+static uint32_t func_of(struct calltree *t, const struct sym_frame *fr)
+{
+    char name[512];
+    frames_name(fr, name, sizeof name);
+    const char *file = fr->function && fr->file ? fr->file : "";
+    size_t nl = strlen(name), fl = strlen(file);
+    char *key = xmalloc(nl + fl + 2);
+    memcpy(key, name, nl);
+    key[nl] = '\x1f';
+    memcpy(key + nl + 1, file, fl + 1);
+    if ((t->fhcount + 1) * 2 > t->fhcap) {
+        func_hash_grow(t);
+    }
+    size_t mask = t->fhcap - 1;
+    size_t j = hash_str(key) & mask;
+    while (t->fkeys[j]) {
+        if (strcmp(t->fkeys[j], key) == 0) {
+            free(key);
+            return t->fvals[j];
+        }
+        j = (j + 1) & mask;
+    }
+    xgrow((void **)&t->funcs, &t->fcap, (size_t)t->nfuncs + 1, sizeof *t->funcs);
+    struct calltree_func *f = &t->funcs[t->nfuncs];
+    memset(f, 0, sizeof *f);
+    f->name = xstrdup(name);
+    f->frame = fr;
+    t->fkeys[j] = key;
+    t->fvals[j] = t->nfuncs;
+    t->fhcount++;
+    return t->nfuncs++;
+}
+
+/* Inclusive cost per function, each stack counted once: a depth-first
+ * walk of the top-down tree adds a node's inclusive cost to its function
+ * only when no ancestor is the same function (`active` counts them). */
+static void func_inclusive(struct calltree *t)
+{
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t *active = xcalloc((size_t)t->nfuncs + 1, sizeof *active);
+    uint32_t *stack = xmalloc(((size_t)tr->count + 1) * sizeof *stack);
+    uint32_t *next = xcalloc((size_t)tr->count + 1, sizeof *next); /* next child to visit */
+    size_t sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        uint32_t id = stack[sp - 1];
+        if (next[id] == 0 && id != 0) {
+            const struct calltree_node *nd = &tr->n[id];
+            if (active[nd->func]++ == 0) {
+                cost_add(&t->funcs[nd->func].incl, &nd->incl);
+            }
+            cost_add(&t->funcs[nd->func].self, &nd->self);
+        }
+        if (next[id] < tr->nkids[id]) {
+            stack[sp++] = tr->kids[tr->first[id] + next[id]++];
+            continue;
+        }
+        if (id != 0) {
+            active[tr->n[id].func]--;
+        }
+        sp--;
+    }
+    free(active);
+    free(stack);
+    free(next);
+}
+
+/* ---- building ---- */
+
+static void build_top_down(struct calltree *t, const struct accounting *a)
+{
+    const struct model *m = frames_model(t->fr);
+    struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t nn = m->nnodes;
+    tree_add(tr, CALLTREE_NONE, CALLTREE_NONE, NULL);
+    uint32_t ntraces = accounting_ntraces(a);
+    /* Which model nodes lie on a stack with a cost: each is marked once,
+     * the walk up stops at a marked node. */
+    uint8_t *needed = xcalloc((size_t)nn + 1, 1);
+    for (uint32_t tid = 1; tid < ntraces && tid < nn; tid++) {
+        struct cost_vec v;
+        cost_of_trace(a, tid, &v);
+        if (!cost_any(&v)) {
+            continue;
+        }
+        for (uint32_t x = tid; x != 0 && !needed[x];) {
+            needed[x] = 1;
+            uint32_t p = m->nodes[x].parent;
+            x = p < x ? p : 0;
+        }
+    }
+    uint32_t *map = xmalloc(((size_t)nn + 1) * sizeof *map);
+    map[0] = 0;
+    for (uint32_t x = 1; x < nn; x++) {
+        map[x] = 0;
+        if (!needed[x]) {
+            continue;
+        }
+        uint32_t p = m->nodes[x].parent;
+        uint32_t cur = frames_node_is_main(t->fr, x) ? 0 : map[p < x ? p : 0];
+        uint32_t k;
+        const struct sym_frame *fr = frames_of_node(t->fr, x, &k);
+        for (uint32_t i = k; i-- > 0;) {
+            cur = tree_child(tr, cur, func_of(t, &fr[i]), &fr[i]);
+        }
+        map[x] = cur;
+    }
+    for (uint32_t tid = 0; tid < ntraces; tid++) {
+        struct cost_vec v;
+        cost_of_trace(a, tid, &v);
+        if (cost_any(&v)) {
+            cost_add(&tr->n[tid < nn ? map[tid] : 0].self, &v);
+        }
+    }
+    free(map);
+    free(needed);
+    /* Parents come before their children: one backward sweep sums. */
+    for (uint32_t i = 0; i < tr->count; i++) {
+        tr->n[i].incl = tr->n[i].self;
+    }
+    for (uint32_t i = tr->count; i-- > 1;) {
+        cost_add(&tr->n[tr->n[i].parent].incl, &tr->n[i].incl);
+    }
+    tree_link(tr);
+}
+
+static void build_bottom_up(struct calltree *t)
+{
+    const struct tree *td = &t->tr[CALLTREE_TOP_DOWN];
+    struct tree *bu = &t->tr[CALLTREE_BOTTOM_UP];
+    tree_add(bu, CALLTREE_NONE, CALLTREE_NONE, NULL);
+    for (uint32_t id = 0; id < td->count; id++) {
+        const struct cost_vec *v = &td->n[id].self;
+        if (!cost_any(v)) {
+            continue;
+        }
+        cost_add(&bu->n[0].incl, v);
+        uint32_t cur = 0, depth = 0;
+        for (uint32_t x = id; x != 0 && depth < CALLTREE_MAX_DEPTH; x = td->n[x].parent, depth++) {
+            cur = tree_child(bu, cur, td->n[x].func, td->n[x].frame);
+            cost_add(&bu->n[cur].incl, v);
+        }
+        cost_add(&bu->n[cur].self, v);
+    }
+    tree_link(bu);
+}
+
+struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
+{
+    struct calltree *t = xcalloc(1, sizeof *t);
+    t->fr = fr;
+    build_top_down(t, a);
+    func_inclusive(t);
+    build_bottom_up(t);
+    t->forder = xmalloc(((size_t)t->nfuncs + 1) * sizeof *t->forder);
+    for (uint32_t i = 0; i < t->nfuncs; i++) {
+        t->forder[i] = i;
+    }
+    for (size_t i = 0; i < t->fhcap; i++) {
+        free(t->fkeys[i]);
+    }
+    free(t->fkeys);
+    free(t->fvals);
+    t->fkeys = NULL;
+    t->fvals = NULL;
+    return t;
+}
+
+void calltree_free(struct calltree *t)
+{
+    if (!t) {
+        return;
+    }
+    tree_release(&t->tr[0]);
+    tree_release(&t->tr[1]);
+    for (uint32_t i = 0; i < t->nfuncs; i++) {
+        free((char *)t->funcs[i].name);
+    }
+    free(t->funcs);
+    free(t->forder);
+    free(t);
+}
+
+/* ---- reading and sorting ---- */
+
+uint32_t calltree_size(const struct calltree *t, enum calltree_orient o)
+{
+    return t->tr[o == CALLTREE_BOTTOM_UP].count;
+}
+
+const struct calltree_node *calltree_node(const struct calltree *t, enum calltree_orient o, uint32_t id)
+{
+    const struct tree *tr = &t->tr[o == CALLTREE_BOTTOM_UP];
+    return id < tr->count ? &tr->n[id] : NULL;
+}
+
+const uint32_t *calltree_children(const struct calltree *t, enum calltree_orient o, uint32_t id, uint32_t *n)
+{
+    const struct tree *tr = &t->tr[o == CALLTREE_BOTTOM_UP];
+    *n = 0;
+    if (id >= tr->count || tr->nkids[id] == 0) {
+        return NULL;
+    }
+    *n = tr->nkids[id];
+    return tr->kids + tr->first[id];
+}
+
+uint32_t calltree_nfuncs(const struct calltree *t)
+{
+    return t->nfuncs;
+}
+
+const struct calltree_func *calltree_func(const struct calltree *t, uint32_t i)
+{
+    return i < t->nfuncs ? &t->funcs[i] : NULL;
+}
+
+const uint32_t *calltree_func_order(const struct calltree *t, uint32_t *n)
+{
+    *n = t->nfuncs;
+    return t->forder;
+}
+
+const char *calltree_name(const struct calltree *t, enum calltree_orient o, uint32_t id)
+{
+    const struct calltree_node *nd = calltree_node(t, o, id);
+    if (!nd || nd->func == CALLTREE_NONE) {
+        return "[root]";
+    }
+    return t->funcs[nd->func].name;
+}
+
+struct sort_ctx {
+    const struct calltree *t;
+    const struct calltree_node *nodes;
+    enum cost_type c;
+    int by_self;
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : (a < b ? 1 : 0);
+}
+
+static int by_node_cost(const void *pa, const void *pb, void *arg)
+{
+    const struct sort_ctx *s = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    int r = cmp_u64_desc(s->nodes[a].incl.v[s->c], s->nodes[b].incl.v[s->c]);
+    if (r == 0) {
+        r = strcmp(s->t->funcs[s->nodes[a].func].name, s->t->funcs[s->nodes[b].func].name);
+    }
+    if (r == 0) {
+        r = a < b ? -1 : (a > b ? 1 : 0);
+    }
+    return r;
+}
+
+static int by_func_cost(const void *pa, const void *pb, void *arg)
+{
+    const struct sort_ctx *s = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const struct calltree_func *fa = &s->t->funcs[a], *fb = &s->t->funcs[b];
+    int r = s->by_self ? cmp_u64_desc(fa->self.v[s->c], fb->self.v[s->c])
+                       : cmp_u64_desc(fa->incl.v[s->c], fb->incl.v[s->c]);
+    if (r == 0) {
+        r = strcmp(fa->name, fb->name);
+    }
+    if (r == 0) {
+        r = a < b ? -1 : (a > b ? 1 : 0);
+    }
+    return r;
+}
+
+void calltree_sort(struct calltree *t, enum cost_type c, int by_self)
+{
+    if ((unsigned)c >= COST_NTYPES) {
+        return;
+    }
+    for (int o = 0; o < 2; o++) {
+        struct tree *tr = &t->tr[o];
+        struct sort_ctx s = {t, tr->n, c, 0};
+        for (uint32_t i = 0; i < tr->count; i++) {
+            if (tr->nkids[i] > 1) {
+                qsort_r(tr->kids + tr->first[i], tr->nkids[i], sizeof *tr->kids, by_node_cost, &s);
+            }
+        }
+    }
+    struct sort_ctx s = {t, NULL, c, by_self};
+    qsort_r(t->forder, t->nfuncs, sizeof *t->forder, by_func_cost, &s);
+}
