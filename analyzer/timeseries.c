@@ -35,14 +35,12 @@ void timeseries_free(struct timeseries *s)
 
 void timeseries_reach(struct timeseries *s, uint64_t ms, const struct ts_values *now, struct ts_values *hi)
 {
-    int any = 0;
     while (s->filled < s->npoints && s->points[s->filled].ms < ms) {
         struct ts_point *p = &s->points[s->filled++];
         p->at = *now;
         p->max = *hi;
-        any = 1;
-    }
-    if (any) {
+        /* Events carry the time of the TIME record before them: all of
+         * them belong to the first point they reach, none to the next. */
         *hi = *now;
     }
 }

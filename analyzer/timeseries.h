@@ -44,7 +44,7 @@ struct timeseries *timeseries_new(uint32_t npoints, uint64_t end_ms);
 void timeseries_free(struct timeseries *s);
 /** For the builder: time moves on to `ms` (events from now on are stamped
  * `ms` or later): every point before `ms` not filled yet takes `now` as its
- * value and `hi` as its maximum, after which `hi` is reset to `now`.
+ * value and `hi` as its maximum, `hi` being reset to `now` after each.
  * O(points filled). Pass UINT64_MAX at the end of the data. */
 void timeseries_reach(struct timeseries *s, uint64_t ms, const struct ts_values *now, struct ts_values *hi);
 
