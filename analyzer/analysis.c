@@ -452,25 +452,48 @@ int analysis_keep_functions(struct frames *fr, const char *keep, const char *exc
         }
         return MEMFMT_E_INVALID;
     }
-    /* Bit 0: a frame from main() to this node matches `keep`; bit 1: `exclude`.
-     * Parents come before their children, so one forward sweep. */
+    /* Bit 0: a frame from main() to this node matches `keep`; bit 1:
+     * `exclude`; bit 2: computed. Only traces (nodes with an allocation or
+     * a mapping in the whole run) are asked for: the walk up from each
+     * stops at a computed node or at main(), so nodes above main() are not
+     * symbolized. */
     uint8_t *hit = xcalloc((size_t)m->nnodes + 1, 1);
+    uint32_t *path = xmalloc(((size_t)m->nnodes + 1) * sizeof *path);
     uint8_t *res = xcalloc((size_t)m->nnodes + 1, 1);
-    for (uint32_t x = 0; x < m->nnodes; x++) {
+    hit[0] = 4;
+    for (uint32_t tid = 0; tid < m->nnodes; tid++) {
+        const struct acct_cost *c = accounting_cost(m->acct, tid);
+        if (!c || (c->calls == 0 && c->mapping_calls == 0)) {
+            continue;
+        }
+        size_t np = 0;
         uint8_t h = 0;
-        if (x != 0) {
-            uint32_t p = m->nodes[x].parent < x ? m->nodes[x].parent : 0;
-            h = frames_node_is_main(fr, x) ? 0 : hit[p];
+        for (uint32_t x = tid;;) {
+            if (hit[x] & 4) {
+                h = hit[x];
+                break;
+            }
+            path[np++] = x;
+            if (frames_node_is_main(fr, x)) {
+                break;
+            }
+            uint32_t p = m->nodes[x].parent;
+            x = p < x ? p : 0;
+        }
+        h &= 3;
+        while (np-- > 0) {
+            uint32_t x = path[np];
             if (keep && !(h & 1) && frames_match(fr, x, &kre)) {
                 h |= 1;
             }
             if (exclude && !(h & 2) && frames_match(fr, x, &xre)) {
                 h |= 2;
             }
+            hit[x] = h | 4;
         }
-        hit[x] = h;
-        res[x] = (!keep || (h & 1)) && !(h & 2);
+        res[tid] = (!keep || (h & 1)) && !(h & 2);
     }
+    free(path);
     free(hit);
     if (keep) {
         regfree(&kre);

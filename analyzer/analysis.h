@@ -85,13 +85,16 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
 /** Release; accepts NULL. */
 void analysis_free(struct analysis *a);
 
-/** A keep mask for analysis_query.keep: a node's stack is kept when one of
- * its frames (from main() inwards) has a name (frames_name()) matching the
- * POSIX extended regular expression `keep` (NULL: every stack) and none
- * matches `exclude` (NULL: none excluded). Returns 0 with *mask (malloc'd,
- * frames_model(fr)->nnodes bytes, the caller frees it), or MEMFMT_E_INVALID for a
- * bad expression with its message in errbuf. O(nodes × inlined frames)
- * regex matches; symbolizes every node. */
+/** A keep mask for analysis_query.keep: a trace's stack is kept when one
+ * of its frames (from main() inwards) has a name (frames_name()) matching
+ * the POSIX extended regular expression `keep` (NULL: every stack) and
+ * none matches `exclude` (NULL: none excluded). Set for the traces of the
+ * whole run (nodes with an allocation or a mapping in frames_model(fr)->acct,
+ * which every query's traces are among); 0 for other nodes. Returns 0 with
+ * *mask (malloc'd, frames_model(fr)->nnodes bytes, the caller frees it), or
+ * MEMFMT_E_INVALID for a bad expression with its message in errbuf.
+ * O(nodes × inlined frames) regex matches; symbolizes the nodes from
+ * main() to each trace (cached in `fr`). */
 int analysis_keep_functions(struct frames *fr, const char *keep, const char *exclude, uint8_t **mask, char *errbuf,
                             size_t errcap);
 

@@ -2,7 +2,8 @@
 /* Builds the call trees (calltree.h). Top-down follows the model's trace
  * tree: a model node's tree node is its parent's, extended by the node's
  * own frames (outermost first), so the whole tree costs one step per model
- * node and frame, never one per trace and depth. Bottom-up walks each
+ * node and frame, never one per trace and depth. Node ids grow from the
+ * root down: a parent's id is always below its children's. Bottom-up walks each
  * allocation site's path to the root once, cut at CALLTREE_MAX_DEPTH. */
 #define _GNU_SOURCE
 #include "calltree.h"
@@ -253,46 +254,54 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
     uint32_t nn = m->nnodes;
     tree_add(tr, CALLTREE_NONE, CALLTREE_NONE, NULL);
     uint32_t ntraces = accounting_ntraces(a);
-    /* Which model nodes lie on a stack with a cost: each is marked once,
-     * the walk up stops at a marked node. */
-    uint8_t *needed = xcalloc((size_t)nn + 1, 1);
+    /* Each model node on a stack with a cost gets its tree node once: the
+     * walk up from a trace stops at a node already placed, or at main(),
+     * so the C library's frames above main() are never even symbolized
+     * (libc's debug file alone can cost libdw 10 MiB). */
+    uint32_t *map = xmalloc(((size_t)nn + 1) * sizeof *map);
+    uint32_t *path = xmalloc(((size_t)nn + 1) * sizeof *path);
+    for (uint32_t x = 0; x <= nn; x++) {
+        map[x] = CALLTREE_NONE;
+    }
+    map[0] = 0;
     for (uint32_t tid = 1; tid < ntraces && tid < nn; tid++) {
         struct cost_vec v;
         cost_of_trace(a, tid, &v);
-        if (!cost_any(&v)) {
+        if (!cost_any(&v) || map[tid] != CALLTREE_NONE) {
             continue;
         }
-        for (uint32_t x = tid; x != 0 && !needed[x];) {
-            needed[x] = 1;
+        size_t np = 0;
+        uint32_t base = 0;
+        for (uint32_t x = tid;;) {
+            if (map[x] != CALLTREE_NONE) {
+                base = map[x];
+                break;
+            }
+            path[np++] = x;
+            if (frames_node_is_main(t->fr, x)) {
+                break; /* base stays the root */
+            }
             uint32_t p = m->nodes[x].parent;
             x = p < x ? p : 0;
         }
-    }
-    uint32_t *map = xmalloc(((size_t)nn + 1) * sizeof *map);
-    map[0] = 0;
-    for (uint32_t x = 1; x < nn; x++) {
-        map[x] = 0;
-        if (!needed[x]) {
-            continue;
+        while (np-- > 0) {
+            uint32_t x = path[np], k;
+            const struct sym_frame *fr = frames_of_node(t->fr, x, &k);
+            for (uint32_t i = k; i-- > 0;) {
+                base = tree_child(tr, base, func_of(t, &fr[i]), &fr[i]);
+            }
+            map[x] = base;
         }
-        uint32_t p = m->nodes[x].parent;
-        uint32_t cur = frames_node_is_main(t->fr, x) ? 0 : map[p < x ? p : 0];
-        uint32_t k;
-        const struct sym_frame *fr = frames_of_node(t->fr, x, &k);
-        for (uint32_t i = k; i-- > 0;) {
-            cur = tree_child(tr, cur, func_of(t, &fr[i]), &fr[i]);
-        }
-        map[x] = cur;
     }
     for (uint32_t tid = 0; tid < ntraces; tid++) {
         struct cost_vec v;
         cost_of_trace(a, tid, &v);
         if (cost_any(&v)) {
-            cost_add(&tr->n[tid < nn ? map[tid] : 0].self, &v);
+            cost_add(&tr->n[tid < nn && map[tid] != CALLTREE_NONE ? map[tid] : 0].self, &v);
         }
     }
     free(map);
-    free(needed);
+    free(path);
     /* Parents come before their children: one backward sweep sums. */
     for (uint32_t i = 0; i < tr->count; i++) {
         tr->n[i].incl = tr->n[i].self;

@@ -29,7 +29,7 @@
  *
  * Node 0 of each orientation is the root: its inclusive cost of every type
  * equals the accounting's total for that type (cost_total()), exactly for
- * a complete recording. Costs of trace 0 (no stack) are the root's self.
+ * a complete recording (sampled: up to each estimate's rounding). Costs of trace 0 (no stack) are the root's self.
  * A stack starts at main() when it has it (the C library's frames above
  * it are dropped, as in memprint's reports).
  */

@@ -29,7 +29,8 @@ struct cost_vec {
  * when it has none. Summed over every trace of `a` (0 included), each
  * equals the matching total of accounting_totals(a): allocations,
  * temporary, peak_bytes, live_bytes, allocated_bytes, mapped_peak (for a
- * sampled recording, up to the rounding of each estimate). O(1). */
+ * sampled recording, up to the rounding of each estimate; memprint's
+ * summary then prints exact call and byte counts instead, model.h). O(1). */
 void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *out);
 /** The total of `c` in `a`'s totals: what the summary prints for it. */
 uint64_t cost_total(const struct accounting *a, enum cost_type c);
