@@ -222,8 +222,7 @@ static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
         if (!(e->flags & MEMFMT_EV_FREE)) {
             on_alloc(p, e->size, e->trace, 1);
         } else if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
-            on_realloc(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, ev[i + 1].size, ev[i + 1].trace,
-                       1);
+            on_realloc(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, ev[i + 1].size, ev[i + 1].trace, 1);
             i++;
         } else {
             on_free(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
@@ -425,9 +424,11 @@ static int frames_match(struct frames *fr, uint32_t node, const regex_t *re)
 {
     uint32_t n;
     const struct sym_frame *f = frames_of_node(fr, node, &n);
-    char name[512];
     for (uint32_t i = 0; i < n; i++) {
-        if (regexec(re, frames_name(&f[i], name, sizeof name), 0, NULL, 0) == 0) {
+        char *name = frames_name_dup(&f[i]);
+        int hit = regexec(re, name, 0, NULL, 0) == 0;
+        free(name);
+        if (hit) {
             return 1;
         }
     }

@@ -56,7 +56,10 @@ struct analysis_query {
     uint32_t series_points; /* 0: no series; else 1..TIMESERIES_MAX_POINTS points */
     int sizes; /* fill the size histogram */
 };
-#define ANALYSIS_QUERY_INIT {0, 0, 0, 0, 0, 0, NULL, 0, 0}
+#define ANALYSIS_QUERY_INIT                                                                                            \
+    {                                                                                                                  \
+        0, 0, 0, 0, 0, 0, NULL, 0, 0                                                                                   \
+    }
 
 struct analysis {
     struct accounting *acct; /* per-trace costs and totals of the blocks kept; trace ids = model nodes */

@@ -180,8 +180,7 @@ static void func_hash_grow(struct calltree *t)
  * function; an unknown one is its module and offset. */
 static uint32_t func_of(struct calltree *t, const struct sym_frame *fr)
 {
-    char name[512];
-    frames_name(fr, name, sizeof name);
+    char *name = frames_name_dup(fr); /* C++ names can be thousands of characters */
     const char *file = fr->function && fr->file ? fr->file : "";
     size_t nl = strlen(name), fl = strlen(file);
     char *key = xmalloc(nl + fl + 2);
@@ -196,6 +195,7 @@ static uint32_t func_of(struct calltree *t, const struct sym_frame *fr)
     while (t->fkeys[j]) {
         if (strcmp(t->fkeys[j], key) == 0) {
             free(key);
+            free(name);
             return t->fvals[j];
         }
         j = (j + 1) & mask;
@@ -203,7 +203,7 @@ static uint32_t func_of(struct calltree *t, const struct sym_frame *fr)
     xgrow((void **)&t->funcs, &t->fcap, (size_t)t->nfuncs + 1, sizeof *t->funcs);
     struct calltree_func *f = &t->funcs[t->nfuncs];
     memset(f, 0, sizeof *f);
-    f->name = xstrdup(name);
+    f->name = name;
     f->frame = fr;
     t->fkeys[j] = key;
     t->fvals[j] = t->nfuncs;

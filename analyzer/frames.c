@@ -119,6 +119,14 @@ int frames_node_is_main(struct frames *f, uint32_t node)
     return !outer->inlined && outer->function && strcmp(outer->function, "main") == 0;
 }
 
+char *frames_name_dup(const struct sym_frame *fr)
+{
+    /* The unknown-function form needs the module's name and 16 digits. */
+    size_t cap = (fr->function ? strlen(fr->function) : (fr->module ? strlen(fr->module) : 0)) + 64;
+    char *s = xmalloc(cap);
+    return (char *)frames_name(fr, s, cap);
+}
+
 int frames_is_gap(const struct sym_frame *fr)
 {
     return !fr->function && !fr->module && fr->module_offset == 0;

@@ -45,6 +45,10 @@ int frames_node_is_main(struct frames *f, uint32_t node);
  * are written as '?', so a hostile name cannot reach a terminal raw. */
 const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap);
 
+/** frames_name() into a new string of its full length (xmalloc: dies on
+ * out of memory); the caller frees it. */
+char *frames_name_dup(const struct sym_frame *fr);
+
 /** 1 for a gap frame (see frames_of_node()). */
 int frames_is_gap(const struct sym_frame *fr);
 

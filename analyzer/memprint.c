@@ -92,6 +92,7 @@ int main(int argc, char **argv)
     int json = 0;
     const char *folded = NULL;
     enum cost_type cost = COST_PEAK;
+    int cost_set = 0;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "jn:f:hVF:c:", longs, NULL)) != -1) {
@@ -101,6 +102,7 @@ int main(int argc, char **argv)
         case 'f': ro.max_frames = parse_count(optarg, "frame count"); break;
         case 'F': folded = optarg; break;
         case 'c':
+            cost_set = 1;
             if (cost_parse(optarg, &cost) < 0) {
                 die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
             }
@@ -113,6 +115,9 @@ int main(int argc, char **argv)
             }
             die_code(2, "unknown option '%s' (see memprint --help)", argv[optind - 1]);
         }
+    }
+    if (cost_set && !folded) {
+        die_code(2, "--cost applies to --folded only (see memprint --help)");
     }
     if (optind != argc - 1) {
         usage(stderr);

@@ -61,6 +61,8 @@ check_eq(mapped.get("main;mapper_lib_map"), 41943040, "mapper: mapper_lib_map's 
 r = run([MEMPRINT, "--folded", os.path.join(d, "x.folded"), "--cost", "bogus", path])
 check_eq(r.returncode, 2, "bad --cost: usage exit status")
 check("invalid cost 'bogus'" in r.stderr.decode(), "bad --cost: message names it")
+r = run([MEMPRINT, "--cost", "calls", path])
+check_eq(r.returncode, 2, "--cost without --folded: usage exit status")
 r = run([MEMPRINT, "--folded", os.path.join(d, "no", "such", "dir.folded"), path])
 check_eq(r.returncode, 1, "unwritable --folded: exit status 1")
 check(not os.path.exists(os.path.join(d, "no")), "unwritable --folded: nothing written")
