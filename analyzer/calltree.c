@@ -477,3 +477,77 @@ void calltree_sort(struct calltree *t, enum cost_type c, int by_self)
     struct sort_ctx s = {t, NULL, c, by_self};
     qsort_r(t->forder, t->nfuncs, sizeof *t->forder, by_func_cost, &s);
 }
+
+/* ---- callers and callees of a function ---- */
+
+/* The neighbour a top-down node stands for, or CALLTREE_NONE: for callers,
+ * the parent's function of a node of `f`; for callees, the function of a
+ * node whose parent is of `f`. */
+static uint32_t edge_neighbour(const struct tree *tr, uint32_t id, uint32_t f, enum calltree_link_kind kind)
+{
+    if (id == 0) {
+        return CALLTREE_NONE;
+    }
+    const struct calltree_node *nd = &tr->n[id];
+    if (nd->parent == 0) {
+        return CALLTREE_NONE;
+    }
+    uint32_t pf = tr->n[nd->parent].func;
+    if (kind == CALLTREE_CALLERS) {
+        return nd->func == f ? pf : CALLTREE_NONE;
+    }
+    return pf == f ? nd->func : CALLTREE_NONE;
+}
+
+/* Adds the cost of the stacks through each edge between `f` and a
+ * neighbour, each stack once: a depth-first walk of the top-down tree
+ * counts, per neighbour, the edges of that kind open on the current path
+ * (`open`), and adds a node's inclusive cost only when none is. */
+uint32_t calltree_func_links(const struct calltree *t, uint32_t f, enum calltree_link_kind kind,
+                             struct calltree_link **out)
+{
+    *out = NULL;
+    if (f >= t->nfuncs) {
+        return 0;
+    }
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t *open = xcalloc((size_t)t->nfuncs + 1, sizeof *open);
+    uint32_t *slot = xmalloc(((size_t)t->nfuncs + 1) * sizeof *slot); /* neighbour -> index in *out */
+    memset(slot, 0xff, ((size_t)t->nfuncs + 1) * sizeof *slot);
+    uint32_t *stack = xmalloc(((size_t)tr->count + 1) * sizeof *stack);
+    uint32_t *next = xcalloc((size_t)tr->count + 1, sizeof *next);
+    struct calltree_link *links = NULL;
+    size_t cap = 0;
+    uint32_t n = 0;
+    size_t sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        uint32_t id = stack[sp - 1];
+        uint32_t nb = edge_neighbour(tr, id, f, kind);
+        if (next[id] == 0 && nb != CALLTREE_NONE) {
+            if (open[nb]++ == 0) {
+                if (slot[nb] == UINT32_MAX) {
+                    xgrow((void **)&links, &cap, (size_t)n + 1, sizeof *links);
+                    memset(&links[n], 0, sizeof links[n]);
+                    links[n].func = nb;
+                    slot[nb] = n++;
+                }
+                cost_add(&links[slot[nb]].incl, &tr->n[id].incl);
+            }
+        }
+        if (next[id] < tr->nkids[id]) {
+            stack[sp++] = tr->kids[tr->first[id] + next[id]++];
+            continue;
+        }
+        if (nb != CALLTREE_NONE) {
+            open[nb]--;
+        }
+        sp--;
+    }
+    free(open);
+    free(slot);
+    free(stack);
+    free(next);
+    *out = links;
+    return n;
+}

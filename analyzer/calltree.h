@@ -103,6 +103,26 @@ const struct calltree_func *calltree_func(const struct calltree *t, uint32_t i);
 /** Function indexes in the order of the latest calltree_sort() (creation
  * order before). The array belongs to the tree. */
 const uint32_t *calltree_func_order(const struct calltree *t, uint32_t *n);
+enum calltree_link_kind {
+    CALLTREE_CALLERS, /* the functions that call it */
+    CALLTREE_CALLEES, /* the functions it calls */
+};
+
+/* A neighbour of a function and the cost of the stacks through the call
+ * between them. */
+struct calltree_link {
+    uint32_t func; /* the neighbour's index */
+    struct cost_vec incl; /* stacks with this call in them, each counted once (recursion too) */
+};
+
+/** The callers or the callees of function `f`, from the top-down tree:
+ * *out gets a malloc'd array (the caller frees it; NULL when none) of one
+ * entry per neighbour, in the order first met. A function that is the
+ * outermost frame of a stack has no caller there. Returns the count; 0 for
+ * a bad `f`. O(top-down nodes + functions) per call: for views, on demand. */
+uint32_t calltree_func_links(const struct calltree *t, uint32_t f, enum calltree_link_kind kind,
+                             struct calltree_link **out);
+
 /** The name of node `id` (frames_name() of its frame; "[root]" for the root). */
 const char *calltree_name(const struct calltree *t, enum calltree_orient o, uint32_t id);
 

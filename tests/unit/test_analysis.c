@@ -277,6 +277,40 @@ static void test_calltree(struct model *m)
     CHECK(strcmp(calltree_func(t, order[0])->name, C) == 0);
     CHECK(strcmp(calltree_func(t, order[2])->name, A) == 0);
 
+    /* Callers and callees: B is called by A (A;B...) and C (A;B;C;B), and
+     * calls C (A;B;C, A;B;C;B: one stack counted once); C is called by B and A. */
+    struct calltree_link *links;
+    uint32_t ib = (uint32_t)(fb - calltree_func(t, 0)), ic = (uint32_t)(fc - calltree_func(t, 0));
+    uint32_t nl = calltree_func_links(t, ib, CALLTREE_CALLERS, &links);
+    CHECK_EQ(nl, 2);
+    for (uint32_t i = 0; i < nl; i++) {
+        const char *who = calltree_func(t, links[i].func)->name;
+        if (strcmp(who, A) == 0) {
+            CHECK_EQ(links[i].incl.v[COST_CALLS], 4); /* every stack through B */
+        } else {
+            CHECK(strcmp(who, C) == 0);
+            CHECK_EQ(links[i].incl.v[COST_ALLOCATED], 1000);
+        }
+    }
+    free(links);
+    nl = calltree_func_links(t, ib, CALLTREE_CALLEES, &links);
+    CHECK_EQ(nl, 1);
+    CHECK(nl == 1 && links[0].func == ic);
+    CHECK(nl == 1 && links[0].incl.v[COST_CALLS] == 2 && links[0].incl.v[COST_ALLOCATED] == 1100);
+    free(links);
+    nl = calltree_func_links(t, ic, CALLTREE_CALLERS, &links);
+    CHECK_EQ(nl, 2);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        sum += links[i].incl.v[COST_ALLOCATED];
+    }
+    CHECK_EQ(sum, 1100 + 3010);
+    free(links);
+    nl = calltree_func_links(t, (uint32_t)(fa - calltree_func(t, 0)), CALLTREE_CALLERS, &links);
+    CHECK_EQ(nl, 0);
+    CHECK(links == NULL);
+    CHECK_EQ(calltree_func_links(t, 99, CALLTREE_CALLEES, &links), 0);
+
     /* Bottom-up: sites B (A;B, A;B;C;B) and C (A;B;C, A;C); B -> C -> B -> A. */
     uint32_t sb = bu_child(t, 0, B), sc = bu_child(t, 0, C);
     CHECK(sb != CALLTREE_NONE && sc != CALLTREE_NONE);
