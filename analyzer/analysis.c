@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "util.h"
 
 #define EVENT_BATCH 512
@@ -34,8 +35,8 @@ struct pass {
     int in_window;
     int pair_mode; /* a window or a thread: frees must be told apart */
     struct pair *pairs;
-    uint32_t *slots; /* UINT32_MAX: empty */
-    size_t npairs, pairs_cap, nslots;
+    size_t npairs, pairs_cap;
+    struct idmap pair_map;
     uint64_t *map_other; /* per node: mapped bytes not kept */
     struct ts_values cur, hi;
     struct memfmt_event out[EVENT_BATCH];
@@ -44,50 +45,45 @@ struct pass {
 
 /* ---- (size, trace) pairs ---- */
 
-static size_t pair_hash(uint64_t size, uint32_t trace, size_t mask)
+static uint64_t pair_hash(uint64_t size, uint32_t trace)
 {
-    uint64_t x = (size * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)trace * 0xc2b2ae3d27d4eb4full);
-    return (size_t)(x ^ (x >> 29)) & mask;
+    return idmap_mix(size ^ ((uint64_t)trace << 40 | (uint64_t)trace >> 24));
 }
 
-static void pairs_grow(struct pass *p)
+static uint64_t pair_rehash(const void *ctx, uint32_t i)
 {
-    size_t n = p->nslots ? p->nslots * 2 : 1024;
-    free(p->slots);
-    p->slots = xmalloc(n * sizeof *p->slots);
-    memset(p->slots, 0xff, n * sizeof *p->slots);
-    p->nslots = n;
-    for (size_t i = 0; i < p->npairs; i++) {
-        size_t j = pair_hash(p->pairs[i].size, p->pairs[i].trace, n - 1);
-        while (p->slots[j] != UINT32_MAX) {
-            j = (j + 1) & (n - 1);
-        }
-        p->slots[j] = (uint32_t)i;
-    }
+    const struct pair *pr = &((const struct pass *)ctx)->pairs[i];
+    return pair_hash(pr->size, pr->trace);
+}
+
+struct pair_key {
+    const struct pair *pairs;
+    uint64_t size;
+    uint32_t trace;
+};
+
+static int pair_same(const void *ctx, uint32_t i)
+{
+    const struct pair_key *k = ctx;
+    return k->pairs[i].size == k->size && k->pairs[i].trace == k->trace;
 }
 
 static struct pair *pair_of(struct pass *p, uint64_t size, uint32_t trace, int make)
 {
-    if (make && (p->npairs + 1) * 2 > p->nslots) {
-        pairs_grow(p);
+    if (make) {
+        idmap_reserve(&p->pair_map, p->npairs + 1, pair_rehash, p);
     }
-    if (p->nslots == 0) {
-        return NULL;
-    }
-    size_t mask = p->nslots - 1;
-    size_t j = pair_hash(size, trace, mask);
-    while (p->slots[j] != UINT32_MAX) {
-        struct pair *pr = &p->pairs[p->slots[j]];
-        if (pr->size == size && pr->trace == trace) {
-            return pr;
-        }
-        j = (j + 1) & mask;
+    struct pair_key k = {p->pairs, size, trace};
+    size_t slot;
+    uint32_t i = idmap_find(&p->pair_map, pair_hash(size, trace), pair_same, &k, &slot);
+    if (i != IDMAP_NONE) {
+        return &p->pairs[i];
     }
     if (!make) {
         return NULL;
     }
     xgrow((void **)&p->pairs, &p->pairs_cap, p->npairs + 1, sizeof *p->pairs);
-    p->slots[j] = (uint32_t)p->npairs;
+    idmap_put(&p->pair_map, slot, (uint32_t)p->npairs);
     struct pair *pr = &p->pairs[p->npairs++];
     memset(pr, 0, sizeof *pr);
     pr->size = size;
@@ -411,7 +407,7 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
     }
     free(evs);
     free(p->pairs);
-    free(p->slots);
+    idmap_release(&p->pair_map);
     free(p->map_other);
     free(p);
     *out = a;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idmap.h"
 #include "util.h"
 
 /* One orientation: nodes, the (parent, function) -> child table used
@@ -19,9 +20,7 @@ struct tree {
     struct calltree_node *n;
     uint32_t count;
     size_t cap;
-    uint64_t *hkeys;
-    uint32_t *hvals; /* UINT32_MAX: empty slot */
-    size_t hcap, hcount;
+    struct idmap map; /* (parent, function) -> node */
     uint32_t *first; /* per node: index into kids */
     uint32_t *nkids;
     uint32_t *kids;
@@ -34,52 +33,33 @@ struct calltree {
     uint32_t nfuncs;
     size_t fcap;
     uint32_t *forder;
-    char **fkeys; /* function key -> index, open addressing */
-    uint32_t *fvals;
-    size_t fhcap, fhcount;
+    char **fkeys; /* per function: name and source file, while building */
+    size_t fkeys_cap;
+    struct idmap fmap; /* key -> function */
 };
 
-/* ---- hashing ---- */
+/* ---- one orientation ---- */
 
-static uint64_t mix(uint64_t x)
+static uint64_t child_hash(uint32_t parent, uint32_t func)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
+    return idmap_mix((uint64_t)parent << 32 | func);
 }
 
-static uint64_t hash_str(const char *s)
+static uint64_t node_rehash(const void *ctx, uint32_t i)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
+    const struct calltree_node *nd = &((const struct tree *)ctx)->n[i];
+    return child_hash(nd->parent, nd->func);
 }
 
-static void tree_hash_grow(struct tree *tr)
+struct child_key {
+    const struct calltree_node *n;
+    uint32_t parent, func;
+};
+
+static int child_same(const void *ctx, uint32_t i)
 {
-    size_t ncap = tr->hcap ? tr->hcap * 2 : 256;
-    uint64_t *nk = xmalloc(ncap * sizeof *nk);
-    uint32_t *nv = xmalloc(ncap * sizeof *nv);
-    memset(nv, 0xff, ncap * sizeof *nv);
-    for (size_t i = 0; i < tr->hcap; i++) {
-        if (tr->hvals[i] == UINT32_MAX) {
-            continue;
-        }
-        size_t j = mix(tr->hkeys[i]) & (ncap - 1);
-        while (nv[j] != UINT32_MAX) {
-            j = (j + 1) & (ncap - 1);
-        }
-        nk[j] = tr->hkeys[i];
-        nv[j] = tr->hvals[i];
-    }
-    free(tr->hkeys);
-    free(tr->hvals);
-    tr->hkeys = nk;
-    tr->hvals = nv;
-    tr->hcap = ncap;
+    const struct child_key *k = ctx;
+    return k->n[i].parent == k->parent && k->n[i].func == k->func;
 }
 
 static uint32_t tree_add(struct tree *tr, uint32_t parent, uint32_t func, const struct sym_frame *frame)
@@ -97,22 +77,15 @@ static uint32_t tree_add(struct tree *tr, uint32_t parent, uint32_t func, const 
 /* The child of `parent` for function `func`, made when missing. */
 static uint32_t tree_child(struct tree *tr, uint32_t parent, uint32_t func, const struct sym_frame *frame)
 {
-    if ((tr->hcount + 1) * 2 > tr->hcap) {
-        tree_hash_grow(tr);
+    idmap_reserve(&tr->map, (size_t)tr->count + 1, node_rehash, tr);
+    struct child_key k = {tr->n, parent, func};
+    size_t slot;
+    uint32_t id = idmap_find(&tr->map, child_hash(parent, func), child_same, &k, &slot);
+    if (id != IDMAP_NONE) {
+        return id;
     }
-    uint64_t key = (uint64_t)parent << 32 | func;
-    size_t mask = tr->hcap - 1;
-    size_t j = mix(key) & mask;
-    while (tr->hvals[j] != UINT32_MAX) {
-        if (tr->hkeys[j] == key) {
-            return tr->hvals[j];
-        }
-        j = (j + 1) & mask;
-    }
-    uint32_t id = tree_add(tr, parent, func, frame);
-    tr->hkeys[j] = key;
-    tr->hvals[j] = id;
-    tr->hcount++;
+    id = tree_add(tr, parent, func, frame);
+    idmap_put(&tr->map, slot, id);
     return id;
 }
 
@@ -135,17 +108,13 @@ static void tree_link(struct tree *tr)
         uint32_t p = tr->n[i].parent;
         tr->kids[tr->first[p] + tr->nkids[p]++] = i;
     }
-    free(tr->hkeys);
-    free(tr->hvals);
-    tr->hkeys = NULL;
-    tr->hvals = NULL;
+    idmap_release(&tr->map);
 }
 
 static void tree_release(struct tree *tr)
 {
     free(tr->n);
-    free(tr->hkeys);
-    free(tr->hvals);
+    idmap_release(&tr->map);
     free(tr->first);
     free(tr->nkids);
     free(tr->kids);
@@ -153,27 +122,20 @@ static void tree_release(struct tree *tr)
 
 /* ---- functions ---- */
 
-static void func_hash_grow(struct calltree *t)
+static uint64_t func_rehash(const void *ctx, uint32_t i)
 {
-    size_t ncap = t->fhcap ? t->fhcap * 2 : 256;
-    char **nk = xcalloc(ncap, sizeof *nk);
-    uint32_t *nv = xmalloc(ncap * sizeof *nv);
-    for (size_t i = 0; i < t->fhcap; i++) {
-        if (!t->fkeys[i]) {
-            continue;
-        }
-        size_t j = hash_str(t->fkeys[i]) & (ncap - 1);
-        while (nk[j]) {
-            j = (j + 1) & (ncap - 1);
-        }
-        nk[j] = t->fkeys[i];
-        nv[j] = t->fvals[i];
-    }
-    free(t->fkeys);
-    free(t->fvals);
-    t->fkeys = nk;
-    t->fvals = nv;
-    t->fhcap = ncap;
+    return idmap_hash_str(((const struct calltree *)ctx)->fkeys[i]);
+}
+
+struct func_key {
+    char *const *keys;
+    const char *key;
+};
+
+static int func_same(const void *ctx, uint32_t i)
+{
+    const struct func_key *k = ctx;
+    return strcmp(k->keys[i], k->key) == 0;
 }
 
 /* The function of a frame: same name and same source file are one
@@ -187,27 +149,23 @@ static uint32_t func_of(struct calltree *t, const struct sym_frame *fr)
     memcpy(key, name, nl);
     key[nl] = '\x1f';
     memcpy(key + nl + 1, file, fl + 1);
-    if ((t->fhcount + 1) * 2 > t->fhcap) {
-        func_hash_grow(t);
-    }
-    size_t mask = t->fhcap - 1;
-    size_t j = hash_str(key) & mask;
-    while (t->fkeys[j]) {
-        if (strcmp(t->fkeys[j], key) == 0) {
-            free(key);
-            free(name);
-            return t->fvals[j];
-        }
-        j = (j + 1) & mask;
+    idmap_reserve(&t->fmap, (size_t)t->nfuncs + 1, func_rehash, t);
+    struct func_key k = {t->fkeys, key};
+    size_t slot;
+    uint32_t i = idmap_find(&t->fmap, idmap_hash_str(key), func_same, &k, &slot);
+    if (i != IDMAP_NONE) {
+        free(key);
+        free(name);
+        return i;
     }
     xgrow((void **)&t->funcs, &t->fcap, (size_t)t->nfuncs + 1, sizeof *t->funcs);
+    xgrow((void **)&t->fkeys, &t->fkeys_cap, (size_t)t->nfuncs + 1, sizeof *t->fkeys);
     struct calltree_func *f = &t->funcs[t->nfuncs];
     memset(f, 0, sizeof *f);
     f->name = name;
     f->frame = fr;
-    t->fkeys[j] = key;
-    t->fvals[j] = t->nfuncs;
-    t->fhcount++;
+    t->fkeys[t->nfuncs] = key;
+    idmap_put(&t->fmap, slot, t->nfuncs);
     return t->nfuncs++;
 }
 
@@ -344,13 +302,12 @@ struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
     for (uint32_t i = 0; i < t->nfuncs; i++) {
         t->forder[i] = i;
     }
-    for (size_t i = 0; i < t->fhcap; i++) {
+    for (uint32_t i = 0; i < t->nfuncs; i++) {
         free(t->fkeys[i]);
     }
     free(t->fkeys);
-    free(t->fvals);
     t->fkeys = NULL;
-    t->fvals = NULL;
+    idmap_release(&t->fmap);
     return t;
 }
 

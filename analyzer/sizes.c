@@ -7,8 +7,6 @@
 
 #include "util.h"
 
-#define NONE UINT32_MAX
-
 struct sizes *sizes_new(void)
 {
     struct sizes *s = xcalloc(1, sizeof *s);
@@ -24,7 +22,7 @@ void sizes_free(struct sizes *s)
     if (!s) {
         return;
     }
-    free(s->slots);
+    idmap_release(&s->map);
     free(s->exact);
     free(s);
 }
@@ -34,50 +32,39 @@ unsigned sizes_bucket_of(uint64_t size)
     return size == 0 ? 0 : 64u - (unsigned)__builtin_clzll(size);
 }
 
-static size_t slot_of(uint64_t size, size_t mask)
+static uint64_t exact_hash(const void *ctx, uint32_t i)
 {
-    uint64_t x = size * 0x9e3779b97f4a7c15ull;
-    return (size_t)(x >> 20) & mask;
+    return idmap_mix(((const struct sizes *)ctx)->exact[i].size);
 }
 
-static void grow_slots(struct sizes *s)
+struct size_key {
+    const struct sizes *s;
+    uint64_t size;
+};
+
+static int exact_same(const void *ctx, uint32_t i)
 {
-    size_t n = s->nslots ? s->nslots * 2 : 256;
-    free(s->slots);
-    s->slots = xmalloc(n * sizeof *s->slots);
-    memset(s->slots, 0xff, n * sizeof *s->slots);
-    s->nslots = n;
-    for (size_t i = 0; i < s->nexact; i++) {
-        size_t j = slot_of(s->exact[i].size, n - 1);
-        while (s->slots[j] != NONE) {
-            j = (j + 1) & (n - 1);
-        }
-        s->slots[j] = (uint32_t)i;
-    }
+    const struct size_key *k = ctx;
+    return k->s->exact[i].size == k->size;
 }
 
 /* The entry of an exact size, made when `make` and missing; NULL else. */
 static struct sizes_exact *exact_of(struct sizes *s, uint64_t size, int make)
 {
-    if (make && (s->nexact + 1) * 2 > s->nslots) {
-        grow_slots(s);
+    if (make) {
+        idmap_reserve(&s->map, s->nexact + 1, exact_hash, s);
     }
-    if (s->nslots == 0) {
-        return NULL;
-    }
-    size_t mask = s->nslots - 1;
-    size_t j = slot_of(size, mask);
-    while (s->slots[j] != NONE) {
-        if (s->exact[s->slots[j]].size == size) {
-            return &s->exact[s->slots[j]];
-        }
-        j = (j + 1) & mask;
+    struct size_key k = {s, size};
+    size_t slot;
+    uint32_t i = idmap_find(&s->map, idmap_mix(size), exact_same, &k, &slot);
+    if (i != IDMAP_NONE) {
+        return &s->exact[i];
     }
     if (!make) {
         return NULL;
     }
     xgrow((void **)&s->exact, &s->exact_cap, s->nexact + 1, sizeof *s->exact);
-    s->slots[j] = (uint32_t)s->nexact;
+    idmap_put(&s->map, slot, (uint32_t)s->nexact);
     struct sizes_exact *e = &s->exact[s->nexact++];
     memset(e, 0, sizeof *e);
     e->size = size;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
+
 /* Bucket 0 holds size 0; bucket k (1..64) sizes from 2^(k-1) to 2^k - 1. */
 #define SIZES_NBUCKETS 65
 
@@ -28,9 +30,8 @@ struct sizes_exact {
 struct sizes {
     struct sizes_bucket buckets[SIZES_NBUCKETS];
     uint64_t calls, bytes, temporary; /* over every bucket */
-    /* Exact sizes: open addressing on size, then the entries. */
-    uint32_t *slots;
-    size_t nslots;
+    /* Exact sizes: the entries, indexed by size. */
+    struct idmap map;
     struct sizes_exact *exact;
     size_t nexact, exact_cap;
 };
