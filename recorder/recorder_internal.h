@@ -121,8 +121,18 @@ HIDDEN void log_msg(const char *msg, const char *detail);
 
 #define UNWIND_MAX_DEPTH 1024
 
-/** Set up libunwind (caching policy) and learn our own text range. */
+/** Set up libunwind (caching policy) and learn our own text range and
+ * libunwind's. */
 HIDDEN void unwind_init(void);
+/** Whether return address `ret` lies in libunwind's code. */
+HIDDEN int unwind_is_caller(const void *ret);
+/** pipe2() for libunwind's address checks: the pair goes near the top of
+ * the program's descriptor range, and `fds` (libunwind's array) is
+ * remembered for unwind_fd_closing(). -1 with errno when there is no room. */
+HIDDEN int unwind_pipe2(int fds[2], int flags);
+/** The program closes or replaces descriptors lo..hi: if libunwind's pair
+ * is among them, it is dropped (libunwind opens another when it needs one). */
+HIDDEN void unwind_fd_closing(int lo, int hi);
 /** Never use libunwind (attached: it would leave descriptors behind);
  * stacks the fast walker cannot take are recorded without frames. */
 HIDDEN void unwind_without_libunwind(void);
@@ -357,6 +367,42 @@ HIDDEN int conn_follows_forks(void);
 HIDDEN int conn_open(int kind);
 /** close(2) without our own close() hook. */
 HIDDEN int sys_close(int fd);
+/** Move `fd` to a close-on-exec descriptor near the top of the program's
+ * range (RLIMIT_NOFILE, at most 1024), so that the program's own open()
+ * calls get the numbers they would get without us. Returns the new
+ * descriptor (the old one is closed), or -1 when there is no room up
+ * there (`fd` is left as it was). */
+HIDDEN int conn_move_high(int fd);
+
+/* ---- envhide.c: memrec's variables, out of the program's sight ---- */
+
+#define ENVHIDE_LOCAL_ENTRIES 160
+
+/** Where envhide_for_exec() builds an environment: on the caller's stack
+ * when it is small (an exec after vfork() must not leave a mapping in the
+ * parent), else in memory of its own. */
+struct envhide_space {
+    char **arr; /* mmap'd array, or NULL */
+    size_t arr_bytes;
+    char *str; /* mmap'd LD_PRELOAD string, or NULL */
+    size_t str_bytes;
+    char *local[ENVHIDE_LOCAL_ENTRIES];
+    char preload_local[1024];
+};
+
+/** Started by memrec: take the variables memrec added out of `environ`
+ * (in place: main()'s envp is the same array), keeping copies. Start-up
+ * only (single-threaded, before the program's code); never allocates. */
+HIDDEN void envhide_init(void);
+/** Whether envhide_init() took anything out. */
+HIDDEN int envhide_active(void);
+/** The environment to hand to an exec or spawn that continues the
+ * recording: `envp` with memrec's variables put back in front (LD_PRELOAD
+ * merged with the program's own). Returns `envp` itself when there is
+ * nothing to add or no memory. Call envhide_release() if the exec returns.
+ * Async-signal-safe (system calls only). */
+HIDDEN char *const *envhide_for_exec(char *const *envp, struct envhide_space *sp);
+HIDDEN void envhide_release(struct envhide_space *sp);
 
 /* ---- syshooks.c: descriptor and exec hooks ---- */
 

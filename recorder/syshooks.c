@@ -14,12 +14,16 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
+
+extern char **environ;
 
 static struct {
     int (*close)(int);
@@ -28,11 +32,14 @@ static struct {
     int (*close_range)(unsigned, unsigned, int);
     void (*closefrom)(int);
     int (*execve)(const char *, char *const[], char *const[]);
-    int (*execv)(const char *, char *const[]);
-    int (*execvp)(const char *, char *const[]);
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
     int (*execveat)(int, const char *, char *const[], char *const[], int);
+    int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                       char *const[], char *const[]);
+    int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+                        char *const[], char *const[]);
+    int (*pipe2)(int[2], int);
 } next;
 
 void hooks_resolve(void)
@@ -43,11 +50,12 @@ void hooks_resolve(void)
     next.close_range = (int (*)(unsigned, unsigned, int))dlsym(RTLD_NEXT, "close_range");
     next.closefrom = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
     next.execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
-    next.execv = (int (*)(const char *, char *const[]))dlsym(RTLD_NEXT, "execv");
-    next.execvp = (int (*)(const char *, char *const[]))dlsym(RTLD_NEXT, "execvp");
     next.execvpe = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
     next.fexecve = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
     next.execveat = (int (*)(int, const char *, char *const[], char *const[], int))dlsym(RTLD_NEXT, "execveat");
+    *(void **)&next.posix_spawn = dlsym(RTLD_NEXT, "posix_spawn");
+    *(void **)&next.posix_spawnp = dlsym(RTLD_NEXT, "posix_spawnp");
+    next.pipe2 = (int (*)(int[2], int))dlsym(RTLD_NEXT, "pipe2");
 }
 
 /* Before start-up has resolved the next definitions (a constructor that
@@ -61,10 +69,20 @@ static void ensure_started(void)
 
 /* ---- descriptors ---- */
 
+/* The program is closing or replacing descriptors lo..hi: neither our
+ * pipe nor libunwind's may be among them afterwards. */
+static void closing(int lo, int hi, const void *ret)
+{
+    buffer_fd_closing(lo, hi);
+    if (!unwind_is_caller(ret)) {
+        unwind_fd_closing(lo, hi);
+    }
+}
+
 EXPORT int close(int fd)
 {
     ensure_started();
-    buffer_fd_closing(fd, fd);
+    closing(fd, fd, __builtin_return_address(0));
     return next.close ? next.close(fd) : (int)syscall(SYS_close, fd);
 }
 
@@ -72,7 +90,7 @@ EXPORT int dup2(int oldfd, int newfd)
 {
     ensure_started();
     if (oldfd != newfd) {
-        buffer_fd_closing(newfd, newfd);
+        closing(newfd, newfd, __builtin_return_address(0));
     }
     return next.dup2 ? next.dup2(oldfd, newfd) : (int)syscall(SYS_dup3, oldfd, newfd, 0);
 }
@@ -81,7 +99,7 @@ EXPORT int dup3(int oldfd, int newfd, int flags)
 {
     ensure_started();
     if (oldfd != newfd) {
-        buffer_fd_closing(newfd, newfd);
+        closing(newfd, newfd, __builtin_return_address(0));
     }
     return next.dup3 ? next.dup3(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
 }
@@ -91,7 +109,7 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
     ensure_started();
     /* CLOSE_RANGE_CLOEXEC only marks them: ours is close-on-exec already. */
     if (!(flags & 4) && first <= (unsigned)INT32_MAX) {
-        buffer_fd_closing((int)first, last > (unsigned)INT32_MAX ? INT32_MAX : (int)last);
+        closing((int)first, last > (unsigned)INT32_MAX ? INT32_MAX : (int)last, __builtin_return_address(0));
     }
     return next.close_range ? next.close_range(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
 }
@@ -99,7 +117,7 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
 EXPORT void closefrom(int lowfd)
 {
     ensure_started();
-    buffer_fd_closing(lowfd < 0 ? 0 : lowfd, INT32_MAX);
+    closing(lowfd < 0 ? 0 : lowfd, INT32_MAX, __builtin_return_address(0));
     if (next.closefrom) {
         next.closefrom(lowfd);
     } else {
@@ -107,38 +125,53 @@ EXPORT void closefrom(int lowfd)
     }
 }
 
+EXPORT int pipe2(int fds[2], int flags)
+{
+    if (unwind_is_caller(__builtin_return_address(0))) {
+        return unwind_pipe2(fds, flags);
+    }
+    return next.pipe2 ? next.pipe2(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
+}
+
 /* ---- exec ---- */
+
+/* The environment an exec passes on: memrec's variables go back in when
+ * the new image continues a recording (this process is recorded, or
+ * memrec follows forks), whatever environment the program passes; else
+ * the program's, untouched (docs/capture.md, "What the program sees"). */
+static char *const *exec_env(char *const *envp, struct envhide_space *sp)
+{
+    if (!conn_wanted()) {
+        memset(sp, 0, offsetof(struct envhide_space, local));
+        return envp;
+    }
+    return envhide_for_exec(envp, sp);
+}
+
+/* exec returned: it failed. errno is the exec's. */
+static int exec_failed(struct envhide_space *sp, int rc)
+{
+    int e = errno;
+    envhide_release(sp);
+    errno = e;
+    return rc;
+}
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     ensure_started();
     init_before_exec();
+    struct envhide_space sp;
+    char *const *env = exec_env(envp, &sp);
     if (!next.execve) {
-        return (int)syscall(SYS_execve, path, argv, envp);
+        return exec_failed(&sp, (int)syscall(SYS_execve, path, argv, env));
     }
-    return next.execve(path, argv, envp);
+    return exec_failed(&sp, next.execve(path, argv, env));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-    ensure_started();
-    init_before_exec();
-    if (!next.execv) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return next.execv(path, argv);
-}
-
-EXPORT int execvp(const char *file, char *const argv[])
-{
-    ensure_started();
-    init_before_exec();
-    if (!next.execvp) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return next.execvp(file, argv);
+    return execve(path, argv, environ);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -149,7 +182,14 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    return next.execvpe(file, argv, envp);
+    struct envhide_space sp;
+    char *const *env = exec_env(envp, &sp);
+    return exec_failed(&sp, next.execvpe(file, argv, env));
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -160,17 +200,51 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    return next.fexecve(fd, argv, envp);
+    struct envhide_space sp;
+    char *const *env = exec_env(envp, &sp);
+    return exec_failed(&sp, next.fexecve(fd, argv, env));
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
     ensure_started();
     init_before_exec();
+    struct envhide_space sp;
+    char *const *env = exec_env(envp, &sp);
     if (!next.execveat) {
-        return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+        return exec_failed(&sp, (int)syscall(SYS_execveat, dirfd, path, argv, env, flags));
     }
-    return next.execveat(dirfd, path, argv, envp, flags);
+    return exec_failed(&sp, next.execveat(dirfd, path, argv, env, flags));
+}
+
+/* ---- spawn ---- */
+
+/* A spawned program is another process: it gets memrec's variables only
+ * when memrec follows forks. */
+static int spawn(int search, pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                 const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    ensure_started();
+    struct envhide_space sp;
+    memset(&sp, 0, offsetof(struct envhide_space, local));
+    char *const *env = conn_follows_forks() ? envhide_for_exec(envp, &sp) : envp;
+    int (*fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *, char *const[],
+              char *const[]) = search ? next.posix_spawnp : next.posix_spawn;
+    int rc = fn ? fn(pid, path, fa, attr, argv, env) : ENOSYS;
+    envhide_release(&sp);
+    return rc;
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(0, pid, path, fa, attr, argv, envp);
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+                        const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn(1, pid, file, fa, attr, argv, envp);
 }
 
 /* The list forms: count the arguments, copy them into an array of our own
