@@ -82,6 +82,9 @@ struct thread_state {
     struct tbuf *counted; /* sampling: the buffer calls_at and bytes_at point into */
     atomic_uint_fast64_t *calls_at, *bytes_at; /* sampling: its exact counters */
     pid_t tid; /* gettid(), 0 until first asked */
+    int deferred; /* a signal handler queued calls in sigq (sigdefer.c) */
+    int in_unwind; /* inside libunwind: a handler must not walk */
+    struct sigdefer_queue *sigq; /* mapped at a handler's first queued call */
 };
 
 /** This thread's kernel id, asked once. */
@@ -121,6 +124,11 @@ HIDDEN void log_msg(const char *msg, const char *detail);
 
 #define UNWIND_MAX_DEPTH 1024
 
+/** In a signal handler that interrupted the recorder: the stack with
+ * libunwind, without the recorder's frames, or 0 frames when the
+ * interrupted code was itself inside libunwind (not reentrant) or
+ * libunwind is not used. Async-signal-safe otherwise. */
+HIDDEN int unwind_capture_in_signal(uint64_t *ips, int max);
 /** Set up libunwind (caching policy) and learn our own text range and
  * libunwind's. */
 HIDDEN void unwind_init(void);
@@ -350,6 +358,10 @@ HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t 
                            size_t len);
 HIDDEN void buffer_map_cancel(uint64_t seq);
 
+/** Send the calls signal handlers queued on this thread (sigdefer.c)
+ * while it was inside the recorder. Called outside the recorder. */
+HIDDEN void buffer_send_deferred(void);
+
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
 
@@ -543,6 +555,44 @@ HIDDEN void crash_install(void);
  * returns 1, or returns 0 once this lock's wait or the whole flush's time
  * is over. *lock_deadline starts at 0 for each lock. */
 HIDDEN int crash_wait(int64_t *lock_deadline);
+
+/* ---- sigdefer.c: signal handlers' calls while their thread is inside ---- */
+
+#define SIGDEFER_MAX 2048 /* calls queued per thread between two events */
+
+enum sigdefer_op { SIGDEFER_ALLOC, SIGDEFER_FREE, SIGDEFER_REALLOC };
+
+struct sigdefer_event {
+    uint8_t op, kind; /* enum sigdefer_op, MEMFMT_K_* */
+    void *old, *p; /* free and realloc: old; alloc and realloc: p */
+    size_t size;
+    uint64_t site; /* return address of the call */
+};
+
+/* Filled by handlers (any nesting: slots are taken with an atomic add),
+ * emptied by the thread itself when no handler runs in between. Mapped
+ * lazily: only the pages used are ever touched. */
+struct sigdefer_queue {
+    atomic_uint reserved; /* slots taken, may exceed SIGDEFER_MAX */
+    struct sigdefer_event ev[SIGDEFER_MAX];
+};
+
+/** A hook entered while its thread is inside the recorder, with `frame`
+ * its own frame and tstate.frame the recorded call's: 1 when a signal
+ * handler interrupted the recorder (a signal frame lies between them, or
+ * this runs on another stack), 0 for the recorder's own nested calls
+ * (which pass through). Async-signal-safe. */
+HIDDEN int sigdefer_classify(const void *frame);
+/** In a handler that interrupted the recorder: queue one call made (its
+ * real function already called) for the thread to send later, with its
+ * call site `site`; it is recorded with the stack [site, gap marker]. When
+ * the queue is full the call is counted as lost, said once on stderr.
+ * Async-signal-safe. */
+HIDDEN void sigdefer_add(unsigned op, unsigned kind, void *old, void *p, size_t size, const void *site);
+/** Calls that could not be queued, since start. */
+HIDDEN unsigned sigdefer_lost(void);
+/** The thread ends: unmap its queue. */
+HIDDEN void sigdefer_release(void);
 
 /* ---- mem.c: the recorder's own memory ---- */
 
