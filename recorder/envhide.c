@@ -174,7 +174,7 @@ char *const *envhide_for_exec(char *const *envp, struct envhide_space *sp)
     const char *their_preload = NULL;
     for (char *const *e = envp; e && *e; e++) {
         count++;
-        if (named(*e, "LD_PRELOAD", 10)) {
+        if (!their_preload && named(*e, "LD_PRELOAD", 10)) {
             their_preload = *e + sizeof PRELOAD_EQ - 1;
         }
     }
@@ -182,29 +182,41 @@ char *const *envhide_for_exec(char *const *envp, struct envhide_space *sp)
     if (!arr) {
         return envp; /* no memory: the child runs unrecorded */
     }
+    /* The merged LD_PRELOAD takes the place of the program's own, so that
+     * the new image, which takes our entry out again, sees the program's
+     * order; without one of its own, it goes in front with our variables. */
+    char *merged = NULL;
+    if (our_preload) {
+        size_t n = sizeof PRELOAD_EQ - 1 + strlen(our_preload);
+        size_t theirs = their_preload && *their_preload ? strlen(their_preload) : 0;
+        merged = room_string(sp, n + (theirs ? theirs + 1 : 0) + 1);
+        if (merged) {
+            memcpy(merged, PRELOAD_EQ, sizeof PRELOAD_EQ - 1);
+            memcpy(merged + sizeof PRELOAD_EQ - 1, our_preload, strlen(our_preload));
+            if (theirs) {
+                merged[n] = ':';
+                memcpy(merged + n + 1, their_preload, theirs);
+            }
+            merged[n + (theirs ? theirs + 1 : 0)] = 0;
+        }
+    }
     size_t k = 0;
     for (int i = 0; i < n_saved; i++) {
         arr[k++] = saved[i];
     }
-    if (our_preload) {
-        size_t n = sizeof PRELOAD_EQ - 1 + strlen(our_preload);
-        size_t theirs = their_preload && *their_preload ? strlen(their_preload) : 0;
-        char *s = room_string(sp, n + (theirs ? theirs + 1 : 0) + 1);
-        if (s) {
-            memcpy(s, PRELOAD_EQ, sizeof PRELOAD_EQ - 1);
-            memcpy(s + sizeof PRELOAD_EQ - 1, our_preload, strlen(our_preload));
-            if (theirs) {
-                s[n] = ':';
-                memcpy(s + n + 1, their_preload, theirs);
-            }
-            s[n + (theirs ? theirs + 1 : 0)] = 0;
-            arr[k++] = s;
-        }
+    if (merged && !their_preload) {
+        arr[k++] = merged;
     }
     for (char *const *e = envp; e && *e; e++) {
+        if (merged && named(*e, "LD_PRELOAD", 10)) {
+            if (*e + sizeof PRELOAD_EQ - 1 == their_preload) {
+                arr[k++] = merged; /* the first, which getenv() finds */
+            }
+            continue;
+        }
         /* Ours replace any the program passes (its own copy of an older
-         * environment, say); LD_PRELOAD is merged above. */
-        int dup = named(*e, "LD_PRELOAD", 10) && our_preload;
+         * environment, say). */
+        int dup = 0;
         for (int i = 0; i < n_saved && !dup; i++) {
             size_t n = (size_t)(strchr(saved[i], '=') - saved[i]);
             dup = named(*e, saved[i], n);
