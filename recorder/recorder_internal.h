@@ -157,7 +157,8 @@ HIDDEN void unwind_report(void);
 /** Release what unwind_thread_init() took. */
 HIDDEN void unwind_thread_release(struct unwind_ctx *u);
 /** Capture the caller's stack into `ips`, innermost first, skipping the
- * recorder's own frames. At most `max` entries; when the stack is deeper,
+ * recorder's own frames wherever they are (deepbind_dlopen() between the
+ * program's dlopen() and the loader). At most `max` entries; when the stack is deeper,
  * keeps the innermost quarter and the outermost rest, with a 0 entry marking
  * the gap. Returns the number of entries; *hash gets the stack's hash. */
 HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash);
@@ -250,7 +251,7 @@ struct cfi_cache {
 HIDDEN void cfi_cache_init(struct cfi_cache *c);
 
 /** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
- * leading frames for which skip() is true left out. Returns the count; -2
+ * frames for which skip() is true (the recorder's, anywhere) left out. Returns the count; -2
  * when more than `max` frames exist; -1 when this walker cannot do it (the
  * caller uses libunwind). Never reads outside [rsp, stack_hi). With ips
  * NULL, only counts: cfi_last_ips() gives the addresses afterwards. */

@@ -168,16 +168,14 @@ static int capture_deep(uint64_t *ips, int max)
     uint64_t *ring = ips + inner + 1;
     int n_inner = 0;
     long n_outer = 0;
-    int skipping = 1;
     do {
         unw_word_t ip;
         if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) {
             break;
         }
-        if (skipping && is_self(ip)) {
-            continue;
+        if (is_self(ip)) {
+            continue; /* the recorder's frames, wherever they are */
         }
-        skipping = 0;
         if (n_inner < inner) {
             ips[n_inner++] = ip;
         } else {
@@ -362,16 +360,18 @@ static int capture_libunwind(uint64_t *ips, int max)
     if (n <= 0) {
         return 0;
     }
-    int skip = 0;
-    while (skip < n && is_self((uint64_t)(uintptr_t)raw[skip])) {
-        skip++;
-    }
-    if (n == want && n - skip >= max) {
-        return capture_deep(ips, max);
-    }
     int k = 0;
-    for (int i = skip; i < n && k < max; i++) {
+    for (int i = 0; i < n; i++) {
+        if (is_self((uint64_t)(uintptr_t)raw[i])) {
+            continue; /* the recorder's frames, wherever they are */
+        }
+        if (k == max) {
+            return capture_deep(ips, max);
+        }
         ips[k++] = (uint64_t)(uintptr_t)raw[i];
+    }
+    if (n == want && k == max) {
+        return capture_deep(ips, max);
     }
     return k;
 }
