@@ -101,4 +101,12 @@ for attempt in range(2):
     grind = sum(e["calls"] for e in j["sections"]["most_calls"] if has_frame(e, "grind"))
     check_eq(grind, 2000, "daemon (run %d): grind()'s calls all recorded" % attempt)
 
+# The program line quotes its arguments as a shell would.
+out = os.path.join(d, "quoted.zst")
+r = record([envdump, "a b", "", "it's", "-x=1"], out)
+check_eq(r.returncode, 0, "envdump with odd arguments: exit status")
+line = "%s 'a b' '' 'it'\\''s' -x=1" % envdump
+check_eq(report_json(out)["program"], line, "JSON program: the arguments quoted as a shell would")
+_, text, _ = report_text(out)
+check(text.startswith("program: %s (pid " % line), "text report: the same program line: %r" % text.split("\n")[0])
 done()
