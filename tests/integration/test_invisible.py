@@ -53,7 +53,7 @@ for preload in (None, DEBUG_MALLOC):
     if preload:
         env["LD_PRELOAD"] = preload
     tag = " (LD_PRELOAD of its own)" if preload else ""
-    for mode in ("exec", "own", "spawn", "fork"):
+    for mode in ("exec", "own", "spawn", "fork", "system", "popen"):
         for follow in (False, True):
             n += 1
             extra = ["--follow-fork"] if follow else []
@@ -68,7 +68,11 @@ for preload in (None, DEBUG_MALLOC):
             else:
                 check_eq(leaked(files[0]), 10001, "%s: the parent recorded" % what)
                 if follow:
-                    check_eq([leaked(f) for f in files[1:]], [10001], "%s: the child followed, its own file" % what)
+                    # system() and popen() run it through sh -c: a file for
+                    # the shell too (with whatever dash leaves at exit).
+                    kids = [leaked(f) for f in files[1:]]
+                    check_eq((len(kids), kids.count(10001)), (1 if mode in ("spawn", "fork") else 2, 1),
+                             "%s: the child followed, a file of its own (leaks: %r)" % (what, kids))
                 else:
                     check_eq(len(files), 1, "%s: the child not recorded" % what)
 

@@ -6,6 +6,8 @@
  *   "own"    execve()s itself with an environment of its own, {"OWN=1"};
  *   "spawn"  posix_spawn()s itself with environ, waits for it;
  *   "fork"   fork()s, and the child execv()s itself;
+ *   "system" runs itself with system(), exit status 3;
+ *   "popen"  runs itself with popen() and copies what it writes;
  *   "done"   (or nothing) stops.
  * Each image leaks one malloc(10001) (from leak()), so a recording shows
  * how many images it followed. Output goes through write(2) only. */
@@ -90,6 +92,25 @@ int main(int argc, char **argv, char **envp)
             return 1;
         }
         return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    }
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "'%s' done", argv[0]);
+    if (strcmp(mode, "system") == 0) {
+        strcat(cmd, "; exit 3");
+        int status = system(cmd);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 3 ? 0 : 1;
+    }
+    if (strcmp(mode, "popen") == 0) {
+        FILE *f = popen(cmd, "r");
+        char buf[8192];
+        if (!f) {
+            return 1;
+        }
+        while (fgets(buf, sizeof buf, f)) {
+            buf[strcspn(buf, "\n")] = 0;
+            say("", buf);
+        }
+        return pclose(f) == 0 ? 0 : 1;
     }
     return 0;
 }
