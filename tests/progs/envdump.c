@@ -41,9 +41,8 @@ static void say(const char *a, const char *b)
 
 int main(int argc, char **argv, char **envp)
 {
-    static const char *const names[] = {"LD_PRELOAD",  "MEMREC_SOCK",      "MEMREC_TARGET",
-                                        "MEMREC_FOLLOW", "MEMREC_HIDE",    "MEMREC_MAX_DEPTH",
-                                        "MEMREC_SAMPLE_RATE"};
+    static const char *const names[] = {"LD_PRELOAD",  "MEMREC_SOCK",      "MEMREC_TARGET",     "MEMREC_FOLLOW",
+                                        "MEMREC_HIDE", "MEMREC_MAX_DEPTH", "MEMREC_SAMPLE_RATE"};
     const char *mode = argc > 1 ? argv[1] : "done";
     say("image ", mode);
     for (char **e = environ; *e; e++) {
