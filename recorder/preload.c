@@ -141,8 +141,11 @@ EXPORT void free(void *p)
     if (!p || resolve_pool_owns(p)) {
         return;
     }
-    if (sample_free_unseen(p) && real.free) {
-        real.free(p); /* sampling, and not a sampled block: nothing to record */
+    /* Sampling, and not a sampled block: nothing to record. Unless a
+     * signal handler's allocations wait in this thread's queue (sampled
+     * only when sent): the block may be one of them. */
+    if (sample_free_unseen(p) && real.free && !tstate.deferred) {
+        real.free(p);
         return;
     }
     free_hooked(p);
@@ -557,7 +560,7 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     if (!p) {
         return;
     }
-    if (sample_free_unseen(p) && init_is_ready()) {
+    if (sample_free_unseen(p) && init_is_ready() && !tstate.deferred) {
         /* Sampling, and not a sampled block: nothing to record, as in
          * free(). (Before start-up, the full path below starts it.) */
         next_delete(op, shape, kind, p, a, b, nt);

@@ -56,6 +56,25 @@ for n in range(2):
     check_eq(j["allocations"], 200000 + handled + 1, "%s: loop + handler + warm-up, nothing else" % what)
     check_eq(r.stderr.decode(), "", "%s: nothing on stderr (no call lost)" % what)
 
+# Sampling: the handler's queued calls are counted and sampled when sent;
+# a queued block its handler frees at once must not be taken for an
+# unsampled one (unmatched frees, a block left live).
+for n in range(2):
+    what = "sigalloc --sample-rate 64, run %d" % (n + 1)
+    out = os.path.join(d, "sigalloc-sampled%d.zst" % n)
+    try:
+        r = run([MEMREC, "-q", "--sample-rate", "64", "-o", out, "--", prog("sigalloc")], timeout=60)
+    except subprocess.TimeoutExpired:
+        check(False, "%s: ended within 60 s (a deadlock?)" % what)
+        continue
+    check_eq(r.returncode, 0, "%s: exit status" % what)
+    m = re.fullmatch(r"handler (\d+)\n", r.stdout.decode())
+    if not check(m is not None, "%s: the program says how often its handler ran: %r" % (what, r.stdout)):
+        continue
+    j = report_json(out, top=10)
+    check_eq(j["allocations"], 200000 + int(m.group(1)) + 1, "%s: every call counted" % what)
+    check_eq((j["unmatched_frees"], j["leaked_bytes"]), (0, 0), "%s: no unmatched free, nothing leaked" % what)
+
 for n in range(3):
     what = "forkmt run %d" % (n + 1)
     out = os.path.join(d, "forkmt%d.zst" % n)
