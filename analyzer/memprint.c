@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "calltree.h"
+#include "folded.h"
 #include "model.h"
 #include "report.h"
 #include "util.h"
@@ -15,10 +18,15 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: memprint [--json] [-n N] [-f FRAMES] FILE\n"
+               "       memprint --folded OUT [--cost TYPE] FILE\n"
                "\n"
                "Prints the summary and the ranked reports of a memrec recording.\n"
                "\n"
                "  -j, --json          one JSON object instead of text\n"
+               "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
+               "                      instead of the report\n"
+               "  -c, --cost TYPE     cost of --folded: calls, temporary, peak, leaked,\n"
+               "                      allocated, mapped (default peak)\n"
                "  -n, --top N         entries per section (default 10)\n"
                "  -f, --frames N      frames printed per call stack (default 48)\n"
                "  -h, --help          show this help\n"
@@ -36,23 +44,69 @@ static int parse_count(const char *s, const char *what)
     return (int)v;
 }
 
+/* Folded stacks into `out`: written to a temporary name and renamed when
+ * complete, so a failed run never leaves a file that looks whole. */
+static void write_folded(const struct model *m, const char *out, enum cost_type cost)
+{
+    struct frames *fr = frames_new(m);
+    if (!fr) {
+        die("cannot start the symbolizer (libdw)");
+    }
+    struct calltree *t = calltree_build(fr, m->acct);
+    calltree_sort(t, cost, 0);
+    if (strcmp(out, "-") == 0) {
+        if (folded_write(t, cost, stdout) < 0 || fflush(stdout) != 0) {
+            die("cannot write the folded stacks: %s", strerror(errno));
+        }
+    } else {
+        size_t len = strlen(out) + 16;
+        char *tmp = xmalloc(len);
+        snprintf(tmp, len, "%s.tmp", out);
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            die("cannot write '%s': %s", tmp, strerror(errno));
+        }
+        int bad = folded_write(t, cost, f) < 0;
+        bad |= fclose(f) != 0;
+        if (bad || rename(tmp, out) != 0) {
+            int e = errno;
+            unlink(tmp);
+            die("cannot write '%s': %s", out, strerror(e));
+        }
+        free(tmp);
+    }
+    calltree_free(t);
+    frames_free(fr);
+}
+
 int main(int argc, char **argv)
 {
     util_progname = "memprint";
     static const struct option longs[] = {
         {"json", no_argument, NULL, 'j'},         {"top", required_argument, NULL, 'n'},
         {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+        {"version", no_argument, NULL, 'V'},      {"folded", required_argument, NULL, 'F'},
+        {"cost", required_argument, NULL, 'c'},   {NULL, 0, NULL, 0},
     };
     struct report_options ro = {10, 48};
     int json = 0;
+    const char *folded = NULL;
+    enum cost_type cost = COST_PEAK;
+    int cost_set = 0;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "jn:f:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "jn:f:hVF:c:", longs, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'n': ro.top = parse_count(optarg, "entry count"); break;
         case 'f': ro.max_frames = parse_count(optarg, "frame count"); break;
+        case 'F': folded = optarg; break;
+        case 'c':
+            cost_set = 1;
+            if (cost_parse(optarg, &cost) < 0) {
+                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
+            }
+            break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); return 0;
         default:
@@ -61,6 +115,9 @@ int main(int argc, char **argv)
             }
             die_code(2, "unknown option '%s' (see memprint --help)", argv[optind - 1]);
         }
+    }
+    if (cost_set && !folded) {
+        die_code(2, "--cost applies to --folded only (see memprint --help)");
     }
     if (optind != argc - 1) {
         usage(stderr);
@@ -100,6 +157,13 @@ int main(int argc, char **argv)
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records,
                 m->bad_records == 1 ? "" : "s");
+    }
+    if (folded) {
+        /* Exit 3 as for the report: the stacks do not hold the whole recording. */
+        int whole = model_complete(m);
+        write_folded(m, folded, cost);
+        model_free(m);
+        return whole ? 0 : 3;
     }
     struct report *r = report_new(m);
     if (!r) {

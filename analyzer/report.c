@@ -527,23 +527,6 @@ const char *report_title(enum report_section s)
     return s < REPORT_NSECTIONS ? titles[s] : "";
 }
 
-const char *report_bytes(char *buf, size_t cap, uint64_t bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0) {
-        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
-    } else {
-        snprintf(buf, cap, "%.2f %s", v, units[u]);
-    }
-    return buf;
-}
-
 /* ---- text ---- */
 
 static const char *base_name(const char *path)
@@ -552,7 +535,9 @@ static const char *base_name(const char *path)
     return s ? s + 1 : (path ? path : "?");
 }
 
-/* The gap left where a too deep stack lost its middle frames. */
+/* The gap left where a too deep stack lost its middle frames, or where a
+ * signal handler's call, queued while its thread was inside the recorder,
+ * has only its call site. */
 static int is_gap(const struct sym_frame *f)
 {
     return !f->function && !f->module && f->module_offset == 0;
@@ -561,7 +546,9 @@ static int is_gap(const struct sym_frame *f)
 static void print_frame(const struct sym_frame *f, int depth, FILE *out)
 {
     if (is_gap(f)) {
-        fputs("      ... frames omitted: the stack was deeper than the recording's depth limit ...\n", out);
+        fputs("      ... frames omitted: a stack deeper than the depth limit, or a signal handler's call made inside "
+              "memrec ...\n",
+              out);
         return;
     }
     fprintf(out, "      #%-2d ", depth);
@@ -600,10 +587,10 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
         fprintf(out, "  %s%llu calls to allocation functions (%.1f%% of all), %s%s allocated\n", est,
                 (unsigned long long)st->calls,
                 t->allocations ? 100.0 * (double)st->calls / (double)t->allocations : 0.0, est,
-                report_bytes(b1, sizeof b1, st->allocated));
+                util_bytes(b1, sizeof b1, st->allocated));
         break;
     case REPORT_PEAK:
-        fprintf(out, "  %s%s (%llu bytes) live at the peak\n", est, report_bytes(b1, sizeof b1, st->peak),
+        fprintf(out, "  %s%s (%llu bytes) live at the peak\n", est, util_bytes(b1, sizeof b1, st->peak),
                 (unsigned long long)st->peak);
         break;
     case REPORT_TEMPORARY:
@@ -611,19 +598,19 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
                 (unsigned long long)st->calls, st->calls ? 100.0 * (double)st->temporary / (double)st->calls : 0.0);
         break;
     case REPORT_LEAKED:
-        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu blocks\n", est, report_bytes(b1, sizeof b1, st->leaked),
+        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu blocks\n", est, util_bytes(b1, sizeof b1, st->leaked),
                 (unsigned long long)st->leaked, est, (unsigned long long)st->leaked_blocks);
         break;
     case REPORT_ALLOCATED:
-        fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, report_bytes(b1, sizeof b1, st->allocated),
+        fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, util_bytes(b1, sizeof b1, st->allocated),
                 (unsigned long long)st->allocated, est, (unsigned long long)st->calls);
         break;
     case REPORT_MAPPED:
         /* Never sampled: no estimate mark. */
-        fprintf(out, "  %s (%llu bytes) mapped at the mapped peak, ", report_bytes(b1, sizeof b1, st->mapped_peak),
+        fprintf(out, "  %s (%llu bytes) mapped at the mapped peak, ", util_bytes(b1, sizeof b1, st->mapped_peak),
                 (unsigned long long)st->mapped_peak);
         fprintf(out, "%s (%llu bytes) still mapped at the end, %llu mapping calls\n",
-                report_bytes(b1, sizeof b1, st->mapped_end), (unsigned long long)st->mapped_end,
+                util_bytes(b1, sizeof b1, st->mapped_end), (unsigned long long)st->mapped_end,
                 (unsigned long long)st->mapping_calls);
         break;
     default: break;
@@ -691,8 +678,8 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     if (m->has_baseline) {
         char b3[32];
         fprintf(out, "heap in use at attach (the allocator's own count): %s (%llu bytes), %s held from the system\n",
-                report_bytes(b1, sizeof b1, m->baseline_in_use), (unsigned long long)m->baseline_in_use,
-                report_bytes(b3, sizeof b3, m->baseline_arena));
+                util_bytes(b1, sizeof b1, m->baseline_in_use), (unsigned long long)m->baseline_in_use,
+                util_bytes(b3, sizeof b3, m->baseline_arena));
     }
     fprintf(out, "total runtime: %.3f s\n", (double)ms / 1000.0);
     /* Sampling: calls and bytes are exact (counted by every thread), the
@@ -713,22 +700,22 @@ void report_print_text(const struct report *r, const struct report_options *o, F
                 t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0,
                 per_second(t->temporary, ms));
     }
-    fprintf(out, "peak heap memory consumption: %s%s (%llu bytes)", est, report_bytes(b1, sizeof b1, t->peak_bytes),
+    fprintf(out, "peak heap memory consumption: %s%s (%llu bytes)", est, util_bytes(b1, sizeof b1, t->peak_bytes),
             (unsigned long long)t->peak_bytes);
     fprintf(out, " after %.3f s\n", (double)t->peak_ms / 1000.0);
-    fprintf(out, "peak RSS (including memrec overhead): %s (%llu bytes)\n", report_bytes(b1, sizeof b1, t->peak_rss),
+    fprintf(out, "peak RSS (including memrec overhead): %s (%llu bytes)\n", util_bytes(b1, sizeof b1, t->peak_rss),
             (unsigned long long)t->peak_rss);
     fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu blocks\n", est,
-            report_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes, est,
+            util_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes, est,
             (unsigned long long)t->live_blocks);
     fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", m->has_counts || !m->sample_rate ? "" : "~",
-            report_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
+            util_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
     /* Direct mappings, beside the heap and never in its figures. */
     fprintf(out, "peak mapped memory (mmap, mremap, brk; not heap): %s (%llu bytes) after %.3f s\n",
-            report_bytes(b1, sizeof b1, t->mapped_peak), (unsigned long long)t->mapped_peak,
+            util_bytes(b1, sizeof b1, t->mapped_peak), (unsigned long long)t->mapped_peak,
             (double)t->mapped_peak_ms / 1000.0);
     fprintf(out, "still mapped at the end: %s (%llu bytes), %llu mapping calls\n",
-            report_bytes(b1, sizeof b1, t->mapped_bytes), (unsigned long long)t->mapped_bytes,
+            util_bytes(b1, sizeof b1, t->mapped_bytes), (unsigned long long)t->mapped_bytes,
             (unsigned long long)t->mapping_calls);
     if (m->startup_calls) {
         fprintf(out,

@@ -70,7 +70,5 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s);
 void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
 /** Print everything as one JSON object. */
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f);
-/** Human-readable bytes ("1.50 MiB") into buf. */
-const char *report_bytes(char *buf, size_t cap, uint64_t bytes);
 
 #endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Symbolizer for the offline analyzer: instruction pointer -> function, inline chain and
-// file:line, read with elfutils libdw from the modules a recording names. It allocates freely and
-// never prints.
+/* Symbolizer for the offline analyzer: instruction pointer -> function,
+ * inline chain and file:line, read with elfutils libdw from the modules a
+ * recording names. It allocates freely (running out of memory ends the
+ * tool, as everywhere in the analyzer) and never prints. */
 #ifndef MEMREC_SYMBOLIZE_H
 #define MEMREC_SYMBOLIZE_H
 
@@ -22,8 +23,8 @@
  * under the debuginfo path or by .gnu_debuglink) is opened on the first lookup that needs it.
  * Every (module, ip) is resolved once and cached: a repeated lookup is one hash probe and a copy.
  * A symbolizer is not thread-safe: use one per thread, or lock around it.
- * Errors are negative errno values (-EINVAL, -ENOMEM, -EOVERFLOW); a module that cannot be read
- * is not an error, its lookups just carry module + offset.
+ * Errors are negative errno values (-EINVAL, -EOVERFLOW); a module that cannot be read is not an
+ * error, its lookups just carry module + offset. Out of memory ends the tool (util.h's xmalloc).
  */
 
 /**
@@ -62,7 +63,7 @@ struct symbolizer;
 
 /**
  * Create an empty symbolizer.
- * Returns NULL when out of memory or when libdwfl cannot start a session.
+ * Returns NULL when libdwfl cannot start a session.
  * Free it with symbolize_free().
  */
 struct symbolizer *symbolize_new(void);
@@ -78,9 +79,9 @@ void symbolize_free(struct symbolizer *s);
  * .gnu_debuglink, for the link name (relative entries are relative to the module's directory).
  * The default (no call, or NULL) is libdwfl's ":.debug:/usr/lib/debug".
  * Only modules opened after the call are affected, so call it before the first lookup.
- * The string is copied. Returns 0, or -ENOMEM.
+ * The string is copied.
  */
-int symbolize_set_debuginfo_path(struct symbolizer *s, const char *path);
+void symbolize_set_debuginfo_path(struct symbolizer *s, const char *path);
 
 /**
  * Register a module loaded at `bias` (the ELF load bias, dl_iterate_phdr's dlpi_addr; 0 for a
@@ -91,7 +92,7 @@ int symbolize_set_debuginfo_path(struct symbolizer *s, const char *path);
  * debuginfo path is used instead if present; otherwise lookups give module + offset.
  * Pseudo modules such as "[vdso]" or "linux-vdso.so.1" always give module + offset.
  * Returns the module index (>= 0, consecutive from 0), or -EINVAL (NULL path, build_id_len > 0
- * with NULL build_id, or a build-id longer than 64 bytes), -ENOMEM, -EOVERFLOW.
+ * with NULL build_id, or a build-id longer than 64 bytes), -EOVERFLOW (INT_MAX modules).
  */
 int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias, const uint8_t *build_id,
                          size_t build_id_len);
@@ -105,7 +106,8 @@ int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias, 
  * the call site of the next inner inlined function in each outer frame. When the chain is longer
  * than `max`, the innermost `max` frames are written.
  * Returns the number of frames written, at least 1 (when nothing is known: one frame with only
- * module and module_offset set); -EINVAL for a bad index, NULL `out` or max < 1; -ENOMEM.
+ * module and module_offset set); -EINVAL for a bad index, NULL `out` or max < 1; -EOVERFLOW when
+ * the cache holds 2^32 frames.
  * The first lookup of a (module, ip) may open files and allocate; later ones do not.
  */
 int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct sym_frame *out, int max);

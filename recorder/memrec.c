@@ -31,7 +31,6 @@
 #include "inject.h"
 #include "merge.h"
 #include "recording.h"
-#include "report.h"
 #include "util.h"
 
 #define PRELOAD_NAME "libmemrec_preload.so"
@@ -322,11 +321,21 @@ static void start_child(struct child *c, const struct options *o, char *path, co
         } else {
             unsetenv("MEMREC_FOLLOW");
         }
+        /* MEMREC_HIDE names the option variables set here: the recorder
+         * hides them from the program with the three above. */
+        char hide[64] = "";
         if (o->max_depth) {
             setenv("MEMREC_MAX_DEPTH", o->max_depth, 1);
+            strcat(hide, "MEMREC_MAX_DEPTH:");
         }
         if (o->sample_rate[0]) {
             setenv("MEMREC_SAMPLE_RATE", o->sample_rate, 1);
+            strcat(hide, "MEMREC_SAMPLE_RATE:");
+        }
+        if (hide[0]) {
+            setenv("MEMREC_HIDE", hide, 1);
+        } else {
+            unsetenv("MEMREC_HIDE");
         }
         const char *old = getenv("LD_PRELOAD");
         char *pre;
@@ -618,7 +627,7 @@ static void print_summary(const struct session *s, const struct recording *r)
     const struct acct_totals *t = accounting_totals(r->acct);
     const struct merge_stats *ms = merge_stats(r->merge);
     char leaked[32];
-    report_bytes(leaked, sizeof leaked, t->live_bytes);
+    util_bytes(leaked, sizeof leaked, t->live_bytes);
     /* The name comes from the program (argv[0], or /proc/PID/comm when
      * attached) and the file name from it: escaped, never raw, so that a
      * name holding ESC cannot drive the terminal. */

@@ -7,12 +7,12 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "mapranges.h"
 #include "memfmt_internal.h"
 #include "startup.h"
 #include "poolmap.h"
+#include "u64map.h"
 #include "util.h"
 
 /* Q_P*: pool events of memrec.h; their pool id travels in old_block. */
@@ -104,22 +104,6 @@ struct latest {
     uint32_t set;
 };
 
-/* Open-addressing hash map from a 64-bit key to a 64-bit value. Key and
- * value share a 16-byte cell, so a lookup in a map of millions of live
- * blocks costs one cache miss, not two. Key 0 is kept aside because it
- * marks empty cells. */
-struct map_cell {
-    uint64_t key;
-    uint64_t val;
-};
-
-struct map {
-    struct map_cell *cells;
-    size_t cap, count;
-    int has_zero;
-    struct map_cell zero; /* the cell of key 0, which marks empty cells */
-};
-
 struct merge {
     memfmt_writer *w;
     struct accounting *acct;
@@ -127,7 +111,7 @@ struct merge {
     uint64_t last_ms;
     struct stream *streams;
     size_t nstreams_cap;
-    struct map addr_block; /* live block address -> block_pack() */
+    struct u64map addr_block; /* live block address -> block_pack() */
     struct poolmap *pools; /* live pool blocks, by (pool, address) -> block_pack() */
     struct latest *latest; /* per thread index */
     size_t latest_cap;
@@ -135,11 +119,11 @@ struct merge {
     size_t info_table_cap;
     struct memfmt_info *infos; /* per info id */
     size_t ninfos, infos_cap;
-    struct map node_ids; /* hash(parent, ip) chain head -> see node_find */
+    struct u64map node_ids; /* hash(parent, ip) chain head -> see node_find */
     uint64_t *node_ip;
     uint32_t *node_parent;
     size_t nnodes, nodes_cap;
-    struct map tid_thread; /* live tid -> thread index */
+    struct u64map tid_thread; /* live tid -> thread index */
     uint32_t next_thread;
     uint32_t *free_threads; /* indexes of threads that ended, for reuse */
     size_t nfree_threads, free_threads_cap;
@@ -157,169 +141,6 @@ struct merge {
     size_t nlive_modules, live_modules_cap;
     struct mapranges maps; /* anonymous ranges the program mapped directly */
 };
-
-/* ---- big tables ---- */
-
-/* The address map and the pair table of a large recording are tens of
- * megabytes read at random: with 4 KiB pages nearly every look-up also
- * misses the TLB. Tables from 4 MiB up are mapped on their own and asked
- * for huge pages (a hint: the kernel may decline). Zeroed, like calloc. */
-#define BIG_TABLE (4u << 20)
-
-static void *table_alloc(size_t n, size_t size)
-{
-    size_t bytes = n * size;
-    if (bytes < BIG_TABLE) {
-        return xcalloc(n, size);
-    }
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-        die("out of memory (%zu bytes)", bytes);
-    }
-    madvise(p, bytes, MADV_HUGEPAGE);
-    return p;
-}
-
-static void table_free(void *p, size_t n, size_t size)
-{
-    if (!p) {
-        return;
-    }
-    if (n * size < BIG_TABLE) {
-        free(p);
-    } else {
-        munmap(p, n * size);
-    }
-}
-
-/* ---- hash map ---- */
-
-static inline uint64_t mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return k;
-}
-
-static void map_put(struct map *m, uint64_t key, uint64_t val);
-
-static void map_grow(struct map *m)
-{
-    struct map old = *m;
-    m->cap = old.cap ? old.cap * 2 : 1024;
-    m->cells = table_alloc(m->cap, sizeof *m->cells);
-    m->count = 0;
-    for (size_t i = 0; i < old.cap; i++) {
-        if (old.cells[i].key) {
-            map_put(m, old.cells[i].key, old.cells[i].val);
-        }
-    }
-    table_free(old.cells, old.cap, sizeof *old.cells);
-}
-
-/* The cell of `key`, made (with val 0) if the map had none: *existed says
- * which. The cell stays valid until the next change to the map. One probe
- * where a look-up, then an insertion, would take two. */
-static struct map_cell *map_claim(struct map *m, uint64_t key, int *existed)
-{
-    if (key == 0) {
-        *existed = m->has_zero;
-        m->has_zero = 1;
-        if (!*existed) {
-            m->zero.val = 0;
-        }
-        return &m->zero;
-    }
-    if ((m->count + 1) * 2 > m->cap) {
-        map_grow(m);
-    }
-    size_t mask = m->cap - 1;
-    size_t i = mix(key) & mask;
-    while (m->cells[i].key && m->cells[i].key != key) {
-        i = (i + 1) & mask;
-    }
-    *existed = m->cells[i].key != 0;
-    if (!*existed) {
-        m->count++;
-        m->cells[i].key = key;
-        m->cells[i].val = 0;
-    }
-    return &m->cells[i];
-}
-
-static void map_put(struct map *m, uint64_t key, uint64_t val)
-{
-    int existed;
-    map_claim(m, key, &existed)->val = val;
-}
-
-static inline int map_get(const struct map *m, uint64_t key, uint64_t *val)
-{
-    if (key == 0) {
-        *val = m->zero.val;
-        return m->has_zero;
-    }
-    if (!m->cap) {
-        return 0;
-    }
-    size_t mask = m->cap - 1;
-    for (size_t i = mix(key) & mask; m->cells[i].key; i = (i + 1) & mask) {
-        if (m->cells[i].key == key) {
-            *val = m->cells[i].val;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Linear probing deletion with backward shift: no tombstones, so a map of
- * live blocks stays as fast after a billion frees as at the start. */
-static int map_del(struct map *m, uint64_t key, uint64_t *val)
-{
-    if (key == 0) {
-        if (!m->has_zero) {
-            return 0;
-        }
-        *val = m->zero.val;
-        m->has_zero = 0;
-        return 1;
-    }
-    if (!m->cap) {
-        return 0;
-    }
-    size_t mask = m->cap - 1;
-    size_t i = mix(key) & mask;
-    while (m->cells[i].key != key) {
-        if (!m->cells[i].key) {
-            return 0;
-        }
-        i = (i + 1) & mask;
-    }
-    *val = m->cells[i].val;
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!m->cells[j].key) {
-            break;
-        }
-        size_t home = mix(m->cells[j].key) & mask;
-        /* Move j back to i if its home is not within (i, j]. */
-        if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
-            m->cells[i] = m->cells[j];
-            i = j;
-        }
-    }
-    m->cells[i].key = 0;
-    m->count--;
-    return 1;
-}
-
-static void map_release(struct map *m)
-{
-    table_free(m->cells, m->cap, sizeof *m->cells);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---- set-up ---- */
 
@@ -354,13 +175,13 @@ void merge_free(struct merge *m)
         free(s->nodes);
     }
     free(m->streams);
-    map_release(&m->addr_block);
+    u64map_release(&m->addr_block);
     poolmap_free(m->pools);
     info_table_free(m);
     free(m->latest);
     free(m->infos);
-    map_release(&m->node_ids);
-    map_release(&m->tid_thread);
+    u64map_release(&m->node_ids);
+    u64map_release(&m->tid_thread);
     free(m->free_threads);
     free(m->active);
     free(m->node_ip);
@@ -403,18 +224,18 @@ struct info_cell {
 
 static uint64_t pair_hash(uint64_t size, uint32_t trace)
 {
-    return mix(size * 0x9E3779B97F4A7C15ull ^ ((uint64_t)trace << 17) ^ trace);
+    return u64map_mix(size * 0x9E3779B97F4A7C15ull ^ ((uint64_t)trace << 17) ^ trace);
 }
 
 static void info_table_free(struct merge *m)
 {
-    table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
+    u64map_table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
 }
 
 static void info_table_grow(struct merge *m)
 {
     size_t ncap = m->info_table_cap ? m->info_table_cap * 2 : 4096;
-    struct info_cell *t = table_alloc(ncap, sizeof *t);
+    struct info_cell *t = u64map_table_alloc(ncap, sizeof *t);
     for (size_t i = 0; i < m->info_table_cap; i++) {
         struct info_cell *c = &m->info_table[i];
         if (!c->id) {
@@ -426,7 +247,7 @@ static void info_table_grow(struct merge *m)
         }
         t[j] = *c;
     }
-    table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
+    u64map_table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
     m->info_table = t;
     m->info_table_cap = ncap;
 }
@@ -660,7 +481,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
          * never seen (made while the recorder could not record): the old
          * block ends first. */
         int existed;
-        struct map_cell *cell = map_claim(&m->addr_block, e->addr, &existed);
+        struct u64map_cell *cell = u64map_claim(&m->addr_block, e->addr, &existed);
         if (existed && cell->val != BLOCK_SET_APART) {
             m->st.unmatched_frees++;
             rc = write_free(m, s->thread, MEMFMT_K_FREE, cell->val, 0, e->addr);
@@ -699,7 +520,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         break;
     }
     case Q_FREE:
-        if (!map_del(&m->addr_block, e->addr, &b)) {
+        if (!u64map_del(&m->addr_block, e->addr, &b)) {
             m->st.unmatched_frees++;
             break;
         }
@@ -713,9 +534,9 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
          * the realloc's second part (always the next event of this stream). */
         if (s->head + 1 < s->len && s->q[s->head + 1].type == Q_RALLOC) {
             struct qev *next = &s->q[s->head + 1];
-            next->has_old = !map_del(&m->addr_block, e->addr, &b) ? OLD_NONE
-                            : b == BLOCK_SET_APART                ? OLD_SET_APART
-                                                                  : OLD_FOUND;
+            next->has_old = !u64map_del(&m->addr_block, e->addr, &b) ? OLD_NONE
+                            : b == BLOCK_SET_APART                   ? OLD_SET_APART
+                                                                     : OLD_FOUND;
             if (next->has_old == OLD_FOUND) {
                 next->old_block = block_info(b);
                 next->old_latest = (uint8_t)block_is_latest(m, b, s->thread, 0, e->addr);
@@ -792,8 +613,8 @@ static void retire(struct merge *m, struct stream *s)
 {
     s->ended = 0;
     uint64_t idx;
-    if (map_get(&m->tid_thread, s->tid, &idx) && idx == s->thread) {
-        map_del(&m->tid_thread, s->tid, &idx);
+    if (u64map_get(&m->tid_thread, s->tid, &idx) && idx == s->thread) {
+        u64map_del(&m->tid_thread, s->tid, &idx);
         if (m->nfree_threads == m->free_threads_cap) {
             xgrow((void **)&m->free_threads, &m->free_threads_cap, m->nfree_threads + 1, sizeof *m->free_threads);
         }
@@ -834,7 +655,7 @@ static inline __attribute__((always_inline)) void prefetch_far(const struct merg
         return;
     }
     if (m->addr_block.cap) {
-        __builtin_prefetch(&m->addr_block.cells[mix(e->addr) & (m->addr_block.cap - 1)]);
+        __builtin_prefetch(&m->addr_block.cells[u64map_mix(e->addr) & (m->addr_block.cap - 1)]);
     }
     if ((e->type == Q_ALLOC || e->type == Q_RALLOC) && m->info_table_cap) {
         __builtin_prefetch(&m->info_table[pair_hash(e->size, e->trace) & (m->info_table_cap - 1)]);
@@ -846,7 +667,7 @@ static inline __attribute__((always_inline)) void prefetch_near(const struct mer
     if ((e->type != Q_FREE && e->type != Q_RFREE) || !m->addr_block.cap) {
         return;
     }
-    const struct map_cell *c = &m->addr_block.cells[mix(e->addr) & (m->addr_block.cap - 1)];
+    const struct u64map_cell *c = &m->addr_block.cells[u64map_mix(e->addr) & (m->addr_block.cap - 1)];
     if (c->key == e->addr && c->val != BLOCK_SET_APART && block_info(c->val) <= m->ninfos) {
         __builtin_prefetch(&m->infos[block_info(c->val)]);
     }
@@ -897,7 +718,7 @@ static int release_until(struct merge *m, uint64_t limit)
 static uint32_t thread_for(struct merge *m, uint64_t tid)
 {
     uint64_t idx;
-    if (map_get(&m->tid_thread, tid, &idx)) {
+    if (u64map_get(&m->tid_thread, tid, &idx)) {
         return (uint32_t)idx;
     }
     /* Reuse the index of a thread that ended, so that indexes stay below
@@ -907,7 +728,7 @@ static uint32_t thread_for(struct merge *m, uint64_t tid)
     } else {
         idx = m->next_thread++;
     }
-    map_put(&m->tid_thread, tid, idx);
+    u64map_put(&m->tid_thread, tid, idx);
     struct memfmt_record r = {.tag = MEMFMT_REC_THREAD};
     r.u.thread.index = (uint32_t)idx;
     r.u.thread.tid = (uint32_t)tid;
@@ -918,20 +739,20 @@ static uint32_t thread_for(struct merge *m, uint64_t tid)
 /* One global tree: (parent, ip) pairs from all threads map to one id. */
 static uint32_t node_file_id(struct merge *m, uint32_t parent, uint64_t ip)
 {
-    uint64_t key = mix(ip) ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull);
+    uint64_t key = u64map_mix(ip) ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull);
     uint64_t id;
     key = key ? key : 1;
     /* Chained through a probe on the key space: collisions of the 64-bit
      * key are resolved by checking the stored pair and rehashing. */
-    for (uint64_t k = key;; k = mix(k + 1) | 1) {
-        if (!map_get(&m->node_ids, k, &id)) {
+    for (uint64_t k = key;; k = u64map_mix(k + 1) | 1) {
+        if (!u64map_get(&m->node_ids, k, &id)) {
             id = m->nnodes++;
             xgrow((void **)&m->node_ip, &m->nodes_cap, m->nnodes, sizeof *m->node_ip);
             size_t cap = m->nodes_cap;
             m->node_parent = xrealloc(m->node_parent, cap * sizeof *m->node_parent);
             m->node_ip[id] = ip;
             m->node_parent[id] = parent;
-            map_put(&m->node_ids, k, id);
+            u64map_put(&m->node_ids, k, id);
             struct memfmt_record r = {.tag = MEMFMT_REC_NODE};
             r.u.node.parent = parent;
             r.u.node.ip = ip;
@@ -974,12 +795,16 @@ static int new_image(struct merge *m)
         memset(s, 0, sizeof *s);
     }
     m->nactive = 0;
-    map_release(&m->tid_thread);
+    u64map_release(&m->tid_thread);
     memset(&m->tid_thread, 0, sizeof m->tid_thread);
     m->nfree_threads = 0;
-    map_release(&m->addr_block);
+    u64map_release(&m->addr_block);
     memset(&m->addr_block, 0, sizeof m->addr_block);
-    memset(m->latest, 0, m->latest_cap * sizeof *m->latest);
+    if (m->latest) {
+        /* NULL while no thread of the old image sent anything (a followed
+         * fork child that execs before allocating). */
+        memset(m->latest, 0, m->latest_cap * sizeof *m->latest);
+    }
     poolmap_free(m->pools);
     m->pools = poolmap_new();
     mapranges_release(&m->maps);

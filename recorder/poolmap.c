@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "u64map.h"
 #include "util.h"
 
 struct entry {
@@ -34,17 +35,9 @@ struct poolmap {
     size_t newest_cap;
 };
 
-static uint64_t mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return k;
-}
-
 static size_t home(const struct poolmap *pm, uint32_t pool, uint64_t addr)
 {
-    return mix(addr ^ ((uint64_t)pool * 0x9E3779B97F4A7C15ull)) & (pm->cap - 1);
+    return u64map_mix(addr ^ ((uint64_t)pool * 0x9E3779B97F4A7C15ull)) & (pm->cap - 1);
 }
 
 struct poolmap *poolmap_new(void)
@@ -80,7 +73,7 @@ static void pools_grow(struct poolmap *pm)
     struct pool_cell *t = xcalloc(ncap, sizeof *t);
     for (size_t i = 0; i < pm->pools_cap; i++) {
         if (pm->pools[i].id) {
-            size_t j = mix(pm->pools[i].pool) & (ncap - 1);
+            size_t j = u64map_mix(pm->pools[i].pool) & (ncap - 1);
             while (t[j].id) {
                 j = (j + 1) & (ncap - 1);
             }
@@ -98,7 +91,7 @@ uint32_t poolmap_pool(struct poolmap *pm, uint64_t pool)
         pools_grow(pm);
     }
     size_t mask = pm->pools_cap - 1;
-    size_t j = mix(pool) & mask;
+    size_t j = u64map_mix(pool) & mask;
     while (pm->pools[j].id) {
         if (pm->pools[j].pool == pool) {
             return pm->pools[j].id;

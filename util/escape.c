@@ -54,11 +54,6 @@ static size_t text_step(const unsigned char *s, size_t n, char out[16], size_t *
     static const char hex[] = "0123456789abcdef";
     size_t len = esc_utf8_len(s, n);
     int control = len == 1 ? (s[0] < 0x20 || s[0] == 0x7f) : (len == 2 && s[0] == 0xc2 && s[1] < 0xa0);
-    if (len == 1 && s[0] == '\\') {
-        *used = 1;
-        out[0] = out[1] = '\\';
-        return 2;
-    }
     if (len > 0 && !control) {
         memcpy(out, s, len);
         *used = len;
@@ -88,7 +83,7 @@ void esc_text_fputs(const char *s, FILE *f)
     while (n > 0) {
         /* Runs of plain printable ASCII go out in one call. */
         size_t run = 0;
-        while (run < n && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '\\') {
+        while (run < n && p[run] >= 0x20 && p[run] < 0x7f) {
             run++;
         }
         if (run > 0) {
@@ -113,7 +108,7 @@ char *esc_text(const char *s)
     }
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
-    /* Each input byte becomes at most 4 output bytes. */
+    /* Each input byte becomes at most 4 output bytes (\xHH). */
     char *d = xmalloc(n * 4 + 1);
     size_t o = 0;
     while (n > 0) {

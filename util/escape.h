@@ -17,9 +17,11 @@
  *
  * Text form: the bytes of valid UTF-8 characters are copied, except
  * control characters; every control character (C0 0x00-0x1f, DEL 0x7f,
- * C1 U+0080-U+009F), every byte that is not part of valid UTF-8, and the
- * backslash itself are written as \xHH (the backslash as \\), so that the
- * output is unambiguous and holds no byte a terminal acts on. A C1
+ * C1 U+0080-U+009F) and every byte that is not part of valid UTF-8 is
+ * written as \xHH, so that the output holds no byte a terminal acts on.
+ * A backslash is copied as it is: a program line quoted for the shell
+ * ('it'\''s') must read as one, so a name that holds the four characters
+ * "\x1b" reads like an escaped ESC (the JSON output tells them apart). A C1
  * character, two bytes in UTF-8, becomes \xc2\x9b (for example). */
 
 /** Write `s` (NUL-terminated; NULL writes "?") to `f` in the text form. */

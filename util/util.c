@@ -106,3 +106,20 @@ void xgrow(void **p, size_t *cap, size_t need, size_t elem)
     memset((char *)*p + *cap * elem, 0, (ncap - *cap) * elem);
     *cap = ncap;
 }
+
+const char *util_bytes(char *buf, size_t cap, uint64_t bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0) {
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    } else {
+        snprintf(buf, cap, "%.2f %s", v, units[u]);
+    }
+    return buf;
+}

@@ -6,6 +6,7 @@
 #define UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /** Program name used as the message prefix ("memprint"). Set once in main(). */
 extern const char *util_progname;
@@ -29,5 +30,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 /** Grow `*p` (of `*cap` elements of `elem` bytes) to hold at least `need`. */
 void xgrow(void **p, size_t *cap, size_t need, size_t elem);
+
+/** Human-readable bytes into buf: "512 B" below 1 KiB, else two decimals and a binary unit
+ * ("1.50 MiB"). Returns buf. */
+const char *util_bytes(char *buf, size_t cap, uint64_t bytes);
 
 #endif

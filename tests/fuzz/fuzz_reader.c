@@ -22,6 +22,7 @@
 
 #include "accounting.h"
 #include "fuzz_common.h"
+#include "analysis.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
 #include "model.h"
@@ -155,6 +156,35 @@ static void read_records(int fd)
     read_batches(fd, &seen, rc, end_offset);
 }
 
+/* The analysis pass (analysis.h) on the same file: once with nothing
+ * restricted, which must give the model's figures, once with a window, a
+ * thread, a series and a histogram, whose ids come from the file. */
+static void analyze(const char *path, const struct model *m)
+{
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    struct analysis *a;
+    int err;
+    int rc = analysis_run(path, m, &q, &a, &err);
+    contract(rc == 0, "analysis_run opens what model_load opened");
+    const struct acct_totals *t = accounting_totals(a->acct), *mt = accounting_totals(m->acct);
+    contract(m->sample_rate || t->allocations == mt->allocations,
+             "analysis_run without a restriction counts the model's allocations");
+    analysis_free(a);
+    q.has_window = 1;
+    q.from_ms = 5;
+    q.to_ms = 50;
+    q.thread = 1;
+    q.series_points = 16;
+    q.sizes = 1;
+    rc = analysis_run(path, m, &q, &a, &err);
+    contract(rc == 0, "analysis_run with a window opens the file");
+    t = accounting_totals(a->acct);
+    contract(t->live_blocks <= t->allocations, "analysis: no more live blocks than allocations");
+    contract(a->series->filled == 16, "analysis: every point of the series is filled");
+    contract(a->sizes->calls == t->allocations || m->sample_rate, "analysis: the histogram counts the allocations");
+    analysis_free(a);
+}
+
 static void load_model(void)
 {
     struct model *m;
@@ -166,6 +196,7 @@ static void load_model(void)
     }
     contract(known_status(m->stop_rc), "model_load stops with 0 or a memfmt status");
     (void)model_runtime_ms(m);
+    analyze(fuzz_input_path(), m);
     model_free(m);
 }
 

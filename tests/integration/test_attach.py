@@ -161,7 +161,7 @@ if tracer:
     tracer.kill()
     tracer.wait()
 else:
-    print("note: strace is not installed; skipping the already-traced check")
+    skip_part("already-traced process", "strace is not installed")
 
 # A static executable: no C library to load the recorder with.
 src = os.path.join(d, "static.c")
@@ -176,7 +176,7 @@ if run(["cc", "-static", "-o", static_bin, src], timeout=60).returncode == 0:
     sp.kill()
     sp.wait()
 else:
-    print("note: cannot link statically here; skipping the static executable check")
+    skip_part("static executable", "cannot link statically here")
 
 # Another user's process, when we can run memrec as another user.
 if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
@@ -184,11 +184,11 @@ if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
             timeout=30)
     rc, err = r.returncode, r.stderr.decode().strip()
     if "Permission denied" in err and "memrec" not in err:
-        print("note: user 65534 cannot run memrec from this build directory; skipping the other-user check")
+        skip_part("another user's process", "user 65534 cannot run memrec from this build directory")
     else:
         check(rc != 0 and "another user" in err, "another user's process: %r" % err)
 else:
-    print("note: not root (or no setpriv): the other-user check needs a second user; skipped")
+    skip_part("another user's process", "not root, or no setpriv: the check needs a second user")
 print("note: kernel.yama.ptrace_scope and a missing CAP_SYS_PTRACE cannot be provoked on this machine "
       "(no Yama, tests run as root); the messages are in inject.c")
 sleeper.kill()

@@ -247,7 +247,7 @@ if no_crash("memprint without a file", rc):
 # ---- damaged real recordings ----
 
 if SLOW is None:
-    print("note: no C compiler to build tests/progs/slow.c; skipping the checks on damaged recordings")
+    skip_part("damaged real recordings", "no C compiler to build tests/progs/slow.c")
 else:
     # About one second of steady allocations: memrec flushes every 100 ms,
     # so the file has a first block with the header and modules, then one
@@ -353,7 +353,7 @@ try:
 except (OSError, subprocess.TimeoutExpired):
     built = False
 if not built:
-    print("note: cannot link statically here (no libc.a?); skipping the statically linked program check")
+    skip_part("statically linked program", "cannot link statically here (no libc.a?)")
 else:
     memrec_error("memrec statically linked program", [static_bin], None, static_bin, [r"statically linked"])
     memrec_error("memrec statically linked program with -o", ["-o", "out.zst", static_bin], None, static_bin,
@@ -403,7 +403,7 @@ if no_crash("memrec sh -c 'exit 3'", rc):
 # A program killed by a signal: memrec exits 128+N, the recording says so
 # and holds the allocations made before.
 if SLOW is None:
-    print("note: no C compiler to build tests/progs/slow.c; skipping the killed-program checks")
+    skip_part("killed program", "no C compiler to build tests/progs/slow.c")
 else:
     for end, sig in (("kill", signal.SIGKILL), ("segv", signal.SIGSEGV)):
         what = "memrec on a program killed by %s" % sig.name

@@ -175,11 +175,11 @@ if rep:
 # 4. Names that drive a terminal or are not UTF-8 (issue 10 item 6).
 text, rep = expect("names.mrec", 0)
 no_controls("memprint names.mrec (text)", text)
-check(b"prog\\x1b[2J --flag=\\xc2\\x9b31m \\xfe\\xffend" in text,
+check(b"program: 'prog\\x1b[2J' '--flag=\\xc2\\x9b31m' '\\xfe\\xffend' (pid 4242)" in text,
       "names.mrec: the program line shows the escapes: %r" % text.split(b"\n")[0])
 check(b"?? in \\x1b[31mred\\x1b[0m\\xff.so+0x" in text, "names.mrec: the module name is escaped in frames")
 if rep:
-    check_eq(rep["program"], "prog\x1b[2J --flag=\x9b31m \u00fe\u00ffend", "names.mrec: JSON program")
+    check_eq(rep["program"], "'prog\x1b[2J' '--flag=\x9b31m' '\u00fe\u00ffend'", "names.mrec: JSON program")
 rc, out, _, _, _ = memprint(["--json", os.path.join(HOSTILE, "names.mrec")])
 check(b"\\u00fe\\u00ffend" in out and b"\\u001b[2J" in out, "names.mrec: JSON escapes the invalid bytes as \\u00XX")
 no_controls("memprint --json names.mrec", out)

@@ -63,8 +63,9 @@ int main(void)
     /* OSC title, clear screen, BEL, DEL, newline and tab. */
     CHECK(text_is("a\x1b]0;pwned\x07z", "a\\x1b]0;pwned\\x07z"));
     CHECK(text_is("\x1b[2J\x7f\n\t", "\\x1b[2J\\x7f\\x0a\\x09"));
-    /* The backslash itself, so that the form is unambiguous. */
-    CHECK(text_is("a\\x1b", "a\\\\x1b"));
+    /* A backslash is copied: a program line quoted for the shell keeps its
+     * quotes. */
+    CHECK(text_is("'it'\\''s'", "'it'\\''s'"));
     /* Valid UTF-8 is copied (é, €, 𝄞), a C1 control (U+009B, CSI) is not. */
     CHECK(text_is("caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e"));
     CHECK(text_is("\xc2\x9b"

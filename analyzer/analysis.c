@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+/* One pass over a recording for a query (analysis.h): each event is
+ * decided kept or not, the kept ones go to an accounting in batches, as
+ * model.c feeds its own, and the series and histogram follow the kept
+ * blocks. Nothing here sizes an array by an id read from the file: trace
+ * ids are checked against the nodes defined so far. */
+#define _GNU_SOURCE
+#include "analysis.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+#include "util.h"
+
+#define EVENT_BATCH 512
+
+/* Which kind a live block of a (size, trace) pair is. */
+enum { OLD, KEPT, OTHER, NKINDS };
+
+struct pair {
+    uint64_t size;
+    uint32_t trace;
+    uint64_t live[NKINDS];
+};
+
+struct pass {
+    const struct analysis_query *q;
+    const struct model *m;
+    struct analysis *a;
+    uint32_t ntraces; /* nodes defined so far, at most the model's */
+    uint64_t now; /* latest TIME */
+    int in_window;
+    int pair_mode; /* a window or a thread: frees must be told apart */
+    struct pair *pairs;
+    size_t npairs, pairs_cap;
+    struct idmap pair_map;
+    uint64_t *map_other; /* per node: mapped bytes not kept */
+    struct ts_values cur, hi;
+    struct memfmt_event out[EVENT_BATCH];
+    size_t nout;
+};
+
+/* ---- (size, trace) pairs ---- */
+
+static uint64_t pair_hash(uint64_t size, uint32_t trace)
+{
+    return idmap_mix(size ^ ((uint64_t)trace << 40 | (uint64_t)trace >> 24));
+}
+
+static uint64_t pair_rehash(const void *ctx, uint32_t i)
+{
+    const struct pair *pr = &((const struct pass *)ctx)->pairs[i];
+    return pair_hash(pr->size, pr->trace);
+}
+
+struct pair_key {
+    const struct pair *pairs;
+    uint64_t size;
+    uint32_t trace;
+};
+
+static int pair_same(const void *ctx, uint32_t i)
+{
+    const struct pair_key *k = ctx;
+    return k->pairs[i].size == k->size && k->pairs[i].trace == k->trace;
+}
+
+static struct pair *pair_of(struct pass *p, uint64_t size, uint32_t trace, int make)
+{
+    if (make) {
+        idmap_reserve(&p->pair_map, p->npairs + 1, pair_rehash, p);
+    }
+    struct pair_key k = {p->pairs, size, trace};
+    size_t slot;
+    uint32_t i = idmap_find(&p->pair_map, pair_hash(size, trace), pair_same, &k, &slot);
+    if (i != IDMAP_NONE) {
+        return &p->pairs[i];
+    }
+    if (!make) {
+        return NULL;
+    }
+    xgrow((void **)&p->pairs, &p->pairs_cap, p->npairs + 1, sizeof *p->pairs);
+    idmap_put(&p->pair_map, slot, (uint32_t)p->npairs);
+    struct pair *pr = &p->pairs[p->npairs++];
+    memset(pr, 0, sizeof *pr);
+    pr->size = size;
+    pr->trace = trace;
+    return pr;
+}
+
+/* ---- events ---- */
+
+static int keeps_trace(const struct pass *p, uint32_t trace)
+{
+    return !p->q->keep || p->q->keep[trace];
+}
+
+/* Where a block not kept goes: before the window, or something else. */
+static int not_kept_kind(const struct pass *p)
+{
+    return p->q->has_window && p->now < p->q->from_ms ? OLD : OTHER;
+}
+
+static void flush(struct pass *p)
+{
+    if (p->nout == 0) {
+        return;
+    }
+    p->a->bad_events += accounting_feed_events(p->a->acct, p->out, p->nout, p->ntraces);
+    p->nout = 0;
+}
+
+static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
+{
+    if (p->nout == EVENT_BATCH) {
+        flush(p);
+    }
+    p->out[p->nout].size = size;
+    p->out[p->nout].trace = trace;
+    p->out[p->nout].flags = flags;
+    p->nout++;
+}
+
+static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok)
+{
+    if (trace >= p->ntraces) {
+        trace = 0; /* a node not defined yet: no stack, as model.c counts it */
+    }
+    int kept = p->in_window && thread_ok && keeps_trace(p, trace);
+    if (p->pair_mode) {
+        pair_of(p, size, trace, 1)->live[kept ? KEPT : not_kept_kind(p)]++;
+    }
+    if (!kept) {
+        return 0;
+    }
+    emit(p, size, trace, 0);
+    p->cur.heap += size;
+    if (p->cur.heap > p->hi.heap) {
+        p->hi.heap = p->cur.heap;
+    }
+    if (p->a->sizes) {
+        sizes_add(p->a->sizes, size);
+    }
+    return 1;
+}
+
+/* Which kind of block a free takes (analysis.h: oldest kind first; a
+ * temporary is the newest). Returns -1 when the pair has no live block. */
+static int take(struct pass *p, struct pair *pr, int temporary, int thread_ok)
+{
+    int order[NKINDS];
+    if (temporary) {
+        int first = p->in_window && thread_ok ? KEPT : not_kept_kind(p);
+        order[0] = first;
+        order[1] = first == KEPT ? OTHER : KEPT;
+        order[2] = first == OLD ? OTHER : OLD;
+    } else {
+        order[0] = OLD;
+        order[1] = thread_ok ? KEPT : OTHER;
+        order[2] = thread_ok ? OTHER : KEPT;
+    }
+    for (int i = 0; i < NKINDS; i++) {
+        if (pr->live[order[i]] > 0) {
+            pr->live[order[i]]--;
+            return order[i];
+        }
+    }
+    return -1;
+}
+
+static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary, int thread_ok)
+{
+    if (trace >= p->ntraces || !keeps_trace(p, trace)) {
+        p->a->bad_events += trace >= p->ntraces;
+        return 0;
+    }
+    if (p->pair_mode) {
+        struct pair *pr = pair_of(p, size, trace, 0);
+        int kind = pr ? take(p, pr, temporary, thread_ok) : -1;
+        if (kind < 0) {
+            p->a->bad_events++;
+            return 0;
+        }
+        if (kind == OLD && p->in_window) {
+            p->a->earlier_freed_blocks++;
+            p->a->earlier_freed_bytes += size;
+        }
+        if (kind != KEPT) {
+            return 0;
+        }
+    }
+    emit(p, size, trace, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
+    p->cur.heap = p->cur.heap >= size ? p->cur.heap - size : 0;
+    if (temporary && p->a->sizes) {
+        sizes_add_temporary(p->a->sizes, size);
+    }
+    return 1;
+}
+
+/* A realloc: its free, then its allocation; marked as one when both are kept. */
+static void on_realloc(struct pass *p, uint64_t old_size, uint32_t old_trace, int old_temporary, uint64_t size,
+                       uint32_t trace, int thread_ok)
+{
+    int freed = on_free(p, old_size, old_trace, old_temporary, thread_ok);
+    size_t at = p->nout;
+    if (on_alloc(p, size, trace, thread_ok) && freed && at > 0 && p->nout == at + 1) {
+        p->out[at - 1].flags |= MEMFMT_EV_REALLOC;
+    }
+}
+
+static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct memfmt_event *e = &ev[i];
+        if (!(e->flags & MEMFMT_EV_FREE)) {
+            on_alloc(p, e->size, e->trace, 1);
+        } else if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
+            on_realloc(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, ev[i + 1].size, ev[i + 1].trace, 1);
+            i++;
+        } else {
+            on_free(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
+        }
+    }
+    flush(p);
+}
+
+/* ---- other records ---- */
+
+static void on_map(struct pass *p, const struct memfmt_record *r)
+{
+    struct memfmt_record fixed = *r;
+    uint32_t trace = r->u.map.trace < p->ntraces ? r->u.map.trace : 0;
+    fixed.u.map.trace = trace;
+    int thread_ok = !p->q->thread || r->u.map.thread == p->q->thread;
+    if (r->u.map.delta >= 0) {
+        if (!(p->in_window && thread_ok && keeps_trace(p, trace))) {
+            p->map_other[trace] += (uint64_t)r->u.map.delta;
+            return;
+        }
+    } else {
+        uint64_t gone = (uint64_t)0 - (uint64_t)r->u.map.delta;
+        uint64_t from_other = gone < p->map_other[trace] ? gone : p->map_other[trace];
+        p->map_other[trace] -= from_other;
+        gone -= from_other;
+        const struct acct_cost *c = accounting_cost(p->a->acct, trace);
+        uint64_t have = c ? c->mapped : 0;
+        if (gone > have) {
+            gone = have; /* more than was mapped: only what was (corrupt input) */
+        }
+        if (gone == 0) {
+            return;
+        }
+        fixed.u.map.delta = -(int64_t)gone;
+    }
+    accounting_feed(p->a->acct, &fixed);
+    const struct acct_totals *t = accounting_totals(p->a->acct);
+    p->cur.mapped = t->mapped_bytes;
+    if (p->cur.mapped > p->hi.mapped) {
+        p->hi.mapped = p->cur.mapped;
+    }
+}
+
+static void set_time(struct pass *p, uint64_t ms)
+{
+    if (ms <= p->now) {
+        return;
+    }
+    if (p->a->series) {
+        timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
+    }
+    p->now = ms;
+    p->in_window = !p->q->has_window || (ms >= p->q->from_ms && ms < p->q->to_ms);
+}
+
+/* Returns 1 when reading must stop (the --at moment is reached). */
+static int on_record(struct pass *p, const struct memfmt_record *r)
+{
+    int thread_ok;
+    switch (r->tag) {
+    case MEMFMT_REC_NODE:
+        if (p->ntraces < p->m->nnodes) {
+            p->ntraces++;
+        }
+        return 0;
+    case MEMFMT_REC_TIME:
+        if (p->q->has_at && r->u.time.ms >= p->q->at_ms) {
+            return 1;
+        }
+        set_time(p, r->u.time.ms);
+        break;
+    case MEMFMT_REC_RSS:
+        p->cur.rss = r->u.rss.bytes;
+        if (p->cur.rss > p->hi.rss) {
+            p->hi.rss = p->cur.rss;
+        }
+        break;
+    case MEMFMT_REC_MAP: on_map(p, r); return 0;
+    case MEMFMT_REC_ALLOC:
+        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, !p->q->thread || r->u.alloc.thread == p->q->thread);
+        return 0;
+    case MEMFMT_REC_FREE:
+        thread_ok = !p->q->thread || r->u.free.thread == p->q->thread;
+        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.temporary, thread_ok);
+        return 0;
+    case MEMFMT_REC_REALLOC:
+        thread_ok = !p->q->thread || r->u.alloc.thread == p->q->thread;
+        on_realloc(p, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary, r->u.alloc.size,
+                   r->u.alloc.trace, thread_ok);
+        return 0;
+    case MEMFMT_REC_PROCESS: return 0; /* the sample rate is the model's, set before the first event */
+    default: break;
+    }
+    accounting_feed(p->a->acct, r); /* TIME, RSS, END: the clock and the RSS peak */
+    return 0;
+}
+
+/* ---- the pass ---- */
+
+void analysis_free(struct analysis *a)
+{
+    if (!a) {
+        return;
+    }
+    accounting_free(a->acct);
+    timeseries_free(a->series);
+    sizes_free(a->sizes);
+    free(a);
+}
+
+int analysis_run(const char *path, const struct model *m, const struct analysis_query *q, struct analysis **out,
+                 int *err_errno)
+{
+    *out = NULL;
+    *err_errno = 0;
+    if (q->series_points > TIMESERIES_MAX_POINTS || (q->has_window && q->from_ms >= q->to_ms)) {
+        return MEMFMT_E_INVALID;
+    }
+    int rc;
+    memfmt_reader *rd = memfmt_reader_open(path, &rc);
+    if (!rd) {
+        *err_errno = errno;
+        return rc;
+    }
+    struct analysis *a = xcalloc(1, sizeof *a);
+    a->acct = accounting_new(1);
+    if (m->sample_rate) {
+        accounting_set_sample_rate(a->acct, m->sample_rate);
+    }
+    a->end_ms = q->has_at ? q->at_ms : model_runtime_ms(m);
+    if (q->series_points) {
+        a->series = timeseries_new(q->series_points, a->end_ms);
+    }
+    if (q->sizes) {
+        a->sizes = sizes_new();
+    }
+    struct pass *p = xcalloc(1, sizeof *p);
+    p->q = q;
+    p->m = m;
+    p->a = a;
+    p->ntraces = m->nnodes ? 1 : 0; /* the root */
+    p->pair_mode = q->has_window || q->thread;
+    p->map_other = xcalloc((size_t)m->nnodes + 1, sizeof *p->map_other);
+    p->in_window = !q->has_window || q->from_ms == 0;
+    /* The batches carry no thread: with a thread chosen, read records. */
+    struct memfmt_record rec;
+    struct memfmt_event *evs = xmalloc(EVENT_BATCH * sizeof *evs);
+    size_t n = 0;
+    for (;;) {
+        if (q->thread) {
+            rc = memfmt_read(rd, &rec);
+        } else {
+            rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n);
+        }
+        if (rc <= 0) {
+            break;
+        }
+        if (!q->thread && n > 0) {
+            on_events(p, evs, n);
+            continue;
+        }
+        flush(p); /* the order of events and records is the file's */
+        if (on_record(p, &rec)) {
+            break;
+        }
+    }
+    flush(p);
+    if (rc < 0) {
+        a->stop_rc = rc;
+        a->stop_offset = memfmt_reader_offset(rd);
+        if (rc == MEMFMT_E_IO) {
+            *err_errno = memfmt_reader_errno(rd);
+        }
+    }
+    memfmt_reader_free(rd);
+    accounting_finish(a->acct);
+    if (a->series) {
+        timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
+        const struct acct_totals *t = accounting_totals(a->acct);
+        a->series->peak_bytes = t->peak_bytes;
+        a->series->peak_ms = t->peak_ms;
+        a->series->mapped_peak = t->mapped_peak;
+        a->series->mapped_peak_ms = t->mapped_peak_ms;
+        a->series->rss_peak = t->peak_rss;
+    }
+    free(evs);
+    free(p->pairs);
+    idmap_release(&p->pair_map);
+    free(p->map_other);
+    free(p);
+    *out = a;
+    return 0;
+}
+
+/* ---- function filter ---- */
+
+static int frames_match(struct frames *fr, uint32_t node, const regex_t *re)
+{
+    uint32_t n;
+    const struct sym_frame *f = frames_of_node(fr, node, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        char *name = frames_name_dup(&f[i]);
+        int hit = regexec(re, name, 0, NULL, 0) == 0;
+        free(name);
+        if (hit) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int analysis_keep_functions(struct frames *fr, const char *keep, const char *exclude, uint8_t **mask, char *errbuf,
+                            size_t errcap)
+{
+    const struct model *m = frames_model(fr);
+    regex_t kre, xre;
+    int rc;
+    *mask = NULL;
+    if (keep && (rc = regcomp(&kre, keep, REG_EXTENDED | REG_NOSUB)) != 0) {
+        regerror(rc, &kre, errbuf, errcap);
+        return MEMFMT_E_INVALID;
+    }
+    if (exclude && (rc = regcomp(&xre, exclude, REG_EXTENDED | REG_NOSUB)) != 0) {
+        regerror(rc, &xre, errbuf, errcap);
+        if (keep) {
+            regfree(&kre);
+        }
+        return MEMFMT_E_INVALID;
+    }
+    /* Bit 0: a frame from main() to this node matches `keep`; bit 1:
+     * `exclude`; bit 2: computed. Only traces (nodes with an allocation or
+     * a mapping in the whole run) are asked for: the walk up from each
+     * stops at a computed node or at main(), so nodes above main() are not
+     * symbolized. */
+    uint8_t *hit = xcalloc((size_t)m->nnodes + 1, 1);
+    uint32_t *path = xmalloc(((size_t)m->nnodes + 1) * sizeof *path);
+    uint8_t *res = xcalloc((size_t)m->nnodes + 1, 1);
+    hit[0] = 4;
+    for (uint32_t tid = 0; tid < m->nnodes; tid++) {
+        const struct acct_cost *c = accounting_cost(m->acct, tid);
+        if (!c || (c->calls == 0 && c->mapping_calls == 0)) {
+            continue;
+        }
+        size_t np = 0;
+        uint8_t h = 0;
+        for (uint32_t x = tid;;) {
+            if (hit[x] & 4) {
+                h = hit[x];
+                break;
+            }
+            path[np++] = x;
+            if (frames_node_is_main(fr, x)) {
+                break;
+            }
+            uint32_t p = m->nodes[x].parent;
+            x = p < x ? p : 0;
+        }
+        h &= 3;
+        while (np-- > 0) {
+            uint32_t x = path[np];
+            if (keep && !(h & 1) && frames_match(fr, x, &kre)) {
+                h |= 1;
+            }
+            if (exclude && !(h & 2) && frames_match(fr, x, &xre)) {
+                h |= 2;
+            }
+            hit[x] = h | 4;
+        }
+        res[tid] = (!keep || (h & 1)) && !(h & 2);
+    }
+    free(path);
+    free(hit);
+    if (keep) {
+        regfree(&kre);
+    }
+    if (exclude) {
+        regfree(&xre);
+    }
+    *mask = res;
+    return 0;
+}

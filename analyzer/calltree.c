@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+/* Builds the call trees (calltree.h). Top-down follows the model's trace
+ * tree: a model node's tree node is its parent's, extended by the node's
+ * own frames (outermost first), so the whole tree costs one step per model
+ * node and frame, never one per trace and depth. Node ids grow from the
+ * root down: a parent's id is always below its children's. Bottom-up walks each
+ * allocation site's path to the root once, cut at CALLTREE_MAX_DEPTH. */
+#define _GNU_SOURCE
+#include "calltree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+#include "util.h"
+
+/* One orientation: nodes, the (parent, function) -> child table used
+ * while building, and the children lists. */
+struct tree {
+    struct calltree_node *n;
+    uint32_t count;
+    size_t cap;
+    struct idmap map; /* (parent, function) -> node */
+    uint32_t *first; /* per node: index into kids */
+    uint32_t *nkids;
+    uint32_t *kids;
+};
+
+struct calltree {
+    struct frames *fr;
+    struct tree tr[2];
+    struct calltree_func *funcs;
+    uint32_t nfuncs;
+    size_t fcap;
+    uint32_t *forder;
+    char **fkeys; /* per function: name and source file, while building */
+    size_t fkeys_cap;
+    struct idmap fmap; /* key -> function */
+};
+
+/* ---- one orientation ---- */
+
+static uint64_t child_hash(uint32_t parent, uint32_t func)
+{
+    return idmap_mix((uint64_t)parent << 32 | func);
+}
+
+static uint64_t node_rehash(const void *ctx, uint32_t i)
+{
+    const struct calltree_node *nd = &((const struct tree *)ctx)->n[i];
+    return child_hash(nd->parent, nd->func);
+}
+
+struct child_key {
+    const struct calltree_node *n;
+    uint32_t parent, func;
+};
+
+static int child_same(const void *ctx, uint32_t i)
+{
+    const struct child_key *k = ctx;
+    return k->n[i].parent == k->parent && k->n[i].func == k->func;
+}
+
+static uint32_t tree_add(struct tree *tr, uint32_t parent, uint32_t func, const struct sym_frame *frame)
+{
+    xgrow((void **)&tr->n, &tr->cap, (size_t)tr->count + 1, sizeof *tr->n);
+    struct calltree_node *nd = &tr->n[tr->count];
+    memset(nd, 0, sizeof *nd);
+    nd->parent = parent;
+    nd->func = func;
+    nd->frame = frame;
+    nd->depth = parent == CALLTREE_NONE ? 0 : tr->n[parent].depth + 1;
+    return tr->count++;
+}
+
+/* The child of `parent` for function `func`, made when missing. */
+static uint32_t tree_child(struct tree *tr, uint32_t parent, uint32_t func, const struct sym_frame *frame)
+{
+    idmap_reserve(&tr->map, (size_t)tr->count + 1, node_rehash, tr);
+    struct child_key k = {tr->n, parent, func};
+    size_t slot;
+    uint32_t id = idmap_find(&tr->map, child_hash(parent, func), child_same, &k, &slot);
+    if (id != IDMAP_NONE) {
+        return id;
+    }
+    id = tree_add(tr, parent, func, frame);
+    idmap_put(&tr->map, slot, id);
+    return id;
+}
+
+/* Children lists from the parent links, in creation order. */
+static void tree_link(struct tree *tr)
+{
+    tr->first = xcalloc((size_t)tr->count + 1, sizeof *tr->first);
+    tr->nkids = xcalloc((size_t)tr->count + 1, sizeof *tr->nkids);
+    tr->kids = xmalloc(((size_t)tr->count + 1) * sizeof *tr->kids);
+    for (uint32_t i = 1; i < tr->count; i++) {
+        tr->nkids[tr->n[i].parent]++;
+    }
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < tr->count; i++) {
+        tr->first[i] = at;
+        at += tr->nkids[i];
+        tr->nkids[i] = 0;
+    }
+    for (uint32_t i = 1; i < tr->count; i++) {
+        uint32_t p = tr->n[i].parent;
+        tr->kids[tr->first[p] + tr->nkids[p]++] = i;
+    }
+    idmap_release(&tr->map);
+}
+
+static void tree_release(struct tree *tr)
+{
+    free(tr->n);
+    idmap_release(&tr->map);
+    free(tr->first);
+    free(tr->nkids);
+    free(tr->kids);
+}
+
+/* ---- functions ---- */
+
+static uint64_t func_rehash(const void *ctx, uint32_t i)
+{
+    return idmap_hash_str(((const struct calltree *)ctx)->fkeys[i]);
+}
+
+struct func_key {
+    char *const *keys;
+    const char *key;
+};
+
+static int func_same(const void *ctx, uint32_t i)
+{
+    const struct func_key *k = ctx;
+    return strcmp(k->keys[i], k->key) == 0;
+}
+
+/* The function of a frame: same name and same source file are one
+ * function; an unknown one is its module and offset. */
+static uint32_t func_of(struct calltree *t, const struct sym_frame *fr)
+{
+    char *name = frames_name_dup(fr); /* C++ names can be thousands of characters */
+    const char *file = fr->function && fr->file ? fr->file : "";
+    size_t nl = strlen(name), fl = strlen(file);
+    char *key = xmalloc(nl + fl + 2);
+    memcpy(key, name, nl);
+    key[nl] = '\x1f';
+    memcpy(key + nl + 1, file, fl + 1);
+    idmap_reserve(&t->fmap, (size_t)t->nfuncs + 1, func_rehash, t);
+    struct func_key k = {t->fkeys, key};
+    size_t slot;
+    uint32_t i = idmap_find(&t->fmap, idmap_hash_str(key), func_same, &k, &slot);
+    if (i != IDMAP_NONE) {
+        free(key);
+        free(name);
+        return i;
+    }
+    xgrow((void **)&t->funcs, &t->fcap, (size_t)t->nfuncs + 1, sizeof *t->funcs);
+    xgrow((void **)&t->fkeys, &t->fkeys_cap, (size_t)t->nfuncs + 1, sizeof *t->fkeys);
+    struct calltree_func *f = &t->funcs[t->nfuncs];
+    memset(f, 0, sizeof *f);
+    f->name = name;
+    f->frame = fr;
+    t->fkeys[t->nfuncs] = key;
+    idmap_put(&t->fmap, slot, t->nfuncs);
+    return t->nfuncs++;
+}
+
+/* Inclusive cost per function, each stack counted once: a depth-first
+ * walk of the top-down tree adds a node's inclusive cost to its function
+ * only when no ancestor is the same function (`active` counts them). */
+static void func_inclusive(struct calltree *t)
+{
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t *active = xcalloc((size_t)t->nfuncs + 1, sizeof *active);
+    uint32_t *stack = xmalloc(((size_t)tr->count + 1) * sizeof *stack);
+    uint32_t *next = xcalloc((size_t)tr->count + 1, sizeof *next); /* next child to visit */
+    size_t sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        uint32_t id = stack[sp - 1];
+        if (next[id] == 0 && id != 0) {
+            const struct calltree_node *nd = &tr->n[id];
+            if (active[nd->func]++ == 0) {
+                cost_add(&t->funcs[nd->func].incl, &nd->incl);
+            }
+            cost_add(&t->funcs[nd->func].self, &nd->self);
+        }
+        if (next[id] < tr->nkids[id]) {
+            stack[sp++] = tr->kids[tr->first[id] + next[id]++];
+            continue;
+        }
+        if (id != 0) {
+            active[tr->n[id].func]--;
+        }
+        sp--;
+    }
+    free(active);
+    free(stack);
+    free(next);
+}
+
+/* ---- building ---- */
+
+static void build_top_down(struct calltree *t, const struct accounting *a)
+{
+    const struct model *m = frames_model(t->fr);
+    struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t nn = m->nnodes;
+    tree_add(tr, CALLTREE_NONE, CALLTREE_NONE, NULL);
+    uint32_t ntraces = accounting_ntraces(a);
+    /* Each model node on a stack with a cost gets its tree node once: the
+     * walk up from a trace stops at a node already placed, or at main(),
+     * so the C library's frames above main() are never even symbolized
+     * (libc's debug file alone can cost libdw 10 MiB). */
+    uint32_t *map = xmalloc(((size_t)nn + 1) * sizeof *map);
+    uint32_t *path = xmalloc(((size_t)nn + 1) * sizeof *path);
+    for (uint32_t x = 0; x <= nn; x++) {
+        map[x] = CALLTREE_NONE;
+    }
+    map[0] = 0;
+    for (uint32_t tid = 1; tid < ntraces && tid < nn; tid++) {
+        struct cost_vec v;
+        cost_of_trace(a, tid, &v);
+        if (!cost_any(&v) || map[tid] != CALLTREE_NONE) {
+            continue;
+        }
+        size_t np = 0;
+        uint32_t base = 0;
+        for (uint32_t x = tid;;) {
+            if (map[x] != CALLTREE_NONE) {
+                base = map[x];
+                break;
+            }
+            path[np++] = x;
+            if (frames_node_is_main(t->fr, x)) {
+                break; /* base stays the root */
+            }
+            uint32_t p = m->nodes[x].parent;
+            x = p < x ? p : 0;
+        }
+        while (np-- > 0) {
+            uint32_t x = path[np], k;
+            const struct sym_frame *fr = frames_of_node(t->fr, x, &k);
+            for (uint32_t i = k; i-- > 0;) {
+                base = tree_child(tr, base, func_of(t, &fr[i]), &fr[i]);
+            }
+            map[x] = base;
+        }
+    }
+    for (uint32_t tid = 0; tid < ntraces; tid++) {
+        struct cost_vec v;
+        cost_of_trace(a, tid, &v);
+        if (cost_any(&v)) {
+            cost_add(&tr->n[tid < nn && map[tid] != CALLTREE_NONE ? map[tid] : 0].self, &v);
+        }
+    }
+    free(map);
+    free(path);
+    /* Parents come before their children: one backward sweep sums. */
+    for (uint32_t i = 0; i < tr->count; i++) {
+        tr->n[i].incl = tr->n[i].self;
+    }
+    for (uint32_t i = tr->count; i-- > 1;) {
+        cost_add(&tr->n[tr->n[i].parent].incl, &tr->n[i].incl);
+    }
+    tree_link(tr);
+}
+
+static void build_bottom_up(struct calltree *t)
+{
+    const struct tree *td = &t->tr[CALLTREE_TOP_DOWN];
+    struct tree *bu = &t->tr[CALLTREE_BOTTOM_UP];
+    tree_add(bu, CALLTREE_NONE, CALLTREE_NONE, NULL);
+    for (uint32_t id = 0; id < td->count; id++) {
+        const struct cost_vec *v = &td->n[id].self;
+        if (!cost_any(v)) {
+            continue;
+        }
+        cost_add(&bu->n[0].incl, v);
+        uint32_t cur = 0, depth = 0;
+        for (uint32_t x = id; x != 0 && depth < CALLTREE_MAX_DEPTH; x = td->n[x].parent, depth++) {
+            cur = tree_child(bu, cur, td->n[x].func, td->n[x].frame);
+            cost_add(&bu->n[cur].incl, v);
+        }
+        cost_add(&bu->n[cur].self, v);
+    }
+    tree_link(bu);
+}
+
+struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
+{
+    struct calltree *t = xcalloc(1, sizeof *t);
+    t->fr = fr;
+    build_top_down(t, a);
+    func_inclusive(t);
+    build_bottom_up(t);
+    t->forder = xmalloc(((size_t)t->nfuncs + 1) * sizeof *t->forder);
+    for (uint32_t i = 0; i < t->nfuncs; i++) {
+        t->forder[i] = i;
+    }
+    for (uint32_t i = 0; i < t->nfuncs; i++) {
+        free(t->fkeys[i]);
+    }
+    free(t->fkeys);
+    t->fkeys = NULL;
+    idmap_release(&t->fmap);
+    return t;
+}
+
+void calltree_free(struct calltree *t)
+{
+    if (!t) {
+        return;
+    }
+    tree_release(&t->tr[0]);
+    tree_release(&t->tr[1]);
+    for (uint32_t i = 0; i < t->nfuncs; i++) {
+        free((char *)t->funcs[i].name);
+    }
+    free(t->funcs);
+    free(t->forder);
+    free(t);
+}
+
+/* ---- reading and sorting ---- */
+
+uint32_t calltree_size(const struct calltree *t, enum calltree_orient o)
+{
+    return t->tr[o == CALLTREE_BOTTOM_UP].count;
+}
+
+const struct calltree_node *calltree_node(const struct calltree *t, enum calltree_orient o, uint32_t id)
+{
+    const struct tree *tr = &t->tr[o == CALLTREE_BOTTOM_UP];
+    return id < tr->count ? &tr->n[id] : NULL;
+}
+
+const uint32_t *calltree_children(const struct calltree *t, enum calltree_orient o, uint32_t id, uint32_t *n)
+{
+    const struct tree *tr = &t->tr[o == CALLTREE_BOTTOM_UP];
+    *n = 0;
+    if (id >= tr->count || tr->nkids[id] == 0) {
+        return NULL;
+    }
+    *n = tr->nkids[id];
+    return tr->kids + tr->first[id];
+}
+
+uint32_t calltree_nfuncs(const struct calltree *t)
+{
+    return t->nfuncs;
+}
+
+const struct calltree_func *calltree_func(const struct calltree *t, uint32_t i)
+{
+    return i < t->nfuncs ? &t->funcs[i] : NULL;
+}
+
+const uint32_t *calltree_func_order(const struct calltree *t, uint32_t *n)
+{
+    *n = t->nfuncs;
+    return t->forder;
+}
+
+const char *calltree_name(const struct calltree *t, enum calltree_orient o, uint32_t id)
+{
+    const struct calltree_node *nd = calltree_node(t, o, id);
+    if (!nd || nd->func == CALLTREE_NONE) {
+        return "[root]";
+    }
+    return t->funcs[nd->func].name;
+}
+
+struct sort_ctx {
+    const struct calltree *t;
+    const struct calltree_node *nodes;
+    enum cost_type c;
+    int by_self;
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : (a < b ? 1 : 0);
+}
+
+static int by_node_cost(const void *pa, const void *pb, void *arg)
+{
+    const struct sort_ctx *s = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    int r = cmp_u64_desc(s->nodes[a].incl.v[s->c], s->nodes[b].incl.v[s->c]);
+    if (r == 0) {
+        r = strcmp(s->t->funcs[s->nodes[a].func].name, s->t->funcs[s->nodes[b].func].name);
+    }
+    if (r == 0) {
+        r = a < b ? -1 : (a > b ? 1 : 0);
+    }
+    return r;
+}
+
+static int by_func_cost(const void *pa, const void *pb, void *arg)
+{
+    const struct sort_ctx *s = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const struct calltree_func *fa = &s->t->funcs[a], *fb = &s->t->funcs[b];
+    int r = s->by_self ? cmp_u64_desc(fa->self.v[s->c], fb->self.v[s->c])
+                       : cmp_u64_desc(fa->incl.v[s->c], fb->incl.v[s->c]);
+    if (r == 0) {
+        r = strcmp(fa->name, fb->name);
+    }
+    if (r == 0) {
+        r = a < b ? -1 : (a > b ? 1 : 0);
+    }
+    return r;
+}
+
+void calltree_sort(struct calltree *t, enum cost_type c, int by_self)
+{
+    if ((unsigned)c >= COST_NTYPES) {
+        return;
+    }
+    for (int o = 0; o < 2; o++) {
+        struct tree *tr = &t->tr[o];
+        struct sort_ctx s = {t, tr->n, c, 0};
+        for (uint32_t i = 0; i < tr->count; i++) {
+            if (tr->nkids[i] > 1) {
+                qsort_r(tr->kids + tr->first[i], tr->nkids[i], sizeof *tr->kids, by_node_cost, &s);
+            }
+        }
+    }
+    struct sort_ctx s = {t, NULL, c, by_self};
+    qsort_r(t->forder, t->nfuncs, sizeof *t->forder, by_func_cost, &s);
+}
+
+/* ---- callers and callees of a function ---- */
+
+/* The neighbour a top-down node stands for, or CALLTREE_NONE: for callers,
+ * the parent's function of a node of `f`; for callees, the function of a
+ * node whose parent is of `f`. */
+static uint32_t edge_neighbour(const struct tree *tr, uint32_t id, uint32_t f, enum calltree_link_kind kind)
+{
+    if (id == 0) {
+        return CALLTREE_NONE;
+    }
+    const struct calltree_node *nd = &tr->n[id];
+    if (nd->parent == 0) {
+        return CALLTREE_NONE;
+    }
+    uint32_t pf = tr->n[nd->parent].func;
+    if (kind == CALLTREE_CALLERS) {
+        return nd->func == f ? pf : CALLTREE_NONE;
+    }
+    return pf == f ? nd->func : CALLTREE_NONE;
+}
+
+/* Adds the cost of the stacks through each edge between `f` and a
+ * neighbour, each stack once: a depth-first walk of the top-down tree
+ * counts, per neighbour, the edges of that kind open on the current path
+ * (`open`), and adds a node's inclusive cost only when none is. */
+uint32_t calltree_func_links(const struct calltree *t, uint32_t f, enum calltree_link_kind kind,
+                             struct calltree_link **out)
+{
+    *out = NULL;
+    if (f >= t->nfuncs) {
+        return 0;
+    }
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t *open = xcalloc((size_t)t->nfuncs + 1, sizeof *open);
+    uint32_t *slot = xmalloc(((size_t)t->nfuncs + 1) * sizeof *slot); /* neighbour -> index in *out */
+    memset(slot, 0xff, ((size_t)t->nfuncs + 1) * sizeof *slot);
+    uint32_t *stack = xmalloc(((size_t)tr->count + 1) * sizeof *stack);
+    uint32_t *next = xcalloc((size_t)tr->count + 1, sizeof *next);
+    struct calltree_link *links = NULL;
+    size_t cap = 0;
+    uint32_t n = 0;
+    size_t sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        uint32_t id = stack[sp - 1];
+        uint32_t nb = edge_neighbour(tr, id, f, kind);
+        if (next[id] == 0 && nb != CALLTREE_NONE) {
+            if (open[nb]++ == 0) {
+                if (slot[nb] == UINT32_MAX) {
+                    xgrow((void **)&links, &cap, (size_t)n + 1, sizeof *links);
+                    memset(&links[n], 0, sizeof links[n]);
+                    links[n].func = nb;
+                    slot[nb] = n++;
+                }
+                cost_add(&links[slot[nb]].incl, &tr->n[id].incl);
+            }
+        }
+        if (next[id] < tr->nkids[id]) {
+            stack[sp++] = tr->kids[tr->first[id] + next[id]++];
+            continue;
+        }
+        if (nb != CALLTREE_NONE) {
+            open[nb]--;
+        }
+        sp--;
+    }
+    free(open);
+    free(slot);
+    free(stack);
+    free(next);
+    *out = links;
+    return n;
+}

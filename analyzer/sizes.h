@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+/* Histogram of requested sizes: power-of-two buckets with their calls,
+ * bytes and temporary allocations, and the count of every exact size (for
+ * the most frequent ones). Filled by the analysis pass (analysis.h) with
+ * the allocations it keeps. Memory: the distinct sizes seen. */
+#ifndef SIZES_H
+#define SIZES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idmap.h"
+
+/* Bucket 0 holds size 0; bucket k (1..64) sizes from 2^(k-1) to 2^k - 1. */
+#define SIZES_NBUCKETS 65
+
+struct sizes_bucket {
+    uint64_t lo, hi; /* sizes it holds, both included */
+    uint64_t calls; /* allocations of such a size */
+    uint64_t bytes; /* their requested bytes */
+    uint64_t temporary; /* of them, temporary */
+};
+
+struct sizes_exact {
+    uint64_t size;
+    uint64_t calls;
+    uint64_t temporary;
+};
+
+struct sizes {
+    struct sizes_bucket buckets[SIZES_NBUCKETS];
+    uint64_t calls, bytes, temporary; /* over every bucket */
+    /* Exact sizes: the entries, indexed by size. */
+    struct idmap map;
+    struct sizes_exact *exact;
+    size_t nexact, exact_cap;
+};
+
+/** An empty histogram (buckets' lo/hi set). Free with sizes_free(). */
+struct sizes *sizes_new(void);
+/** Release; accepts NULL. */
+void sizes_free(struct sizes *s);
+/** Bucket index of a size (0..64). */
+unsigned sizes_bucket_of(uint64_t size);
+/** Count one allocation of `size` bytes. Amortized O(1). */
+void sizes_add(struct sizes *s, uint64_t size);
+/** Count one temporary among the allocations of `size` bytes (its free). */
+void sizes_add_temporary(struct sizes *s, uint64_t size);
+/** The `max` most frequent exact sizes into `out` (most calls first; ties:
+ * smaller size first). Returns how many were written. O(distinct sizes × max). */
+uint32_t sizes_top(const struct sizes *s, struct sizes_exact *out, uint32_t max);
+
+#endif

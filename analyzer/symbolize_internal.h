@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/* The symbolizer's shared state and the calls between its four files:
+ * symbolize.c (public API, result cache, string interning, resolving one
+ * ip), sym_module.c (finding and opening a module's ELF and debug files),
+ * sym_names.c (function names and call sites) and sym_scopes.c (which DWARF
+ * scopes contain an address). Internal to analyzer/: only these files
+ * include it. Out of memory ends the tool (util.h's xmalloc family), like
+ * everywhere else in the analyzer. */
+#ifndef SYMBOLIZE_INTERNAL_H
+#define SYMBOLIZE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+
+#include "symbolize.h"
+
+#define MAX_BUILD_ID 64
+
+enum module_state {
+    MODULE_UNOPENED,
+    MODULE_OPEN,
+    MODULE_OFFSET_ONLY,
+};
+
+/* Address ranges -> DIE, sorted by lo, for the CU and function indexes. */
+struct addr_range {
+    Dwarf_Addr lo;
+    Dwarf_Addr hi;
+    Dwarf_Addr max_hi; /* largest hi of this and all earlier entries, for overlapping ranges */
+    Dwarf_Die die;
+};
+
+struct range_table {
+    struct addr_range *v;
+    size_t nr;
+    size_t alloc;
+};
+
+/* The functions of one CU (keyed by the address of its root DIE's data, unique per file). */
+struct cu_functions {
+    uintptr_t key;
+    struct range_table funcs;
+};
+
+struct module {
+    char *path;
+    uint64_t bias;
+    uint8_t *build_id;
+    size_t build_id_len;
+    enum module_state state;
+    Dwfl_Module *dwmod;
+    uint64_t start; /* address range the ELF headers give at this bias */
+    uint64_t end;
+    /* Own CU index, built on the first miss of dwfl_module_addrdie() (see sym_find_cu). */
+    bool cu_index_built;
+    struct range_table cus;
+    /* Function indexes of the CUs looked into so far, sorted by key (see sym_find_function). */
+    struct cu_functions *cu_funcs;
+    size_t nr_cu_funcs;
+    size_t alloc_cu_funcs;
+};
+
+/* One cached lookup result: frames[first .. first + count) of the frame pool. */
+struct cache_slot {
+    uint64_t ip;
+    uint32_t module1; /* module index + 1; 0 = empty slot, so calloc gives an empty table */
+    uint32_t first;
+    uint32_t count;
+};
+
+struct die_vec {
+    Dwarf_Die *v;
+    size_t nr;
+    size_t alloc;
+};
+
+struct name_slot {
+    const void *decl; /* Dwarf_Die.addr of the declaration; NULL = empty slot */
+    const char *name; /* interned */
+};
+
+struct frame_vec {
+    struct sym_frame *v;
+    size_t nr;
+    size_t alloc;
+};
+
+struct symbolizer {
+    Dwfl *dwfl;
+    /* libdwfl keeps a pointer to the callbacks and reads debuginfo_path through it on every
+     * debug-file search, so both live here for the whole session. */
+    Dwfl_Callbacks callbacks;
+    char *debuginfo_path;
+    uint64_t nr_reports; /* for unique Dwfl module names */
+
+    struct module *modules;
+    size_t nr_modules;
+    size_t alloc_modules;
+
+    struct cache_slot *slots; /* open addressing, linear probing, power-of-two size */
+    size_t slot_mask;
+    size_t slots_used;
+
+    struct frame_vec pool; /* frames of all cached results */
+    struct frame_vec scratch; /* frames of the lookup being resolved */
+    struct die_vec path; /* DWARF scopes containing the ip being resolved, outermost first */
+
+    struct name_slot *names; /* qualified names by declaration DIE (open addressing) */
+    size_t name_mask;
+    size_t names_used;
+
+    char **strings; /* interned strings (open addressing); NULL = empty */
+    size_t string_mask;
+    size_t strings_used;
+
+    struct symbolize_stats stats;
+};
+
+/* ---- symbolize.c ---- */
+
+/** A 64-bit finalizer for hash tables keyed by addresses. */
+uint64_t sym_mix64(uint64_t x);
+/** One copy of `str` for the symbolizer's lifetime; NULL for a NULL `str`. */
+const char *sym_intern(struct symbolizer *s, const char *str);
+
+/* ---- sym_module.c ---- */
+
+/** Find and open module `index`'s file (or its debug file by build-id); sets its state. */
+void sym_open_module(struct symbolizer *s, int index);
+
+/* ---- sym_names.c ---- */
+
+/**
+ * Interned name of a subprogram or inlined subroutine DIE (NULL `die`: of the ELF symbol alone):
+ * the demangled linkage name, else the demangled `symbol`, else DW_AT_name qualified by its
+ * namespaces and classes, else the raw name. NULL when nothing names it.
+ */
+const char *sym_frame_name(struct symbolizer *s, Dwarf_Die *die, const char *symbol);
+/** Where the inlined subroutine `die` was called from: file (NULL if unknown) and line (0). */
+void sym_call_site(Dwarf_Die *die, const char **file, unsigned *line);
+
+/* ---- sym_scopes.c ---- */
+
+/** The CU DIE covering ip: 1 and *cu, *dwbias filled; 0 if none. */
+int sym_find_cu(struct module *m, uint64_t ip, Dwarf_Die *cu, Dwarf_Addr *dwbias);
+/** The concrete function DIE containing addr in the CU `root`, or NULL; indexes the CU once. */
+Dwarf_Die *sym_find_function(struct module *m, Dwarf_Die *root, Dwarf_Addr addr);
+/** Append `die` to the vector. */
+void sym_die_vec_push(struct die_vec *dv, const Dwarf_Die *die);
+/** Append the scopes inside function `fn` that contain addr to `path`, outermost first. */
+void sym_find_scopes(Dwarf_Die *fn, Dwarf_Addr addr, struct die_vec *path);
+/** Release a module's CU and function indexes. */
+void sym_release_indexes(struct module *m);
+
+#endif

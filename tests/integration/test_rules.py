@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: MIT
+"""The architecture's rules (docs/design.md, "The pieces and their rules"),
+checked on the built binaries and the sources instead of only written down:
+
+- the preload library imports no allocator, no stdio and no zstd, and
+  exports only the functions it interposes (names that libc, libdl or
+  libstdc++ define) and its own memrec_ entry points;
+- memrec links neither libdw/libelf (the symbolizer) nor libstdc++ nor
+  libunwind;
+- format/, util/, analyzer/ and tui/ include nothing from recorder/, and
+  format/ and util/ include nothing from the analyzer."""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import BUILD, SRC, check, check_eq, done, skip  # noqa: E402
+
+PRELOAD = os.path.join(BUILD, "libmemrec_preload.so")
+MEMREC = os.path.join(BUILD, "memrec")
+
+# What the library must never call: the hooked allocator (its own calls go
+# through its own definitions), stdio (it allocates and takes locks), zstd.
+FORBIDDEN_IMPORTS = re.compile(
+    r"^(malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc"
+    r"|strdup|strndup|asprintf|vasprintf|getline|getdelim|open_memstream"
+    r"|printf|fprintf|sprintf|snprintf|vprintf|vfprintf|vsprintf|vsnprintf|dprintf"
+    r"|fopen|fdopen|fclose|fread|fwrite|fputs|fputc|puts|putchar|fgets|fflush|perror|setvbuf|setenv|putenv"
+    r"|_Znwm.*|_Znam.*|_ZdlPv.*|_ZdaPv.*|ZSTD_.*)$")
+
+
+# The exceptions, each with its reason: with --follow-fork the recorder runs
+# its own popen()/pclose() (glibc's start the shell through an internal
+# posix_spawn that no hook sees); popen's contract is a FILE, made with
+# fdopen() and closed with fclose() exactly where glibc's popen would make
+# and close its own, so the program's allocations stay those of a native run.
+ALLOWED_IMPORTS = {"fdopen", "fclose"}
+
+
+def dynsyms(path, defined):
+    """Names of the dynamic symbols of `path`, defined or undefined ones."""
+    flag = "--defined-only" if defined else "--undefined-only"
+    r = subprocess.run(["nm", "-D", flag, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("nm failed on %s: %s" % (path, r.stderr))
+    names = set()
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        names.add(parts[-1].split("@")[0])
+    return names
+
+
+def system_library(soname):
+    r = subprocess.run(["gcc", "-print-file-name=" + soname], stdout=subprocess.PIPE, text=True)
+    path = r.stdout.strip()
+    return path if os.path.isabs(path) and os.path.exists(path) else None
+
+
+def needed(path):
+    r = subprocess.run(["readelf", "-d", path], stdout=subprocess.PIPE, text=True)
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", r.stdout)
+
+
+def check_preload():
+    imports = dynsyms(PRELOAD, defined=False)
+    bad = sorted(n for n in imports if FORBIDDEN_IMPORTS.match(n) and n not in ALLOWED_IMPORTS)
+    check_eq(bad, [], "the preload library imports no allocator, stdio or zstd function")
+
+    interposable = set()
+    for soname in ("libc.so.6", "libstdc++.so.6"):
+        lib = system_library(soname)
+        if lib is None:
+            skip("cannot find %s to tell interposed names from others" % soname)
+        interposable |= dynsyms(lib, defined=True)
+    exports = dynsyms(PRELOAD, defined=True)
+    # Linker-made markers, not functions.
+    exports -= {"_init", "_fini", "__bss_start", "_edata", "_end"}
+    stray = sorted(n for n in exports if n not in interposable and not n.startswith("memrec_"))
+    check_eq(stray, [], "the preload library exports only interposed functions and memrec_ entry points")
+    check("malloc" in exports and "_Znwm" in exports and "memrec_pool_api_v1" in exports,
+          "the preload library exports malloc, operator new and the pool API")
+
+
+def check_memrec_links():
+    libs = needed(MEMREC)
+    for banned in ("libdw", "libelf", "libstdc++", "libunwind"):
+        check(not any(lib.startswith(banned) for lib in libs), "memrec does not link %s (links %s)" % (banned, libs))
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def project_headers(folder):
+    top = os.path.join(SRC, folder)
+    found = set()
+    for root, _, files in os.walk(top):
+        found |= {f for f in files if f.endswith(".h")}
+    return found
+
+
+def sources(folder):
+    top = os.path.join(SRC, folder)
+    for root, _, files in os.walk(top):
+        for f in sorted(files):
+            if f.endswith((".c", ".h", ".cpp")):
+                yield os.path.join(root, f)
+
+
+def check_includes():
+    owners = {}
+    for folder in ("format", "util", "analyzer", "tui", "recorder", "include"):
+        for h in project_headers(folder):
+            owners.setdefault(h, set()).add(folder)
+    # A folder may include its own headers and those of the folders below it.
+    allowed = {
+        "format": {"format"},
+        "util": {"util"},
+        "analyzer": {"analyzer", "format", "util"},
+        "tui": {"tui", "analyzer", "format", "util"},
+    }
+    for folder, ok in allowed.items():
+        if not os.path.isdir(os.path.join(SRC, folder)):
+            continue
+        wrong = []
+        for path in sources(folder):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for name in INCLUDE.findall(f.read()):
+                    base = os.path.basename(name)
+                    homes = owners.get(base, set())
+                    if homes and not (homes & ok):
+                        wrong.append("%s includes %s (from %s)" % (os.path.relpath(path, SRC), name,
+                                                                    ",".join(sorted(homes))))
+        check_eq(wrong, [], "%s/ includes only from %s" % (folder, ", ".join(sorted(ok))))
+
+
+def main():
+    for path in (PRELOAD, MEMREC):
+        if not os.path.exists(path):
+            print("FAIL missing %s" % path)
+            sys.exit(1)
+    check_preload()
+    check_memrec_links()
+    check_includes()
+    done()
+
+
+if __name__ == "__main__":
+    main()

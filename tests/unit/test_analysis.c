@@ -1,0 +1,562 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of the shared analysis core: call trees (calltree.c), the
+ * folded export (folded.c), re-accounting for a window, a moment, a thread
+ * and a function filter (analysis.c), the time series (timeseries.c) and
+ * the size histogram (sizes.c), on a recording written here whose every
+ * figure is derived below. */
+#define _GNU_SOURCE
+#include "analysis.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "calltree.h"
+#include "check.h"
+#include "folded.h"
+
+/* ---- writing a recording ---- */
+
+struct rec {
+    memfmt_writer *w;
+    uint64_t sizes[64];
+    uint32_t traces[64];
+    uint32_t npairs;
+};
+
+static uint32_t info_of(struct rec *r, uint64_t size, uint32_t trace, int *is_new)
+{
+    for (uint32_t i = 0; i < r->npairs; i++) {
+        if (r->sizes[i] == size && r->traces[i] == trace) {
+            *is_new = 0;
+            return i + 1;
+        }
+    }
+    r->sizes[r->npairs] = size;
+    r->traces[r->npairs] = trace;
+    *is_new = 1;
+    return ++r->npairs;
+}
+
+static void put(struct rec *r, const struct memfmt_record *x)
+{
+    CHECK(memfmt_write(r->w, x) == 0);
+}
+
+static void w_time(struct rec *r, uint64_t ms)
+{
+    struct memfmt_record x = {.tag = MEMFMT_REC_TIME};
+    x.u.time.ms = ms;
+    put(r, &x);
+}
+
+static void w_node(struct rec *r, uint32_t parent, uint64_t ip)
+{
+    struct memfmt_record x = {.tag = MEMFMT_REC_NODE};
+    x.u.node.parent = parent;
+    x.u.node.ip = ip;
+    put(r, &x);
+}
+
+static void w_alloc(struct rec *r, uint32_t thread, uint64_t size, uint32_t trace)
+{
+    int is_new;
+    struct memfmt_record x = {.tag = MEMFMT_REC_ALLOC};
+    x.u.alloc.thread = thread;
+    x.u.alloc.kind = MEMFMT_K_MALLOC;
+    x.u.alloc.size = size;
+    x.u.alloc.trace = trace;
+    x.u.alloc.info = info_of(r, size, trace, &is_new);
+    put(r, &x);
+}
+
+static void w_free(struct rec *r, uint32_t thread, uint64_t size, uint32_t trace, int temporary)
+{
+    int is_new;
+    struct memfmt_record x = {.tag = MEMFMT_REC_FREE};
+    x.u.free.thread = thread;
+    x.u.free.kind = MEMFMT_K_FREE;
+    x.u.free.size = size;
+    x.u.free.trace = trace;
+    x.u.free.info = info_of(r, size, trace, &is_new);
+    x.u.free.temporary = temporary;
+    put(r, &x);
+}
+
+/* Nodes (ip = the function's name below; no module, so each is named
+ * "?? in ?+0x<ip>"): 1 A, 2 A;B, 3 A;B;C, 4 A;C, 5 A;B;C;B (recursion).
+ *
+ *   t=0   T1 alloc 100 @3; alloc 10 @4, freed at once (temporary)
+ *   t=10  T1 alloc 1000 @5; alloc 50 @2; free 100 @3
+ *   t=20  T1 free 1000 @5; alloc 7 @0 (no stack); mmap 4096 @2
+ *   t=30  T2 alloc 222 @2 (leaked); T1 alloc 3000 @4, freed at once; RSS 5000000
+ *   end at 40 ms
+ *
+ * Totals: 7 calls, 2 temporary, 4389 bytes allocated; live 100, 110, 100,
+ * 1100, 1150, 1050, 50, 57, 279, 3279 (the peak, at 30 ms: 3000 @4, 272
+ * @2, 7 no stack), 279; leaked 279 (272 @2, 7 no stack); mapped 4096 @2. */
+static char *write_recording(int *fd_out)
+{
+    int fd = memfd_create("analysis-test", 0);
+    CHECK(fd >= 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
+    int rc;
+    struct rec r = {0};
+    r.w = memfmt_writer_new(fd, &h, 1, &rc);
+    CHECK(r.w != NULL);
+    struct memfmt_record x = {.tag = MEMFMT_REC_THREAD};
+    x.u.thread.index = 1;
+    x.u.thread.tid = 100;
+    put(&r, &x);
+    x.u.thread.index = 2;
+    x.u.thread.tid = 101;
+    put(&r, &x);
+    w_node(&r, 0, 0xa00);
+    w_node(&r, 1, 0xb00);
+    w_node(&r, 2, 0xc00);
+    w_node(&r, 1, 0xc00);
+    w_node(&r, 3, 0xb00);
+    w_time(&r, 0);
+    w_alloc(&r, 1, 100, 3);
+    w_alloc(&r, 1, 10, 4);
+    w_free(&r, 1, 10, 4, 1);
+    w_time(&r, 10);
+    w_alloc(&r, 1, 1000, 5);
+    w_alloc(&r, 1, 50, 2);
+    w_free(&r, 1, 100, 3, 0);
+    w_time(&r, 20);
+    w_free(&r, 1, 1000, 5, 0);
+    w_alloc(&r, 1, 7, 0);
+    x = (struct memfmt_record){.tag = MEMFMT_REC_MAP};
+    x.u.map.thread = 1;
+    x.u.map.kind = MEMFMT_MK_MMAP;
+    x.u.map.trace = 2;
+    x.u.map.delta = 4096;
+    x.u.map.call = 1;
+    put(&r, &x);
+    w_time(&r, 30);
+    w_alloc(&r, 2, 222, 2);
+    w_alloc(&r, 1, 3000, 4);
+    w_free(&r, 1, 3000, 4, 1);
+    x = (struct memfmt_record){.tag = MEMFMT_REC_RSS};
+    x.u.rss.bytes = 5000000;
+    put(&r, &x);
+    x = (struct memfmt_record){.tag = MEMFMT_REC_END};
+    x.u.end.how = MEMFMT_END_EXITED;
+    x.u.end.runtime_ms = 40;
+    put(&r, &x);
+    CHECK(memfmt_writer_finish(r.w) == 0);
+    memfmt_writer_free(r.w);
+    *fd_out = fd;
+    char *path = malloc(64);
+    snprintf(path, 64, "/proc/self/fd/%d", fd);
+    return path;
+}
+
+/* ---- helpers ---- */
+
+/* The top-down node reached from the root through function names. */
+static uint32_t td_path(const struct calltree *t, const char *const *names, int n)
+{
+    uint32_t cur = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t nk;
+        const uint32_t *kids = calltree_children(t, CALLTREE_TOP_DOWN, cur, &nk);
+        uint32_t next = CALLTREE_NONE;
+        for (uint32_t k = 0; k < nk; k++) {
+            if (strcmp(calltree_name(t, CALLTREE_TOP_DOWN, kids[k]), names[i]) == 0) {
+                next = kids[k];
+            }
+        }
+        if (next == CALLTREE_NONE) {
+            return CALLTREE_NONE;
+        }
+        cur = next;
+    }
+    return cur;
+}
+
+static uint32_t bu_child(const struct calltree *t, uint32_t id, const char *name)
+{
+    uint32_t nk;
+    const uint32_t *kids = calltree_children(t, CALLTREE_BOTTOM_UP, id, &nk);
+    for (uint32_t k = 0; k < nk; k++) {
+        if (strcmp(calltree_name(t, CALLTREE_BOTTOM_UP, kids[k]), name) == 0) {
+            return kids[k];
+        }
+    }
+    return CALLTREE_NONE;
+}
+
+static const struct calltree_func *func_named(const struct calltree *t, const char *name)
+{
+    for (uint32_t i = 0; i < calltree_nfuncs(t); i++) {
+        if (strcmp(calltree_func(t, i)->name, name) == 0) {
+            return calltree_func(t, i);
+        }
+    }
+    return NULL;
+}
+
+#define A "?? in ?+0xa00"
+#define B "?? in ?+0xb00"
+#define C "?? in ?+0xc00"
+
+static const struct cost_vec *td_incl(const struct calltree *t, const char *const *names, int n)
+{
+    static const struct cost_vec zero;
+    uint32_t id = td_path(t, names, n);
+    return id == CALLTREE_NONE ? &zero : &calltree_node(t, CALLTREE_TOP_DOWN, id)->incl;
+}
+
+/* ---- tests ---- */
+
+static void test_calltree(struct model *m)
+{
+    struct frames *fr = frames_new(m);
+    CHECK(fr != NULL);
+    struct calltree *t = calltree_build(fr, m->acct);
+    const struct calltree_node *root = calltree_node(t, CALLTREE_TOP_DOWN, 0);
+    static const uint64_t total[COST_NTYPES] = {7, 2, 3279, 279, 4389, 4096};
+    for (int c = 0; c < COST_NTYPES; c++) {
+        CHECK_EQ(root->incl.v[c], total[c]);
+        CHECK_EQ(cost_total(m->acct, (enum cost_type)c), total[c]);
+        CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, 0)->incl.v[c], total[c]);
+    }
+    /* The root's own cost: the block with no stack. */
+    CHECK_EQ(root->self.v[COST_CALLS], 1);
+    CHECK_EQ(root->self.v[COST_LEAKED], 7);
+    CHECK_EQ(root->self.v[COST_PEAK], 7);
+
+    const char *const ab[] = {A, B}, *const abc[] = {A, B, C}, *const abcb[] = {A, B, C, B}, *const ac[] = {A, C};
+    CHECK_EQ(td_incl(t, ab, 1)->v[COST_CALLS], 6);
+    CHECK_EQ(td_incl(t, ab, 2)->v[COST_CALLS], 4); /* A;B 50 and 222, A;B;C 100, A;B;C;B 1000 */
+    CHECK_EQ(td_incl(t, ab, 2)->v[COST_ALLOCATED], 1372);
+    CHECK_EQ(td_incl(t, ab, 2)->v[COST_MAPPED], 4096);
+    CHECK_EQ(td_incl(t, ab, 2)->v[COST_LEAKED], 272);
+    CHECK_EQ(td_incl(t, ab, 2)->v[COST_PEAK], 272);
+    CHECK_EQ(td_incl(t, abc, 3)->v[COST_ALLOCATED], 1100);
+    CHECK_EQ(td_incl(t, abcb, 4)->v[COST_ALLOCATED], 1000);
+    CHECK_EQ(td_incl(t, ac, 2)->v[COST_CALLS], 2);
+    CHECK_EQ(td_incl(t, ac, 2)->v[COST_TEMPORARY], 2);
+    CHECK_EQ(td_incl(t, ac, 2)->v[COST_PEAK], 3000);
+    CHECK_EQ(td_incl(t, ac, 2)->v[COST_ALLOCATED], 3010);
+    CHECK_EQ(calltree_size(t, CALLTREE_TOP_DOWN), 6); /* root, A, A;B, A;B;C, A;B;C;B, A;C */
+
+    /* Sorting: A's children by calls are B (4) then C (2); by peak C (3000) then B (272). */
+    uint32_t a = td_path(t, ab, 1), nk;
+    calltree_sort(t, COST_CALLS, 0);
+    const uint32_t *kids = calltree_children(t, CALLTREE_TOP_DOWN, a, &nk);
+    CHECK_EQ(nk, 2);
+    CHECK(strcmp(calltree_name(t, CALLTREE_TOP_DOWN, kids[0]), B) == 0);
+    calltree_sort(t, COST_PEAK, 0);
+    kids = calltree_children(t, CALLTREE_TOP_DOWN, a, &nk);
+    CHECK(strcmp(calltree_name(t, CALLTREE_TOP_DOWN, kids[0]), C) == 0);
+
+    /* Functions: B's stacks are A;B, A;B;C, A;B;C;B: the recursion once. */
+    const struct calltree_func *fb = func_named(t, B), *fc = func_named(t, C), *fa = func_named(t, A);
+    CHECK(fb && fc && fa);
+    if (fb && fc && fa) {
+        CHECK_EQ(fb->incl.v[COST_CALLS], 4);
+        CHECK_EQ(fb->incl.v[COST_ALLOCATED], 1372);
+        CHECK_EQ(fb->self.v[COST_CALLS], 3); /* A;B twice, A;B;C;B */
+        CHECK_EQ(fb->self.v[COST_ALLOCATED], 1272);
+        CHECK_EQ(fc->incl.v[COST_CALLS], 4); /* A;B;C, A;B;C;B, A;C twice */
+        CHECK_EQ(fc->incl.v[COST_ALLOCATED], 4110);
+        CHECK_EQ(fc->self.v[COST_CALLS], 3);
+        CHECK_EQ(fa->incl.v[COST_CALLS], 6);
+        CHECK_EQ(fa->self.v[COST_CALLS], 0);
+    }
+    CHECK_EQ(calltree_nfuncs(t), 3);
+    uint32_t nf;
+    const uint32_t *order = calltree_func_order(t, &nf);
+    calltree_sort(t, COST_ALLOCATED, 1); /* by self: C 3110, B 1272, A 0 */
+    order = calltree_func_order(t, &nf);
+    CHECK(strcmp(calltree_func(t, order[0])->name, C) == 0);
+    CHECK(strcmp(calltree_func(t, order[2])->name, A) == 0);
+
+    /* Callers and callees: B is called by A (A;B...) and C (A;B;C;B), and
+     * calls C (A;B;C, A;B;C;B: one stack counted once); C is called by B and A. */
+    struct calltree_link *links;
+    uint32_t ib = (uint32_t)(fb - calltree_func(t, 0)), ic = (uint32_t)(fc - calltree_func(t, 0));
+    uint32_t nl = calltree_func_links(t, ib, CALLTREE_CALLERS, &links);
+    CHECK_EQ(nl, 2);
+    for (uint32_t i = 0; i < nl; i++) {
+        const char *who = calltree_func(t, links[i].func)->name;
+        if (strcmp(who, A) == 0) {
+            CHECK_EQ(links[i].incl.v[COST_CALLS], 4); /* every stack through B */
+        } else {
+            CHECK(strcmp(who, C) == 0);
+            CHECK_EQ(links[i].incl.v[COST_ALLOCATED], 1000);
+        }
+    }
+    free(links);
+    nl = calltree_func_links(t, ib, CALLTREE_CALLEES, &links);
+    CHECK_EQ(nl, 1);
+    CHECK(nl == 1 && links[0].func == ic);
+    CHECK(nl == 1 && links[0].incl.v[COST_CALLS] == 2 && links[0].incl.v[COST_ALLOCATED] == 1100);
+    free(links);
+    nl = calltree_func_links(t, ic, CALLTREE_CALLERS, &links);
+    CHECK_EQ(nl, 2);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < nl; i++) {
+        sum += links[i].incl.v[COST_ALLOCATED];
+    }
+    CHECK_EQ(sum, 1100 + 3010);
+    free(links);
+    nl = calltree_func_links(t, (uint32_t)(fa - calltree_func(t, 0)), CALLTREE_CALLERS, &links);
+    CHECK_EQ(nl, 0);
+    CHECK(links == NULL);
+    CHECK_EQ(calltree_func_links(t, 99, CALLTREE_CALLEES, &links), 0);
+
+    /* Bottom-up: sites B (A;B, A;B;C;B) and C (A;B;C, A;C); B -> C -> B -> A. */
+    uint32_t sb = bu_child(t, 0, B), sc = bu_child(t, 0, C);
+    CHECK(sb != CALLTREE_NONE && sc != CALLTREE_NONE);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sb)->incl.v[COST_CALLS], 3);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sc)->incl.v[COST_CALLS], 3);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sc)->incl.v[COST_PEAK], 3000);
+    uint32_t sbc = bu_child(t, sb, C);
+    uint32_t sbcb = bu_child(t, sbc, B);
+    uint32_t sbcba = bu_child(t, sbcb, A);
+    CHECK(sbcba != CALLTREE_NONE);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sbcba)->incl.v[COST_ALLOCATED], 1000);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sbcba)->self.v[COST_ALLOCATED], 1000);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sbcba)->depth, 4);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, 0)->self.v[COST_CALLS], 1);
+
+    /* Folded: one line per stack, the sum is the total. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    calltree_sort(t, COST_CALLS, 0);
+    CHECK(folded_write(t, COST_CALLS, f) == 0);
+    fclose(f);
+    const char *want = "[no stack] 1\n" A ";" B " 2\n" A ";" B ";" C " 1\n" A ";" B ";" C ";" B " 1\n" A ";" C " 2\n";
+    CHECK(strcmp(buf, want) == 0);
+    if (strcmp(buf, want) != 0) {
+        fprintf(stderr, "folded:\n%s", buf);
+    }
+    free(buf);
+    calltree_free(t);
+    frames_free(fr);
+}
+
+static struct analysis *run(const char *path, struct model *m, const struct analysis_query *q)
+{
+    struct analysis *a = NULL;
+    int err;
+    CHECK(analysis_run(path, m, q, &a, &err) == 0);
+    CHECK(a && a->stop_rc == 0 && a->bad_events == 0);
+    return a;
+}
+
+static void check_totals(const struct analysis *a, uint64_t calls, uint64_t temp, uint64_t peak, uint64_t leaked,
+                         uint64_t allocated, uint64_t mapped)
+{
+    CHECK_EQ(cost_total(a->acct, COST_CALLS), calls);
+    CHECK_EQ(cost_total(a->acct, COST_TEMPORARY), temp);
+    CHECK_EQ(cost_total(a->acct, COST_PEAK), peak);
+    CHECK_EQ(cost_total(a->acct, COST_LEAKED), leaked);
+    CHECK_EQ(cost_total(a->acct, COST_ALLOCATED), allocated);
+    CHECK_EQ(cost_total(a->acct, COST_MAPPED), mapped);
+}
+
+static void test_windows(const char *path, struct model *m)
+{
+    /* No restriction: the summary's figures. */
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    struct analysis *a = run(path, m, &q);
+    check_totals(a, 7, 2, 3279, 279, 4389, 4096);
+    CHECK_EQ(accounting_totals(a->acct)->peak_ms, 30);
+    analysis_free(a);
+
+    /* [10, 20): 1000 @5 and 50 @2; the 100 from t=0 freed inside is not the window's. */
+    q.has_window = 1;
+    q.from_ms = 10;
+    q.to_ms = 20;
+    a = run(path, m, &q);
+    check_totals(a, 2, 0, 1050, 50, 1050, 0);
+    CHECK_EQ(accounting_totals(a->acct)->peak_ms, 10);
+    CHECK_EQ(a->earlier_freed_blocks, 1);
+    CHECK_EQ(a->earlier_freed_bytes, 100);
+    analysis_free(a);
+
+    /* [0, 10): 100 (freed at 10, after the window: still the window's block) and the temporary 10. */
+    q.from_ms = 0;
+    q.to_ms = 10;
+    a = run(path, m, &q);
+    check_totals(a, 2, 1, 110, 0, 110, 0);
+    CHECK_EQ(a->earlier_freed_blocks, 0);
+    analysis_free(a);
+
+    /* [20, 40): 7, the mapping, 222 and the temporary 3000. */
+    q.from_ms = 20;
+    q.to_ms = 40;
+    a = run(path, m, &q);
+    check_totals(a, 3, 1, 3229, 229, 3229, 4096);
+    CHECK_EQ(a->earlier_freed_blocks, 1); /* the 1000 from t=10 */
+    CHECK_EQ(a->earlier_freed_bytes, 1000);
+    analysis_free(a);
+
+    q.from_ms = 10;
+    q.to_ms = 10;
+    struct analysis *bad = NULL;
+    int err;
+    CHECK(analysis_run(path, m, &q, &bad, &err) == MEMFMT_E_INVALID);
+    CHECK(bad == NULL);
+
+    /* --at 20: what was live at 20 ms: 1000 @5 and 50 @2. */
+    q = (struct analysis_query)ANALYSIS_QUERY_INIT;
+    q.has_at = 1;
+    q.at_ms = 20;
+    a = run(path, m, &q);
+    check_totals(a, 4, 1, 1150, 1050, 1160, 0);
+    CHECK_EQ(a->end_ms, 20);
+    analysis_free(a);
+}
+
+static void test_filters(const char *path, struct model *m)
+{
+    /* Thread 2: its one block; thread 1: everything else, whose peak never had the 222. */
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.thread = 2;
+    struct analysis *a = run(path, m, &q);
+    check_totals(a, 1, 0, 222, 222, 222, 0);
+    analysis_free(a);
+    q.thread = 1;
+    a = run(path, m, &q);
+    check_totals(a, 6, 2, 3057, 57, 4167, 4096);
+    analysis_free(a);
+
+    /* Stacks through C: A;B;C, A;B;C;B, A;C. */
+    struct frames *fr = frames_new(m);
+    uint8_t *mask;
+    char err[128];
+    CHECK(analysis_keep_functions(fr, "c00$", NULL, &mask, err, sizeof err) == 0);
+    q = (struct analysis_query)ANALYSIS_QUERY_INIT;
+    q.keep = mask;
+    a = run(path, m, &q);
+    check_totals(a, 4, 2, 3000, 0, 4110, 0);
+    /* The call tree of a filtered analysis has only those stacks. */
+    struct calltree *t = calltree_build(fr, a->acct);
+    CHECK_EQ(calltree_node(t, CALLTREE_TOP_DOWN, 0)->incl.v[COST_CALLS], 4);
+    CHECK_EQ(calltree_node(t, CALLTREE_TOP_DOWN, 0)->self.v[COST_CALLS], 0);
+    calltree_free(t);
+    analysis_free(a);
+    free(mask);
+
+    /* Everything but C: A;B's blocks and the one with no stack. */
+    CHECK(analysis_keep_functions(fr, NULL, "c00$", &mask, err, sizeof err) == 0);
+    q.keep = mask;
+    a = run(path, m, &q);
+    check_totals(a, 3, 0, 279, 279, 279, 4096);
+    analysis_free(a);
+    free(mask);
+
+    CHECK(analysis_keep_functions(fr, "(", NULL, &mask, err, sizeof err) == MEMFMT_E_INVALID);
+    CHECK(mask == NULL);
+    frames_free(fr);
+}
+
+static void test_series_and_sizes(const char *path, struct model *m)
+{
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.series_points = 5;
+    q.sizes = 1;
+    struct analysis *a = run(path, m, &q);
+    const struct timeseries *s = a->series;
+    CHECK(s != NULL && s->npoints == 5);
+    static const uint64_t ms[5] = {0, 10, 20, 30, 40};
+    static const uint64_t heap[5] = {100, 1050, 57, 279, 279};
+    static const uint64_t heap_max[5] = {110, 1150, 1050, 3279, 279};
+    static const uint64_t mapped[5] = {0, 0, 4096, 4096, 4096};
+    static const uint64_t rss[5] = {0, 0, 0, 5000000, 5000000};
+    for (int i = 0; s && i < 5; i++) {
+        CHECK_EQ(s->points[i].ms, ms[i]);
+        CHECK_EQ(s->points[i].at.heap, heap[i]);
+        CHECK_EQ(s->points[i].max.heap, heap_max[i]);
+        CHECK_EQ(s->points[i].at.mapped, mapped[i]);
+        CHECK_EQ(s->points[i].at.rss, rss[i]);
+    }
+    if (s) {
+        CHECK_EQ(s->peak_bytes, 3279);
+        CHECK_EQ(s->peak_ms, 30);
+        CHECK_EQ(s->mapped_peak, 4096);
+        CHECK_EQ(s->mapped_peak_ms, 20);
+        CHECK_EQ(s->rss_peak, 5000000);
+    }
+
+    const struct sizes *z = a->sizes;
+    CHECK(z != NULL);
+    if (z) {
+        CHECK_EQ(z->calls, 7);
+        CHECK_EQ(z->bytes, 4389);
+        CHECK_EQ(z->temporary, 2);
+        CHECK_EQ(sizes_bucket_of(0), 0);
+        CHECK_EQ(sizes_bucket_of(1), 1);
+        CHECK_EQ(sizes_bucket_of(4095), 12);
+        CHECK_EQ(sizes_bucket_of(4096), 13);
+        CHECK_EQ(sizes_bucket_of(UINT64_MAX), 64);
+        CHECK_EQ(z->buckets[12].lo, 2048);
+        CHECK_EQ(z->buckets[12].hi, 4095);
+        CHECK_EQ(z->buckets[12].calls, 1); /* 3000 */
+        CHECK_EQ(z->buckets[12].temporary, 1);
+        CHECK_EQ(z->buckets[4].calls, 1); /* 10 */
+        CHECK_EQ(z->buckets[4].temporary, 1);
+        CHECK_EQ(z->buckets[7].bytes, 100);
+        CHECK_EQ(z->buckets[8].bytes, 222);
+        CHECK_EQ(z->buckets[64].hi, UINT64_MAX);
+        struct sizes_exact top[3];
+        CHECK_EQ(sizes_top(z, top, 3), 3);
+        CHECK_EQ(top[0].size, 7); /* all once: smallest first */
+        CHECK_EQ(top[1].size, 10);
+        CHECK_EQ(top[1].temporary, 1);
+        CHECK_EQ(top[2].size, 50);
+    }
+    analysis_free(a);
+
+    /* The most frequent first, and a window's histogram has only its blocks. */
+    struct sizes *h = sizes_new();
+    for (int i = 0; i < 5; i++) {
+        sizes_add(h, 24);
+    }
+    sizes_add(h, 8);
+    sizes_add(h, 8);
+    sizes_add(h, 4000);
+    struct sizes_exact top[2];
+    CHECK_EQ(sizes_top(h, top, 2), 2);
+    CHECK_EQ(top[0].size, 24);
+    CHECK_EQ(top[0].calls, 5);
+    CHECK_EQ(top[1].size, 8);
+    sizes_free(h);
+    q.has_window = 1;
+    q.from_ms = 10;
+    q.to_ms = 20;
+    a = run(path, m, &q);
+    CHECK_EQ(a->sizes->calls, 2);
+    CHECK_EQ(a->sizes->buckets[10].calls, 1); /* 1000 */
+    CHECK_EQ(a->series->peak_bytes, 1050);
+    CHECK_EQ(a->series->points[1].at.heap, 1050);
+    CHECK_EQ(a->series->points[2].at.heap, 50);
+    analysis_free(a);
+}
+
+int main(void)
+{
+    int fd;
+    char *path = write_recording(&fd);
+    struct model *m;
+    int err;
+    CHECK(model_load(path, &m, &err) == 0);
+    CHECK_EQ(m->bad_records, 0);
+    test_calltree(m);
+    test_windows(path, m);
+    test_filters(path, m);
+    test_series_and_sizes(path, m);
+    model_free(m);
+    free(path);
+    close(fd);
+    return check_summary("test_analysis");
+}
