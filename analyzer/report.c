@@ -7,9 +7,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "escape.h"
+#include "symfiles.h"
 #include "util.h"
 
 #define MAX_INLINE 16
@@ -71,13 +71,7 @@ struct report_index {
     size_t nstrs, strs_cap;
     uint32_t *walk; /* scratch: nodes of a path being built */
     size_t walk_cap;
-    /* One symbolizer module per file (path and build-id): a file may name
-     * the same library at thousands of addresses, and each registration
-     * would load its debug information again (3,000 registrations of libc
-     * took 190 s and 32 GB). */
-    struct itable file_table; /* content hash -> model module index + 1 */
-    uint64_t *sym_bias; /* per symbolizer module: the bias it was registered with */
-    size_t sym_bias_cap;
+    struct symfiles *files; /* each file registered with the symbolizer once */
 };
 
 static uint64_t mix(uint64_t h)
@@ -189,50 +183,6 @@ static uint32_t intern(struct report_index *ix, const char *s)
     return id;
 }
 
-static int same_file(const struct model_module *a, const struct model_module *b)
-{
-    return a->build_id_len == b->build_id_len && memcmp(a->build_id, b->build_id, a->build_id_len) == 0 &&
-           strcmp(a->path, b->path) == 0;
-}
-
-/* The symbolizer's index for module `mi` (registering its file once), or
- * a negative value when the symbolizer refuses it. */
-static int sym_module(struct report *r, uint32_t mi)
-{
-    struct report_index *ix = r->ix;
-    struct model_module *mods = r->model->modules;
-    struct model_module *mod = &mods[mi];
-    uint64_t h = hash_str(mod->path);
-    for (uint32_t i = 0; i < mod->build_id_len; i++) {
-        h = (h ^ mod->build_id[i]) * 1099511628211ull;
-    }
-    size_t j = itable_first(&ix->file_table, h);
-    while (ix->file_table.vals[j]) {
-        const struct model_module *other = &mods[ix->file_table.vals[j] - 1];
-        if (ix->file_table.keys[j] == h && same_file(mod, other)) {
-            mod->sym_index = other->sym_index;
-            return other->sym_index;
-        }
-        j = itable_next(&ix->file_table, j);
-    }
-    /* Only a regular file, or none (its debug file may be found by
-     * build-id): a path from the recording may name a FIFO or a device,
-     * where opening or reading blocks for ever. */
-    struct stat st;
-    int si = -2;
-    if (stat(mod->path, &st) != 0 || S_ISREG(st.st_mode)) {
-        si = symbolize_add_module(r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
-    }
-    si = si < 0 ? -2 : si; /* -1 would mean "not tried yet" */
-    mod->sym_index = si;
-    itable_set(&ix->file_table, j, h, mi + 1);
-    if (si >= 0) {
-        xgrow((void **)&ix->sym_bias, &ix->sym_bias_cap, (size_t)si + 1, sizeof *ix->sym_bias);
-        ix->sym_bias[si] = mod->bias;
-    }
-    return si;
-}
-
 static struct node_frames *frames_of(struct report *r, uint32_t node)
 {
     struct report_index *ix = r->ix;
@@ -250,26 +200,7 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
         memset(&tmp[0], 0, sizeof tmp[0]);
         k = 1;
     } else {
-        if (n->module >= 0) {
-            struct model_module *mod = &m->modules[n->module];
-            if (mod->sym_index == -1) {
-                mod->sym_index = sym_module(r, (uint32_t)n->module);
-            }
-            if (mod->sym_index >= 0) {
-                /* A return address points after the call: look up the call,
-                 * at its place in the module as the symbolizer has it. */
-                uint64_t ip = n->ip - mod->bias + ix->sym_bias[mod->sym_index];
-                k = symbolize_lookup(r->sym, mod->sym_index, ip - 1, tmp, MAX_INLINE);
-            }
-        }
-        if (k <= 0) {
-            /* Not symbolized: the module and the offset in it where the
-             * module is known, else the raw address. */
-            memset(&tmp[0], 0, sizeof tmp[0]);
-            tmp[0].module = n->module >= 0 ? m->modules[n->module].path : NULL;
-            tmp[0].module_offset = n->module >= 0 ? n->ip - m->modules[n->module].bias : n->ip;
-            k = 1;
-        }
+        k = symfiles_lookup(ix->files, node, tmp, MAX_INLINE);
     }
     size_t old_cap = ix->pool_cap;
     xgrow((void **)&ix->pool, &ix->pool_cap, ix->npool + (size_t)k, sizeof *ix->pool);
@@ -383,8 +314,7 @@ static void index_free(struct report_index *ix)
     itable_release(&ix->path_table);
     itable_release(&ix->ptr_table);
     itable_release(&ix->str_table);
-    itable_release(&ix->file_table);
-    free(ix->sym_bias);
+    symfiles_free(ix->files);
     free(ix->strs);
     free(ix->walk);
     free(ix);
@@ -448,6 +378,7 @@ struct report *report_new(const struct model *m)
     size_t nn = m->nnodes ? m->nnodes : 1;
     ix->nf = xcalloc(nn, sizeof *ix->nf);
     ix->path_of = xcalloc(nn, sizeof *ix->path_of);
+    ix->files = symfiles_new(m, r->sym);
     xgrow((void **)&ix->paths, &ix->paths_cap, 1, sizeof *ix->paths);
     ix->npaths = 1; /* the empty path */
     uint32_t *stack_of = NULL; /* path id -> stack index + 1 */
