@@ -85,6 +85,8 @@ static char *shell_line(const char *s, uint32_t n)
 struct loader {
     struct model *m;
     size_t mod_cap, node_cap;
+    uint16_t *depth; /* per node: nodes from it to the root, at most MODEL_MAX_DEPTH */
+    size_t depth_cap;
     struct addrmap loaded;
     uint32_t *id_keys; /* open addressing; key 0 = empty (ids count from 1) */
     uint32_t *id_vals; /* module index */
@@ -235,6 +237,14 @@ static void apply(struct loader *L, const struct memfmt_record *r)
         struct model_node *n = &m->nodes[m->nnodes++];
         n->parent = r->u.node.parent < m->nnodes - 1 ? r->u.node.parent : 0;
         n->ip = r->u.node.ip;
+        xgrow((void **)&L->depth, &L->depth_cap, m->nnodes, sizeof *L->depth);
+        uint32_t depth = (uint32_t)L->depth[n->parent] + 1; /* depth[0] = 0: the root */
+        if (depth > MODEL_MAX_DEPTH) {
+            n->parent = 0;
+            depth = 1;
+            m->bad_records++;
+        }
+        L->depth[m->nnodes - 1] = (uint16_t)depth;
         n->module = n->ip ? addrmap_find(&L->loaded, n->ip) : -1;
         break;
     }
@@ -325,6 +335,7 @@ int model_load(const char *path, struct model **out, int *err_errno)
     }
     memfmt_reader_free(rd);
     addrmap_release(&L.loaded);
+    free(L.depth);
     free(L.id_keys);
     free(L.id_vals);
     accounting_finish(m->acct);

@@ -28,6 +28,12 @@ struct model_module {
  * Both lie far above what a real process makes. */
 #define MODEL_MAX_MODULES (1u << 20)
 #define MODEL_MAX_NODES (1u << 27)
+/* Nodes on the path from a node to the root: the recorder keeps at most
+ * 1024 frames and a gap marker (memrec --max-depth), so a longer chain is
+ * no recording's; a NODE deeper than this is counted as refused and starts
+ * a stack of its own (its parent taken as the root), so that every stack,
+ * and each step that walks one, stays within this depth. */
+#define MODEL_MAX_DEPTH 2048
 
 struct model_node {
     uint32_t parent;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* libFuzzer target: arbitrary bytes as a recording, taken through all of
  * memprint's path: model_load, report_new (symbolizing the modules the
- * input names), the text report and the JSON report. Input that starts
+ * input names), the text report and the JSON report, then the top-down
+ * call tree and the folded stacks of memprint --folded. Input that starts
  * with the memrec magic is the decompressed stream (fuzz_common.h).
  *
  * Checks what any recording must give: the text and the JSON are valid
@@ -15,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calltree.h"
 #include "escape.h"
+#include "folded.h"
+#include "frames.h"
 #include "fuzz_common.h"
 #include "model.h"
 #include "report.h"
@@ -101,6 +105,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = out_size();
     check_json(out_buf, n);
     report_free(r);
+
+    /* The call trees and the folded stacks (memprint --folded, memtui):
+     * names escaped, both orientations within bounds. */
+    struct frames *fr = frames_new(m);
+    fuzz_contract(fr != NULL, "the symbolizer starts for the frames");
+    struct calltree *t = calltree_build(fr, m->acct);
+    calltree_sort(t, COST_PEAK, 0);
+    /* Folded stacks grow with sites x depth (300 MB for the hostile chain
+     * of the replayed corpus): checked in memory for the small inputs a
+     * fuzzer makes, written to /dev/null for the large ones. */
+    if (m->nnodes <= 4096) {
+        rewind_out();
+        fuzz_contract(folded_write(t, COST_ALLOCATED, out) == 0, "folded_write writes");
+        n = out_size();
+        check_text(out_buf, n);
+    } else {
+        static FILE *null_out;
+        if (!null_out) {
+            null_out = fopen("/dev/null", "w");
+            fuzz_contract(null_out != NULL, "/dev/null opens");
+        }
+        fuzz_contract(folded_write(t, COST_ALLOCATED, null_out) == 0, "folded_write writes");
+    }
+    /* The bottom-up tree is not read: it costs sites x depth (memtui
+     * expands it; see docs/fuzzing.md). */
+    calltree_free(t);
+    frames_free(fr);
     model_free(m);
     return 0;
 }

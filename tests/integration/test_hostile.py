@@ -84,13 +84,17 @@ def memprint(args):
                 usage.ru_utime + usage.ru_stime)
 
 
+FOLDED = os.path.join(tmpdir(), "out.folded")
+
+
 def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
-    """Run memprint (text, then --json) on the file; check bounds, exit
-    status and that stderr matches `said` (None: nothing on stderr).
-    Returns (text stdout, parsed JSON or None)."""
+    """Run memprint (text, then --json, then --folded) on the file; check
+    bounds, exit status and that stderr matches `said` (None: nothing on
+    stderr). Returns (text stdout, parsed JSON or None)."""
     path = os.path.join(directory, name)
     results = []
-    for mode in ([], ["--json"])[:2 if json_too else 1]:
+    modes = [[], ["--json"], ["--folded", FOLDED]] if json_too else [[]]
+    for mode in modes:
         what = "memprint %s%s" % (" ".join(mode + list(args)) + " " if mode or args else "", name)
         rc, out, err, rss, cpu = memprint(mode + list(args) + [path])
         check(rc is not None, "%s: finishes within %d s" % (what, TIMEOUT))
@@ -105,6 +109,10 @@ def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
             check(all(l.startswith("memprint: ") for l in err), "%s: messages start with 'memprint: '" % what)
             check(any("'%s'" % path in l for l in err), "%s: a message names the file" % what)
         results.append(out)
+        if mode and mode[0] == "--folded" and os.path.exists(FOLDED):
+            with open(FOLDED, "rb") as f:
+                no_controls("%s (the folded stacks)" % what, f.read(1 << 20))
+            os.unlink(FOLDED)
     rep = None
     if code in (0, 3) and json_too:
         try:
@@ -156,15 +164,19 @@ if rep:
 #    every trace took 8 s and 2 GB.
 #    Outputs are kept small: this process's own size would count in the
 #    next child's peak RSS (fork copies it).
-text, rep = expect("deep-chain-20000.mrec", 0, args=("-n", "1"))
+#    A chain deeper than MODEL_MAX_DEPTH (2048) is cut into stacks of at
+#    most 2048 nodes: 9 NODE records refused; the last, deepest-allocating
+#    stack has 20000 - 9 x 2048 = 1568 frames.
+text, rep = expect("deep-chain-20000.mrec", 3, r"9 records could not be applied", args=("-n", "1"))
 if rep:
     check_eq(rep["allocations"], 20000, "deep-chain: allocations")
     top = rep["sections"]["most_allocated"][0]
-    check_eq(len(top["frames"]), 20000, "deep-chain: JSON gives the deepest stack whole")
+    check_eq(len(top["frames"]), 1568, "deep-chain: JSON gives the stack whole, cut at 2048 nodes")
     check_eq(top["allocated_bytes"], 10001 + 19999, "deep-chain: the deepest stack allocated most")
-check(b"      ... 19952 more frames\n" in text, "deep-chain: text cuts the deepest stack after 48 frames")
-# JSON prints every frame of every stack it lists (1,000 x 20,000 here).
-text, _ = expect("deep-chain-20000.mrec", 0, args=("-n", "1000", "-f", "2"), json_too=False)
+    check_eq(max(len(e["frames"]) for e in rep["sections"]["peak_consumers"]), 1568, "deep-chain: peak stack")
+check(b"      ... 1520 more frames\n" in text, "deep-chain: text cuts the stack after 48 frames")
+text, _ = expect("deep-chain-20000.mrec", 3, r"9 records could not be applied", args=("-n", "1000", "-f", "2"),
+                 json_too=False)
 check_eq(text.count(b"\n  ... and 19000 more call stacks"), 4, "deep-chain -n 1000: 4 sections say how many more")
 rep = text = None
 
