@@ -7,6 +7,8 @@
 # the same limits. Prints one line of figures per target and per input.
 #
 #   bench/fuzz.sh [SECONDS_PER_TARGET] [WORK_DIR]
+#   FUZZ_TARGETS="reader report" bench/fuzz.sh ...   (some targets only)
+#   FUZZ_REBUILD=0 bench/fuzz.sh ...                  (use build-fuzz/ as it is)
 #
 # SECONDS_PER_TARGET defaults to 600. The libFuzzer build goes to
 # build-fuzz/ (clang, -DMEMREC_FUZZ=ON); the run's corpora, logs and any
@@ -34,7 +36,7 @@ if [ ! -x "$BUILD/tests/fuzz_reader" ] || [ "${FUZZ_REBUILD:-1}" = 1 ]; then
 fi
 mkdir -p "$WORK"
 found=0
-for target in reader record report; do
+for target in ${FUZZ_TARGETS:-reader record report}; do
     seeds=reader
     [ "$target" = record ] && seeds=record
     dir="$WORK/$target"
