@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "addrmap.h"
+#include "idmap.h"
 #include "util.h"
 
 /* Events per memfmt_read_batch() call: enough to make the call cost
@@ -88,53 +89,24 @@ struct loader {
     uint16_t *depth; /* per node: nodes from it to the root, at most MODEL_MAX_DEPTH */
     size_t depth_cap;
     struct addrmap loaded;
-    uint32_t *id_keys; /* open addressing; key 0 = empty (ids count from 1) */
-    uint32_t *id_vals; /* module index */
-    size_t id_cap, id_count;
+    struct idmap ids; /* module id -> index into m->modules */
 };
 
-static size_t id_slot(const struct loader *L, uint32_t id)
+static uint64_t module_id_hash(const void *ctx, uint32_t i)
 {
-    size_t mask = L->id_cap - 1;
-    size_t j = (size_t)((id * 0x9e3779b1u) & mask);
-    while (L->id_keys[j] && L->id_keys[j] != id) {
-        j = (j + 1) & mask;
-    }
-    return j;
+    const struct model *m = ctx;
+    return idmap_mix(m->modules[i].id);
 }
 
-/* Index of module `id`, or -1. */
-static int64_t id_find(const struct loader *L, uint32_t id)
-{
-    if (!L->id_cap || id == 0) {
-        return -1;
-    }
-    size_t j = id_slot(L, id);
-    return L->id_keys[j] ? (int64_t)L->id_vals[j] : -1;
-}
+struct id_key {
+    const struct model *m;
+    uint32_t id;
+};
 
-static void id_add(struct loader *L, uint32_t id, uint32_t index)
+static int same_id(const void *ctx, uint32_t i)
 {
-    if ((L->id_count + 1) * 2 > L->id_cap) {
-        uint32_t *ok = L->id_keys, *ov = L->id_vals;
-        size_t ocap = L->id_cap;
-        L->id_cap = ocap ? ocap * 2 : 64;
-        L->id_keys = xcalloc(L->id_cap, sizeof *L->id_keys);
-        L->id_vals = xmalloc(L->id_cap * sizeof *L->id_vals);
-        for (size_t i = 0; i < ocap; i++) {
-            if (ok[i]) {
-                size_t j = id_slot(L, ok[i]);
-                L->id_keys[j] = ok[i];
-                L->id_vals[j] = ov[i];
-            }
-        }
-        free(ok);
-        free(ov);
-    }
-    size_t j = id_slot(L, id);
-    L->id_keys[j] = id;
-    L->id_vals[j] = index;
-    L->id_count++;
+    const struct id_key *k = ctx;
+    return k->m->modules[i].id == k->id;
 }
 
 /* Each segment of module `index` into `map`. */
@@ -152,7 +124,11 @@ static void map_module(struct addrmap *map, const struct model_module *mod, uint
 static int add_module(struct loader *L, const struct memfmt_record *r)
 {
     struct model *m = L->m;
-    if (r->u.module.id == 0 || id_find(L, r->u.module.id) >= 0 || m->nmodules >= MODEL_MAX_MODULES) {
+    idmap_reserve(&L->ids, (size_t)m->nmodules + 1, module_id_hash, m);
+    struct id_key key = {m, r->u.module.id};
+    size_t slot;
+    if (r->u.module.id == 0 || m->nmodules >= MODEL_MAX_MODULES ||
+        idmap_find(&L->ids, idmap_mix(r->u.module.id), same_id, &key, &slot) != IDMAP_NONE) {
         return -1;
     }
     xgrow((void **)&m->modules, &L->mod_cap, (size_t)m->nmodules + 1, sizeof *m->modules);
@@ -169,7 +145,7 @@ static int add_module(struct loader *L, const struct memfmt_record *r)
     memcpy(mod->segments, r->u.module.segments, sizeof(struct memfmt_segment) * mod->nsegments);
     mod->loaded = 1;
     mod->sym_index = -1;
-    id_add(L, mod->id, index);
+    idmap_put(&L->ids, slot, index);
     map_module(&L->loaded, mod, index);
     return 0;
 }
@@ -197,10 +173,12 @@ static void apply(struct loader *L, const struct memfmt_record *r)
         }
         break;
     case MEMFMT_REC_UNMODULE: {
-        int64_t i = id_find(L, r->u.unmodule.id);
-        if (i >= 0 && m->modules[i].loaded) {
+        struct id_key key = {m, r->u.unmodule.id};
+        size_t slot;
+        uint32_t i = idmap_find(&L->ids, idmap_mix(r->u.unmodule.id), same_id, &key, &slot);
+        if (i != IDMAP_NONE && m->modules[i].loaded) {
             m->modules[i].loaded = 0;
-            addrmap_remove_owner(&L->loaded, (uint32_t)i);
+            addrmap_remove_owner(&L->loaded, i);
         }
         break;
     }
@@ -308,7 +286,7 @@ int model_load(const char *path, struct model **out, int *err_errno)
     struct model *m = xcalloc(1, sizeof *m);
     m->header = *memfmt_reader_header(rd);
     m->acct = accounting_new(1);
-    struct loader L = {.m = m, .loaded = ADDRMAP_INIT};
+    struct loader L = {.m = m, .loaded = ADDRMAP_INIT, .ids = IDMAP_INIT};
     xgrow((void **)&m->nodes, &L.node_cap, 1, sizeof *m->nodes);
     m->nodes[0].module = -1;
     m->nnodes = 1;
@@ -336,8 +314,7 @@ int model_load(const char *path, struct model **out, int *err_errno)
     memfmt_reader_free(rd);
     addrmap_release(&L.loaded);
     free(L.depth);
-    free(L.id_keys);
-    free(L.id_vals);
+    idmap_release(&L.ids);
     accounting_finish(m->acct);
     m->impossible_sizes = accounting_totals(m->acct)->impossible;
     m->exact_calls = m->retired_calls;
