@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "idmap.h"
 #include "symfiles.h"
 #include "util.h"
 
@@ -49,13 +50,6 @@ struct path {
     uint32_t omitted; /* gap markers in the whole path */
 };
 
-/* Open addressing, key -> uint32 value (0 = empty slot). */
-struct itable {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, count;
-};
-
 struct report_index {
     struct node_frames *nf;
     uint32_t *path_of; /* per node: its path id, 0 = not computed yet */
@@ -64,84 +58,46 @@ struct report_index {
     size_t npool, pool_cap;
     struct path *paths; /* [0] = the empty path */
     size_t npaths, paths_cap;
-    struct itable path_table; /* hash -> path id (chained by probing) */
-    struct itable ptr_table; /* string address -> string id */
-    struct itable str_table; /* content hash -> string id (first address) */
-    const char **strs; /* string id -> a string with that content */
+    struct idmap path_map; /* (parent path, node's frames) -> path id */
+    const char **strs; /* string id -> a string with that content; [0] unused */
     size_t nstrs, strs_cap;
+    struct idmap str_map; /* content -> string id */
+    const char **ptrs; /* string addresses seen, with their string ids */
+    uint32_t *ptr_ids;
+    size_t nptrs, ptrs_cap, ptr_ids_cap;
+    struct idmap ptr_map; /* address -> index into ptrs */
     uint32_t *walk; /* scratch: nodes of a path being built */
     size_t walk_cap;
     struct symfiles *files; /* each file registered with the symbolizer once */
 };
 
-static uint64_t mix(uint64_t h)
+static uint64_t str_rehash(const void *ctx, uint32_t i)
 {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    const struct report_index *ix = ctx;
+    return idmap_hash_str(ix->strs[i]);
 }
 
-static void itable_grow(struct itable *t)
+struct str_key {
+    const struct report_index *ix;
+    const char *s;
+};
+
+static int same_str(const void *ctx, uint32_t i)
 {
-    size_t ncap = t->cap ? t->cap * 2 : 256;
-    uint64_t *nk = xmalloc(ncap * sizeof *nk);
-    uint32_t *nv = xcalloc(ncap, sizeof *nv);
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->vals[i]) {
-            continue;
-        }
-        size_t j = mix(t->keys[i]) & (ncap - 1);
-        while (nv[j]) {
-            j = (j + 1) & (ncap - 1);
-        }
-        nk[j] = t->keys[i];
-        nv[j] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->vals);
-    t->keys = nk;
-    t->vals = nv;
-    t->cap = ncap;
+    const struct str_key *k = ctx;
+    return strcmp(k->ix->strs[i], k->s) == 0;
 }
 
-/* First slot for `key`; the caller probes on while the slot is taken by
- * another entry (same hash key, different content) with itable_next. */
-static size_t itable_first(struct itable *t, uint64_t key)
+static uint64_t ptr_rehash(const void *ctx, uint32_t i)
 {
-    if ((t->count + 1) * 2 > t->cap) {
-        itable_grow(t);
-    }
-    return mix(key) & (t->cap - 1);
+    const struct report_index *ix = ctx;
+    return idmap_mix((uint64_t)(uintptr_t)ix->ptrs[i]);
 }
 
-static size_t itable_next(const struct itable *t, size_t j)
+static int same_ptr(const void *ctx, uint32_t i)
 {
-    return (j + 1) & (t->cap - 1);
-}
-
-static void itable_set(struct itable *t, size_t j, uint64_t key, uint32_t val)
-{
-    t->keys[j] = key;
-    t->vals[j] = val;
-    t->count++;
-}
-
-static void itable_release(struct itable *t)
-{
-    free(t->keys);
-    free(t->vals);
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
+    const struct str_key *k = ctx;
+    return k->ix->ptrs[i] == k->s;
 }
 
 /* An id per string content (0 = NULL). Strings are the symbolizer's, which
@@ -152,34 +108,32 @@ static uint32_t intern(struct report_index *ix, const char *s)
     if (!s) {
         return 0;
     }
-    uint64_t pkey = (uint64_t)(uintptr_t)s;
-    size_t j = itable_first(&ix->ptr_table, pkey);
-    while (ix->ptr_table.vals[j]) {
-        if (ix->ptr_table.keys[j] == pkey) {
-            return ix->ptr_table.vals[j];
-        }
-        j = itable_next(&ix->ptr_table, j);
+    struct str_key key = {ix, s};
+    size_t pslot;
+    idmap_reserve(&ix->ptr_map, ix->nptrs + 1, ptr_rehash, ix);
+    uint32_t pi = idmap_find(&ix->ptr_map, idmap_mix((uint64_t)(uintptr_t)s), same_ptr, &key, &pslot);
+    if (pi != IDMAP_NONE) {
+        return ix->ptr_ids[pi];
     }
-    size_t pslot = j;
-    uint64_t h = hash_str(s);
-    uint32_t id = 0;
-    size_t k = itable_first(&ix->str_table, h);
-    while (ix->str_table.vals[k]) {
-        uint32_t cand = ix->str_table.vals[k];
-        if (ix->str_table.keys[k] == h && strcmp(ix->strs[cand], s) == 0) {
-            id = cand;
-            break;
-        }
-        k = itable_next(&ix->str_table, k);
+    if (!ix->strs) {
+        xgrow((void **)&ix->strs, &ix->strs_cap, 1, sizeof *ix->strs);
+        ix->nstrs = 1; /* id 0 is NULL */
     }
-    if (!id) {
-        xgrow((void **)&ix->strs, &ix->strs_cap, ix->nstrs + 2, sizeof *ix->strs);
-        id = (uint32_t)++ix->nstrs;
+    size_t sslot;
+    idmap_reserve(&ix->str_map, ix->nstrs + 1, str_rehash, ix);
+    uint32_t id = idmap_find(&ix->str_map, idmap_hash_str(s), same_str, &key, &sslot);
+    if (id == IDMAP_NONE) {
+        xgrow((void **)&ix->strs, &ix->strs_cap, ix->nstrs + 1, sizeof *ix->strs);
+        id = (uint32_t)ix->nstrs++;
         ix->strs[id] = s;
-        itable_set(&ix->str_table, k, h, id);
+        idmap_put(&ix->str_map, sslot, id);
     }
-    /* itable_first on str_table may not have moved ptr_table: pslot holds. */
-    itable_set(&ix->ptr_table, pslot, pkey, id);
+    /* The address map has not changed since its idmap_find(): pslot holds. */
+    xgrow((void **)&ix->ptrs, &ix->ptrs_cap, ix->nptrs + 1, sizeof *ix->ptrs);
+    xgrow((void **)&ix->ptr_ids, &ix->ptr_ids_cap, ix->nptrs + 1, sizeof *ix->ptr_ids);
+    ix->ptrs[ix->nptrs] = s;
+    ix->ptr_ids[ix->nptrs] = id;
+    idmap_put(&ix->ptr_map, pslot, (uint32_t)ix->nptrs++);
     return id;
 }
 
@@ -222,9 +176,9 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
             fk->b = intern(ix, tmp[i].module);
             fk->c = tmp[i].module_offset;
         }
-        h = mix(h ^ fk->a ^ ((uint64_t)fk->b << 32)) ^ fk->c;
+        h = idmap_mix(h ^ fk->a ^ ((uint64_t)fk->b << 32)) ^ fk->c;
     }
-    nf->hash = mix(h);
+    nf->hash = idmap_mix(h);
     const struct sym_frame *last = &tmp[k - 1];
     nf->is_main = last->function && strcmp(last->function, "main") == 0;
     ix->npool += (size_t)k;
@@ -246,29 +200,49 @@ static int same_frames(const struct report_index *ix, uint32_t x, uint32_t y)
     return 1;
 }
 
+static uint64_t path_hash(const struct report_index *ix, uint32_t parent, uint32_t node)
+{
+    return idmap_mix(ix->nf[node].hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull));
+}
+
+static uint64_t path_rehash(const void *ctx, uint32_t i)
+{
+    const struct report_index *ix = ctx;
+    return path_hash(ix, ix->paths[i].parent, ix->paths[i].node);
+}
+
+struct path_key {
+    const struct report_index *ix;
+    uint32_t parent, node;
+};
+
+static int same_path(const void *ctx, uint32_t i)
+{
+    const struct path_key *k = ctx;
+    const struct path *p = &k->ix->paths[i];
+    return p->parent == k->parent && same_frames(k->ix, p->node, k->node);
+}
+
 /* The path of `node`'s frames after path `parent`. */
 static uint32_t path_intern(struct report *r, uint32_t parent, uint32_t node)
 {
     struct report_index *ix = r->ix;
     const struct node_frames *nf = frames_of(r, node);
-    uint64_t h = mix(nf->hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull));
-    size_t j = itable_first(&ix->path_table, h);
-    while (ix->path_table.vals[j]) {
-        uint32_t cand = ix->path_table.vals[j];
-        if (ix->path_table.keys[j] == h && ix->paths[cand].parent == parent &&
-            same_frames(ix, ix->paths[cand].node, node)) {
-            return cand;
-        }
-        j = itable_next(&ix->path_table, j);
+    struct path_key key = {ix, parent, node};
+    size_t slot;
+    idmap_reserve(&ix->path_map, ix->npaths + 1, path_rehash, ix);
+    uint32_t id = idmap_find(&ix->path_map, path_hash(ix, parent, node), same_path, &key, &slot);
+    if (id != IDMAP_NONE) {
+        return id;
     }
     xgrow((void **)&ix->paths, &ix->paths_cap, ix->npaths + 1, sizeof *ix->paths);
-    uint32_t id = (uint32_t)ix->npaths++;
+    id = (uint32_t)ix->npaths++;
     struct path *p = &ix->paths[id];
     p->parent = parent;
     p->node = node;
     p->depth = ix->paths[parent].depth + nf->count;
     p->omitted = ix->paths[parent].omitted + (r->model->nodes[node].ip == 0);
-    itable_set(&ix->path_table, j, h, id);
+    idmap_put(&ix->path_map, slot, id);
     return id;
 }
 
@@ -311,11 +285,13 @@ static void index_free(struct report_index *ix)
     free(ix->pool);
     free(ix->keys);
     free(ix->paths);
-    itable_release(&ix->path_table);
-    itable_release(&ix->ptr_table);
-    itable_release(&ix->str_table);
+    idmap_release(&ix->path_map);
+    idmap_release(&ix->str_map);
+    idmap_release(&ix->ptr_map);
     symfiles_free(ix->files);
     free(ix->strs);
+    free(ix->ptrs);
+    free(ix->ptr_ids);
     free(ix->walk);
     free(ix);
 }
