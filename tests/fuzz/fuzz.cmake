@@ -62,7 +62,7 @@ elseif(MEMREC_FUZZ)
     # sources once more, instrumented. The lists come from the targets, so a
     # file added to a library is fuzzed without a change here.
     set(memrec_fuzz_sources "")
-    foreach(lib IN ITEMS memfmt_record memfmt memanalysis memutil)
+    foreach(lib IN ITEMS memfmt_record memfmt memaccounting memanalysis memutil)
         get_target_property(lib_sources ${lib} SOURCES)
         get_target_property(lib_dir ${lib} SOURCE_DIR)
         foreach(src IN LISTS lib_sources)
