@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calltree.h"
@@ -54,9 +55,23 @@ static void write_folded(const struct model *m, const char *out, enum cost_type 
     }
     struct calltree *t = calltree_build(fr, m->acct);
     calltree_sort(t, cost, 0);
+    struct stat st;
     if (strcmp(out, "-") == 0) {
         if (folded_write(t, cost, stdout) < 0 || fflush(stdout) != 0) {
             die("cannot write the folded stacks: %s", strerror(errno));
+        }
+    } else if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device or a pipe (/dev/null, a FIFO): written to as it is.
+         * Renaming a temporary file over it would replace it (as root,
+         * /dev/null became a regular file). */
+        FILE *f = fopen(out, "w");
+        if (!f) {
+            die("cannot write '%s': %s", out, strerror(errno));
+        }
+        int bad = folded_write(t, cost, f) < 0;
+        bad |= fclose(f) != 0;
+        if (bad) {
+            die("cannot write '%s': %s", out, strerror(errno));
         }
     } else {
         size_t len = strlen(out) + 16;

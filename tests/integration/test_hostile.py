@@ -14,6 +14,7 @@ import os
 import re
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -242,6 +243,21 @@ with open(os.path.join(fifo_dir, "module-fifo.mrec"), "wb") as f:
     f.write(make_hostile.window_frame(17, make_hostile.module_fifo(fifo.encode())))
 text, rep = expect("module-fifo.mrec", 0, directory=fifo_dir)
 check(b"#0  ?? in fifo+0x123\n" in text, "module-fifo: the frame is module and offset: %r" % text[-200:])
+
+# --folded onto a FIFO (as onto /dev/null): written to, never replaced by
+# a renamed temporary file.
+import threading  # noqa: E402
+
+out_fifo = os.path.join(fifo_dir, "folded-fifo")
+os.mkfifo(out_fifo)
+got = []
+reader = threading.Thread(target=lambda: got.append(open(out_fifo, "rb").read()))
+reader.start()
+rc, _, err, _, _ = memprint(["--folded", out_fifo, os.path.join(HOSTILE, "names.mrec")])
+reader.join(10)
+check_eq(rc, 0, "memprint --folded FIFO: exit status")
+check(stat.S_ISFIFO(os.stat(out_fifo).st_mode), "memprint --folded FIFO: the FIFO is still a FIFO")
+check(bool(got) and b"red" in got[0], "memprint --folded FIFO: the stacks went through it: %r" % got)
 
 # 7. Smaller ones: an impossible sampled size; a skippable frame first; the
 #    zstd window; an oversized record.
