@@ -18,8 +18,8 @@ static const char *const view_names[VIEW_COUNT] = {
 };
 
 static const char *const cost_titles[COST_NTYPES] = {
-    "calls to allocation functions",   "temporary allocations", "bytes live at the heap peak",
-    "bytes leaked (live at the end)", "bytes allocated",        "bytes mapped at the mapped peak",
+    "calls to allocation functions",  "temporary allocations", "bytes live at the heap peak",
+    "bytes leaked (live at the end)", "bytes allocated",       "bytes mapped at the mapped peak",
 };
 
 /* ---- lists ---- */
@@ -224,7 +224,7 @@ static void draw(struct app *app, const char *prompt, const char *input)
     } else if (app->status[0]) {
         crt_put(h - 1, 0, app->status, w, A_BOLD);
     } else {
-        snprintf(buf, sizeof buf, "?:help  q:quit  Tab:view  c:cost  /:search%s%s  d:detail%s",
+        snprintf(buf, sizeof buf, "?:help  q:quit  Tab:view  c:cost  d:detail  /:search%s%s%s",
                  app->search[0] ? "  n/N:next/prev '" : "", app->search[0] ? app->search : "",
                  app->search[0] ? "'" : "");
         crt_put(h - 1, 0, buf, w, (int)A_NORMAL);

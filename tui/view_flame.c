@@ -79,8 +79,7 @@ void view_flame_draw(struct app *app, int y, int h, int w)
     if (rows < 1) {
         rows = 1;
     }
-    crt_put(y, 0, "FLAME GRAPH (icicle: callers above callees; Enter zooms in, Backspace out, arrows move)", w,
-            A_BOLD);
+    crt_put(y, 0, "FLAME GRAPH (icicle: callers above callees; Enter zooms in, Backspace out, arrows move)", w, A_BOLD);
     layout(app, y + 1, rows, w);
     for (size_t i = 0; i < s->ncells; i++) {
         const struct flame_cell *cell = &s->cells[i];
@@ -107,8 +106,7 @@ void view_flame_draw(struct app *app, int y, int h, int w)
     uint64_t total = data_total(d);
     char buf[256];
     snprintf(buf, sizeof buf, "selected: inclusive %llu (%.2f%%), self %llu: ", (unsigned long long)n->incl.v[d->cost],
-             total ? 100.0 * (double)n->incl.v[d->cost] / (double)total : 0.0,
-             (unsigned long long)n->self.v[d->cost]);
+             total ? 100.0 * (double)n->incl.v[d->cost] / (double)total : 0.0, (unsigned long long)n->self.v[d->cost]);
     int x = crt_put(y + h - 1, 0, buf, w, A_BOLD);
     crt_put(y + h - 1, x, s->sel == 0 ? "[total]" : data_node_name(d, CALLTREE_TOP_DOWN, s->sel), w - x, A_BOLD);
 }
@@ -162,9 +160,7 @@ int view_flame_key(struct app *app, enum action a, int h)
     const struct flame_cell *cur = cell_of(s, s->sel);
     const struct calltree_node *n = calltree_node(t, CALLTREE_TOP_DOWN, s->sel);
     switch (a) {
-    case ACT_EXPAND:
-        s->zoom = s->sel;
-        return 1;
+    case ACT_EXPAND: s->zoom = s->sel; return 1;
     case ACT_BACK:
         if (s->zoom != 0) {
             s->zoom = calltree_node(t, CALLTREE_TOP_DOWN, s->zoom)->parent;

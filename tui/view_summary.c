@@ -10,11 +10,15 @@
 
 #define TOP_SITES 5
 
-enum { ROW_LINE = -1, ROW_HEADING = -2, ROW_BLANK = -3 };
+enum { ROW_LINE = -1, ROW_HEADING = -2, ROW_BLANK = -3, ROW_NONE = -4 };
 
 static const char *const headings[COST_NTYPES] = {
-    "MOST CALLS TO ALLOCATION FUNCTIONS", "MOST TEMPORARY ALLOCATIONS", "PEAK MEMORY CONSUMERS",
-    "MOST MEMORY LEAKED",                 "MOST MEMORY ALLOCATED",      "PEAK MAPPED MEMORY",
+    "MOST CALLS TO ALLOCATION FUNCTIONS",
+    "MOST TEMPORARY ALLOCATIONS",
+    "PEAK MEMORY CONSUMERS",
+    "MOST MEMORY LEAKED",
+    "MOST MEMORY ALLOCATED",
+    "PEAK MAPPED MEMORY",
 };
 
 /* The `k` sites of the bottom-up root with the largest inclusive cost c;
@@ -66,6 +70,9 @@ static void build(struct app *app)
         for (uint32_t i = 0; i < n; i++) {
             list_push(l, top[i], (uint32_t)c, c);
         }
+        if (n == 0) {
+            list_push(l, 0, 0, ROW_NONE);
+        }
     }
 }
 
@@ -94,6 +101,7 @@ void view_summary_draw(struct app *app, int y, int h, int w)
         case ROW_LINE: crt_put(yy, 0, d->summary[row->id], w, attr); break;
         case ROW_HEADING: crt_put(yy, 0, headings[row->id], w, attr | A_BOLD); break;
         case ROW_BLANK: break;
+        case ROW_NONE: crt_put(yy, 0, "  (none)", w, attr); break;
         default: {
             const struct calltree_node *n = calltree_node(d->tree, CALLTREE_BOTTOM_UP, row->id);
             if (attr != (int)A_NORMAL) {

@@ -101,8 +101,8 @@ void view_time_draw(struct app *app, int y, int h, int w)
     }
     uint64_t ymax = peak > cols_max ? peak : cols_max;
     int peak_col = s->series == 2 ? rss_col : col_of_ms(peak_ms, cw, ts->end_ms);
-    snprintf(buf, sizeof buf, "OVER TIME: %s (v: heap, mapped, RSS); peak %s (%llu bytes) at %.3f s", series_names[s->series],
-             text_bytes(b1, sizeof b1, peak), (unsigned long long)peak,
+    snprintf(buf, sizeof buf, "OVER TIME: %s (v: heap, mapped, RSS); peak %s (%llu bytes) at %.3f s",
+             series_names[s->series], text_bytes(b1, sizeof b1, peak), (unsigned long long)peak,
              s->series == 2 ? (double)col_ms(rss_col, cw, ts->end_ms) / 1000.0 : (double)peak_ms / 1000.0);
     crt_put(y, 0, buf, w, A_BOLD);
     int top = y + 1;
@@ -161,7 +161,8 @@ void view_time_draw(struct app *app, int y, int h, int w)
         snprintf(buf, sizeof buf, "window start marked at %.3f s: move and press m again to set its end",
                  (double)s->mark_ms / 1000.0);
     } else {
-        snprintf(buf, sizeof buf, "Left/Right move the cursor; m marks a window's start then end; w types one; x clears");
+        snprintf(buf, sizeof buf,
+                 "Left/Right move the cursor; m marks a window's start then end; w types one; x clears");
     }
     crt_put(top + ch + 3, 0, buf, w, (int)A_NORMAL);
     /* Remembered for the keys: the columns' geometry. */
