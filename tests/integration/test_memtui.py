@@ -124,8 +124,20 @@ class Tui:
 
 
 def capture(title, tui):
-    text = "\n".join(line.rstrip() for line in tui.screen().rstrip("\n").split("\n"))
-    captures.append((title, text))
+    """Keep the screen for the docs; runs of empty rows are shortened to one marker line."""
+    out, empty = [], 0
+    for line in tui.screen().rstrip("\n").split("\n") + ["<end>"]:
+        line = line.rstrip()
+        if not line:
+            empty += 1
+            continue
+        if empty > 2:
+            out.append("[%d empty rows]" % empty)
+        else:
+            out += [""] * empty
+        empty = 0
+        out.append(line)
+    captures.append((title, "\n".join(out[:-1])))
 
 
 def sgr(text, param):

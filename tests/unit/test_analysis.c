@@ -16,6 +16,7 @@
 #include "calltree.h"
 #include "check.h"
 #include "folded.h"
+#include "report.h"
 
 /* ---- writing a recording ---- */
 
@@ -381,6 +382,24 @@ static void test_windows(const char *path, struct model *m)
     CHECK_EQ(accounting_totals(a->acct)->peak_ms, 10);
     CHECK_EQ(a->earlier_freed_blocks, 1);
     CHECK_EQ(a->earlier_freed_bytes, 100);
+    /* The summary's lines of the window (memtui's summary view), and of the whole run. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    report_print_summary(m, a->acct, f);
+    fclose(f);
+    CHECK(strstr(text, "\ncalls to allocation functions: 2 (") != NULL);
+    CHECK(strstr(text, "\ntemporary allocations: 0 (0.0%") != NULL);
+    CHECK(strstr(text, "\npeak heap memory consumption: 1.03 KiB (1050 bytes) after 0.010 s\n") != NULL);
+    CHECK(strstr(text, "\ntotal memory leaked: 50 B (50 bytes) in 1 blocks\n") != NULL);
+    CHECK(strstr(text, "\ntotal bytes allocated: 1.03 KiB (1050 bytes)\n") != NULL);
+    free(text);
+    f = open_memstream(&text, &len);
+    report_print_summary(m, m->acct, f);
+    fclose(f);
+    CHECK(strstr(text, "\ncalls to allocation functions: 7 (") != NULL);
+    CHECK(strstr(text, "\ntotal bytes allocated: 4.29 KiB (4389 bytes)\n") != NULL);
+    free(text);
     analysis_free(a);
 
     /* [0, 10): 100 (freed at 10, after the window: still the window's block) and the temporary 10. */
