@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "report.h"
 #include "util.h"
@@ -79,8 +80,16 @@ static void stat_file(struct data *d)
     }
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static int load(struct data *d, int *err_errno)
 {
+    uint64_t start = now_ms();
     struct model *m;
     int rc = model_load(d->path, &m, err_errno);
     if (rc < 0) {
@@ -116,6 +125,9 @@ static int load(struct data *d, int *err_errno)
     d->fr = fr;
     d->win = win;
     build_tree(d);
+    /* The chart's series now, while loading, so that no key waits for a pass over the file. */
+    data_series(d);
+    d->load_ms = now_ms() - start;
     return 0;
 }
 
@@ -192,11 +204,18 @@ int data_live(const struct data *d)
     return !d->m->has_end;
 }
 
-int data_refresh(struct data *d)
+int data_refresh(struct data *d, int force)
 {
     if (!data_live(d)) {
         return 0;
     }
+    /* A reload blocks the keys for as long as it takes: on a large
+     * recording, reload less often, so that most of the time goes to keys. */
+    uint64_t now = now_ms();
+    if (!force && now - d->last_load < 4 * d->load_ms) {
+        return 0;
+    }
+    d->last_load = now;
     off_t size = d->size;
     time_t mtime = d->mtime;
     stat_file(d);

@@ -378,7 +378,7 @@ int screen_run(struct app *app)
         if (c == ERR) {
             if (tick) {
                 last = now;
-                if (data_refresh(&app->d) < 0) {
+                if (data_refresh(&app->d, 0) < 0) {
                     screen_status(app, "%s", "cannot reload the recording: showing the previous data");
                 }
             }
@@ -443,7 +443,7 @@ int screen_run(struct app *app)
             break;
         case ACT_REFRESH:
             last = now;
-            if (data_refresh(&app->d) < 0) {
+            if (data_refresh(&app->d, 1) < 0) {
                 screen_status(app, "%s", "cannot reload the recording: showing the previous data");
             }
             break;

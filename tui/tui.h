@@ -42,6 +42,7 @@ struct data {
     off_t size;
     time_t mtime, last_growth;
     uint64_t generation; /* bumped whenever `tree` is replaced */
+    uint64_t load_ms, last_load; /* how long the latest load took; when a refresh last looked */
 };
 
 /** Load `path` and build the whole run's tree. Returns 0, or a negative
@@ -54,12 +55,13 @@ void data_release(struct data *d);
 int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
 /** Cost type (and, for the functions, self or inclusive order): re-sorts. */
 void data_set_cost(struct data *d, enum cost_type c, int by_self);
-/** The whole run's series, computed on first use; NULL on error. */
+/** The whole run's series (computed while loading); NULL on error. */
 const struct timeseries *data_series(struct data *d);
 /** Live refresh: when the file changed since the last load, load it
- * again (keeping the window and the cost). Returns 1 when reloaded, 0
- * when unchanged, negative on error (the old data stay). */
-int data_refresh(struct data *d);
+ * again (keeping the window and the cost); without `force`, not sooner
+ * than four load times after the previous look. Returns 1 when reloaded,
+ * 0 when unchanged, negative on error (the old data stay). */
+int data_refresh(struct data *d, int force);
 /** 1 while the recording has no END record (memrec still writing). */
 int data_live(const struct data *d);
 /** Display name of node `id` of orientation `o` (escaped; owned by d). */
