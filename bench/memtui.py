@@ -40,6 +40,9 @@ STEPS = [
     (["BSpace"], None),
     (["6"], "OVER TIME"),
     (["Right"], None),
+    # A time window: one more pass over the file, then a new call tree.
+    (["w", "1", "0", "0", "-", "3", "0", "0", "Enter"], "WINDOW 0.100-0.300 s"),
+    (["x"], None),
     (["v"], "mapped memory"),
     (["1"], "SUMMARY"),
     (["/"], "search:"),

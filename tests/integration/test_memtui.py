@@ -80,13 +80,18 @@ class Tui:
         return tmux("display-message", "-p", "-t", self.name, f).strip()
 
     def wait(self, pred, what, timeout=60):
-        """Poll the screen until pred(screen) is true; returns the screen."""
+        """Poll the screen until pred(screen) is true on a settled screen
+        (the same on two captures 50 ms apart: tmux may show a screen half
+        drawn); returns the screen."""
         end = time.time() + timeout
         text = ""
         while time.time() < end:
             text = self.screen()
             if pred(text):
-                return text
+                time.sleep(0.05)
+                if self.screen() == text:
+                    return text
+                continue
             time.sleep(0.1)
         print("--- screen when giving up (%s) ---\n%s\n---" % (what, text))
         return None
