@@ -17,6 +17,8 @@ volatile int crt_quit_signal;
 int crt_has_color;
 static int crt_active;
 static int attrs[CRT_NCOLORS];
+static SCREEN *batch_screen;
+static FILE *batch_null;
 
 int crt_check(char *buf, size_t cap)
 {
@@ -60,6 +62,21 @@ static void on_crash(int sig)
     raise(sig);
 }
 
+static void set_attrs(void)
+{
+    attrs[CRT_NORMAL] = A_NORMAL;
+    attrs[CRT_SELECTED] = A_REVERSE;
+    attrs[CRT_TITLE] = A_REVERSE | A_BOLD;
+    attrs[CRT_MATCH] = A_UNDERLINE | A_BOLD;
+    attrs[CRT_HEAP] = A_NORMAL;
+    attrs[CRT_MAPPED] = A_NORMAL;
+    attrs[CRT_RSS] = A_NORMAL;
+    attrs[CRT_WINDOW] = A_BOLD;
+    attrs[CRT_LIVE] = A_BOLD | A_REVERSE;
+    attrs[CRT_FLAME_A] = A_REVERSE;
+    attrs[CRT_FLAME_B] = A_NORMAL;
+}
+
 void crt_init(void)
 {
     struct sigaction sa;
@@ -90,17 +107,7 @@ void crt_init(void)
 
     const char *nc = getenv("NO_COLOR");
     crt_has_color = has_colors() && !(nc && *nc);
-    attrs[CRT_NORMAL] = A_NORMAL;
-    attrs[CRT_SELECTED] = A_REVERSE;
-    attrs[CRT_TITLE] = A_REVERSE | A_BOLD;
-    attrs[CRT_MATCH] = A_UNDERLINE | A_BOLD;
-    attrs[CRT_HEAP] = A_NORMAL;
-    attrs[CRT_MAPPED] = A_NORMAL;
-    attrs[CRT_RSS] = A_NORMAL;
-    attrs[CRT_WINDOW] = A_BOLD;
-    attrs[CRT_LIVE] = A_BOLD | A_REVERSE;
-    attrs[CRT_FLAME_A] = A_REVERSE;
-    attrs[CRT_FLAME_B] = A_NORMAL;
+    set_attrs();
     if (crt_has_color) {
         start_color();
         use_default_colors();
@@ -125,12 +132,68 @@ void crt_init(void)
     }
 }
 
+int crt_init_batch(int w, int h)
+{
+    batch_null = fopen("/dev/null", "r+");
+    if (!batch_null) {
+        return -1;
+    }
+    /* Any terminal description will do: nothing is sent anywhere. */
+    batch_screen = newterm("xterm", batch_null, batch_null);
+    if (!batch_screen) {
+        fclose(batch_null);
+        batch_null = NULL;
+        return -1;
+    }
+    set_term(batch_screen);
+    crt_active = 1;
+    resize_term(h, w);
+    cbreak();
+    noecho();
+    keypad(stdscr, TRUE);
+    crt_has_color = 0;
+    set_attrs();
+    return 0;
+}
+
+void crt_dump(FILE *out)
+{
+    wchar_t *line = calloc((size_t)COLS + 1, sizeof *line);
+    size_t cap = (size_t)COLS * MB_CUR_MAX + 1;
+    char *text = malloc(cap);
+    if (!line || !text) {
+        free(line);
+        free(text);
+        return;
+    }
+    for (int y = 0; y < LINES; y++) {
+        int n = mvinnwstr(y, 0, line, COLS);
+        line[n > 0 ? n : 0] = 0;
+        size_t len = wcstombs(text, line, cap);
+        if (len == (size_t)-1) {
+            len = 0;
+        }
+        while (len > 0 && text[len - 1] == ' ') {
+            len--;
+        }
+        fprintf(out, "%.*s\n", (int)len, text);
+    }
+    free(line);
+    free(text);
+}
+
 void crt_done(void)
 {
     if (crt_active) {
         crt_active = 0;
         curs_set(1);
         endwin();
+    }
+    if (batch_screen) {
+        delscreen(batch_screen);
+        batch_screen = NULL;
+        fclose(batch_null);
+        batch_null = NULL;
     }
 }
 

@@ -3,6 +3,7 @@
  * options, loading with a progress bar (before the screen is taken, so
  * that errors read as memprint's), then the screen's event loop. */
 #define _GNU_SOURCE
+#include <curses.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -24,12 +25,18 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: memtui [-c COST] FILE\n"
+               "       memtui --batch [--size WxH] [--keys KEYS] [-c COST] FILE\n"
                "\n"
                "Browses a memrec recording in the terminal: summary, call trees, functions,\n"
                "flame graph, heap over time, time windows. Press ? inside for every key.\n"
                "\n"
                "  -c, --cost TYPE     cost shown first: calls, temporary, peak, leaked,\n"
                "                      allocated, mapped (default peak)\n"
+               "  -b, --batch         no terminal: apply --keys, print the screen as text, exit\n"
+               "  -s, --size WxH      batch screen size (default 120x40)\n"
+               "  -k, --keys KEYS     batch keys, separated by spaces: a character, a name\n"
+               "                      (Up Down Left Right Enter Tab BTab BSpace Esc PgUp PgDn\n"
+               "                      Home End Space), or a word typed letter by letter\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n");
 }
@@ -148,6 +155,59 @@ static int load_with_progress(struct data *d, const char *path, int utf8, int *e
     return l.rc;
 }
 
+/* ---- batch mode ---- */
+
+static const struct {
+    const char *name;
+    int key;
+} key_names[] = {
+    {"Up", KEY_UP},      {"Down", KEY_DOWN}, {"Left", KEY_LEFT}, {"Right", KEY_RIGHT}, {"Enter", '\r'},
+    {"Tab", '\t'},       {"BTab", KEY_BTAB}, {"BSpace", 127},    {"Esc", 27},          {"PgUp", KEY_PPAGE},
+    {"PgDn", KEY_NPAGE}, {"Home", KEY_HOME}, {"End", KEY_END},   {"Space", ' '},
+};
+
+/* The keys of --keys in order; returns how many (at most max), -1 for a bad name. */
+static int parse_keys(const char *spec, int *out, int max)
+{
+    int n = 0;
+    char *copy = xstrdup(spec);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        int named = 0;
+        for (size_t i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
+            if (strcmp(tok, key_names[i].name) == 0 && n < max) {
+                out[n++] = key_names[i].key;
+                named = 1;
+            }
+        }
+        for (const char *p = tok; !named && *p && n < max; p++) {
+            out[n++] = (unsigned char)*p;
+        }
+    }
+    free(copy);
+    return n;
+}
+
+/* Feed the keys, then the dump key, through curses' input queue (read
+ * back in the order pushed: the queue is last in, first out). */
+static int run_batch(struct app *app, const char *keys, int w, int h)
+{
+    enum { MAX_KEYS = 100 };
+    int codes[MAX_KEYS];
+    int n = keys ? parse_keys(keys, codes, MAX_KEYS) : 0;
+    if (crt_init_batch(w, h) < 0) {
+        die("cannot start curses for the batch screen");
+    }
+    ungetch(SCREEN_KEY_DUMP);
+    for (int i = n; i > 0; i--) {
+        ungetch(codes[i - 1]);
+    }
+    int status = screen_run(app);
+    crt_dump(stdout);
+    crt_done();
+    return status;
+}
+
 static void free_app(struct app *app)
 {
     free(app->summary.rows);
@@ -177,13 +237,28 @@ int main(int argc, char **argv)
         {"cost", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
+        {"batch", no_argument, NULL, 'b'},
+        {"size", required_argument, NULL, 's'},
+        {"keys", required_argument, NULL, 'k'},
         {NULL, 0, NULL, 0},
     };
+    int batch = 0, width = 120, height = 40;
+    const char *keys = NULL;
     enum cost_type cost = COST_PEAK;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "c:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:hVbs:k:", longs, NULL)) != -1) {
         switch (c) {
+        case 'b': batch = 1; break;
+        case 'k': keys = optarg; break;
+        case 's': {
+            char extra;
+            if (sscanf(optarg, "%dx%d%c", &width, &height, &extra) != 2 || width < 20 || height < 10 || width > 1000 ||
+                height > 1000) {
+                die_code(2, "invalid size '%s' (expected WxH, from 20x10 to 1000x1000)", optarg);
+            }
+            break;
+        }
         case 'c':
             if (cost_parse(optarg, &cost) < 0) {
                 die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
@@ -204,7 +279,7 @@ int main(int argc, char **argv)
     }
     const char *path = argv[optind];
     char why[256];
-    if (crt_check(why, sizeof why) < 0) {
+    if (!batch && crt_check(why, sizeof why) < 0) {
         die("%s", why);
     }
     int utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
@@ -221,9 +296,14 @@ int main(int argc, char **argv)
         die("cannot read '%s': %s", path, memfmt_strerror(rc));
     }
     data_set_cost(&app.d, cost, 0);
-    crt_init();
-    int status = screen_run(&app);
-    crt_done();
+    int status;
+    if (batch) {
+        status = run_batch(&app, keys, width, height);
+    } else {
+        crt_init();
+        status = screen_run(&app);
+        crt_done();
+    }
     free_app(&app);
     if (crt_quit_signal) {
         return 128 + crt_quit_signal;

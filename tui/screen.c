@@ -248,6 +248,10 @@ static int prompt_line(struct app *app, const char *prompt, char *buf, size_t ca
         if (c == ERR || c == KEY_RESIZE) {
             continue;
         }
+        if (c == SCREEN_KEY_DUMP) {
+            ungetch(c);
+            return 1;
+        }
         if (c == 27) {
             return 0;
         }
@@ -274,6 +278,10 @@ void screen_status(struct app *app, const char *fmt, const char *arg)
 
 void screen_apply_window(struct app *app, int on, uint64_t from, uint64_t to)
 {
+    /* One more pass over the file: say so while the screen waits. */
+    screen_status(app, "%s", on ? "computing the window (one more pass over the recording)..." : "");
+    draw(app, NULL, NULL);
+    app->status[0] = 0;
     int e = 0;
     int rc = data_set_window(&app->d, on, from, to, &e);
     if (rc < 0) {
@@ -386,6 +394,9 @@ int screen_run(struct app *app)
         }
         if (c == KEY_RESIZE) {
             continue;
+        }
+        if (c == SCREEN_KEY_DUMP) {
+            return 0;
         }
         if (app->help) {
             app->help = 0;

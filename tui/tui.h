@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -104,6 +105,13 @@ enum crt_color {
     CRT_NCOLORS,
 };
 
+/** Batch mode: curses on a screen of w x h cells that goes nowhere
+ * (/dev/null), no colours, no signal handlers. Returns 0, or -1 when
+ * curses cannot start. */
+int crt_init_batch(int w, int h);
+/** Batch mode: write the screen's text to `out`, one line per row,
+ * trailing spaces removed. */
+void crt_dump(FILE *out);
 /** Refuse terminals curses cannot drive well (TERM unset or "dumb",
  * output not a terminal): 0 when usable, else -1 with a message in buf. */
 int crt_check(char *buf, size_t cap);
@@ -258,6 +266,10 @@ void list_scroll(struct list *l, int h);
 void screen_apply_window(struct app *app, int on, uint64_t from, uint64_t to);
 /** A one-line message on the status line until the next key (`fmt` has one %s). */
 void screen_status(struct app *app, const char *fmt, const char *arg);
+/** A key code no terminal sends: the batch mode's last key, which ends
+ * the loop with the screen as the keys before it left it (a prompt open
+ * at that moment takes it as Enter). */
+#define SCREEN_KEY_DUMP 0x4000
 /** Run the event loop until quit. Returns the exit status. */
 int screen_run(struct app *app);
 

@@ -510,6 +510,21 @@ try:
     check("memtui: cannot run on a dumb terminal (TERM=dumb)" in r.stderr.decode(), "TERM=dumb: clear refusal")
     r = run([MEMTUI, "--cost", "bogus", phases])
     check_eq(r.returncode, 2, "bad --cost: usage exit status")
+
+    # ---- batch mode: the same screens as text, no terminal needed ----
+    r = run([MEMTUI, "--batch", phases], stdin=subprocess.DEVNULL)
+    out = r.stdout.decode()
+    check_eq(r.returncode, 0, "batch: exit status")
+    check(all(want in out.split("\n") for want in summary_lines), "batch: the summary lines are memprint's")
+    check_eq(len(out.rstrip("\n").split("\n")), 40, "batch: 40 lines by default")
+    r = run([MEMTUI, "-b", "-s", "80x24", "-c", "calls", "-k", "2 Right Down Right", phases], stdin=subprocess.DEVNULL)
+    out = r.stdout.decode()
+    check(re.search(r"^\s+3\s+3\s+20\.00%\s+scratch$", out, re.M) is not None, "batch: keys expand down to scratch")
+    check(max(len(ln) for ln in out.split("\n")) <= 80 and len(out.rstrip("\n").split("\n")) == 24, "batch: 80x24")
+    r = run([MEMTUI, "-b", "-k", "6 w 500-1500 Enter 1", phases], stdin=subprocess.DEVNULL)
+    check("calls to allocation functions: 9 (" in r.stdout.decode(), "batch: a window typed with w")
+    r = run([MEMTUI, "-b", "-s", "5x5", phases])
+    check_eq(r.returncode, 2, "batch: bad size is a usage error")
 finally:
     tmux("kill-server", check_rc=False)
 
