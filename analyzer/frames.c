@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Per-node symbolized frames (frames.h): one lookup per node, the frames
- * kept in one pool. Never prints. */
+ * kept in chunks that never move, so that a pointer handed out stays
+ * valid until frames_free() (the call tree keeps them). Never prints. */
 #include "frames.h"
 
 #include <stdio.h>
@@ -13,10 +14,19 @@
 
 #define MAX_INLINE 16
 
+/* Frames per chunk: a node's frames (at most MAX_INLINE) never straddle two. */
+#define CHUNK_FRAMES 4096
+
 struct node_slot {
-    uint32_t first; /* index into the pool */
+    const struct sym_frame *first; /* in a chunk */
     uint16_t count;
     uint8_t done;
+};
+
+struct frame_chunk {
+    struct frame_chunk *next;
+    size_t used;
+    struct sym_frame frames[CHUNK_FRAMES];
 };
 
 struct frames {
@@ -24,8 +34,7 @@ struct frames {
     struct symbolizer *sym;
     struct symfiles *files; /* each file registered with the symbolizer once */
     struct node_slot *slots;
-    struct sym_frame *pool;
-    size_t npool, pool_cap;
+    struct frame_chunk *chunks; /* the newest first */
 };
 
 struct frames *frames_new(const struct model *m)
@@ -50,11 +59,15 @@ void frames_free(struct frames *f)
     symfiles_free(f->files);
     symbolize_free(f->sym);
     free(f->slots);
-    free(f->pool);
+    while (f->chunks) {
+        struct frame_chunk *next = f->chunks->next;
+        free(f->chunks);
+        f->chunks = next;
+    }
     free(f);
 }
 
-/* Looks the node up once; the slot then points into the pool. */
+/* Looks the node up once; the slot then points into a chunk. */
 static void resolve(struct frames *f, uint32_t node)
 {
     struct node_slot *s = &f->slots[node];
@@ -69,11 +82,17 @@ static void resolve(struct frames *f, uint32_t node)
     if (n->ip != 0) {
         k = symfiles_lookup(f->files, node, tmp, MAX_INLINE);
     }
-    xgrow((void **)&f->pool, &f->pool_cap, f->npool + (size_t)k, sizeof *f->pool);
-    s->first = (uint32_t)f->npool;
+    struct frame_chunk *c = f->chunks;
+    if (!c || c->used + (size_t)k > CHUNK_FRAMES) {
+        c = xmalloc(sizeof *c);
+        c->next = f->chunks;
+        c->used = 0;
+        f->chunks = c;
+    }
+    memcpy(c->frames + c->used, tmp, sizeof tmp[0] * (size_t)k);
+    s->first = c->frames + c->used;
     s->count = (uint16_t)k;
-    memcpy(f->pool + f->npool, tmp, sizeof tmp[0] * (size_t)k);
-    f->npool += (size_t)k;
+    c->used += (size_t)k;
 }
 
 const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t *n)
@@ -86,7 +105,7 @@ const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t
         resolve(f, node);
     }
     *n = f->slots[node].count;
-    return *n ? f->pool + f->slots[node].first : NULL;
+    return *n ? f->slots[node].first : NULL;
 }
 
 const struct model *frames_model(const struct frames *f)
