@@ -49,17 +49,18 @@ size_t esc_utf8_len(const unsigned char *s, size_t n)
 
 /* The text form of the character at s: copied into out (at most 8 bytes)
  * or escaped. Returns bytes written to out; *used says how many of s. */
-static size_t text_step(const unsigned char *s, size_t n, char out[16], size_t *used)
+static size_t text_step(const unsigned char *s, size_t n, char out[16], size_t *used, int ascii_only)
 {
     static const char hex[] = "0123456789abcdef";
     size_t len = esc_utf8_len(s, n);
     int control = len == 1 ? (s[0] < 0x20 || s[0] == 0x7f) : (len == 2 && s[0] == 0xc2 && s[1] < 0xa0);
-    if (len > 0 && !control) {
+    if (len > 0 && !control && (len == 1 || !ascii_only)) {
         memcpy(out, s, len);
         *used = len;
         return len;
     }
-    /* A control character (one or two bytes) or a byte that is not UTF-8. */
+    /* A control character (one or two bytes), a byte that is not UTF-8, or
+     * a character an ASCII-only output cannot show. */
     size_t k = len > 0 ? len : 1;
     size_t o = 0;
     for (size_t i = 0; i < k; i++) {
@@ -94,7 +95,7 @@ void esc_text_fputs(const char *s, FILE *f)
         }
         char out[16];
         size_t used;
-        size_t k = text_step(p, n, out, &used);
+        size_t k = text_step(p, n, out, &used, 0);
         fwrite(out, 1, k, f);
         p += used;
         n -= used;
@@ -102,6 +103,11 @@ void esc_text_fputs(const char *s, FILE *f)
 }
 
 char *esc_text(const char *s)
+{
+    return esc_text_for(s, 0);
+}
+
+char *esc_text_for(const char *s, int ascii_only)
 {
     if (!s) {
         return xstrdup("?");
@@ -113,7 +119,7 @@ char *esc_text(const char *s)
     size_t o = 0;
     while (n > 0) {
         size_t used;
-        o += text_step(p, n, d + o, &used);
+        o += text_step(p, n, d + o, &used, ascii_only);
         p += used;
         n -= used;
     }

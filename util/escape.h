@@ -29,6 +29,10 @@ void esc_text_fputs(const char *s, FILE *f);
 /** `s` in the text form, as a new string the caller frees (xmalloc:
  * dies when memory runs out). NULL gives "?". */
 char *esc_text(const char *s);
+/** As esc_text(), and with `ascii_only` every character outside ASCII is
+ * written as \xHH of its bytes too: for a terminal whose locale is not
+ * UTF-8 (memtui in the C locale). */
+char *esc_text_for(const char *s, int ascii_only);
 /** Write `s` as a JSON string value, quotes included (NULL writes null).
  * The output is valid UTF-8 whatever `s` holds: valid UTF-8 characters are
  * copied (quote, backslash and controls escaped as RFC 8259 asks, and DEL
