@@ -652,9 +652,21 @@ static void print_summary(const struct session *s, const struct recording *r)
 /* ---- attaching to a running process ---- */
 
 #define ATTACH_TIMEOUT_MS 30000
+/* How long the recorder may take to undo the attach and close its pipe
+ * (it acts within one flush period, 10 ms, plus the last events). */
+#define DETACH_TIMEOUT_MS 3000
+
+/* The file of the recording under way: a failed attach removes it. */
+static const char *attach_outname;
 
 static void attach_fail(pid_t pid, const char *what)
 {
+    if (attach_outname) {
+        unlink(attach_outname);
+    }
+    if (got_stop) {
+        die_code(130, "attach to process %d interrupted: nothing was recorded", (int)pid);
+    }
     die("cannot attach to process %d: %s", (int)pid, what);
 }
 
@@ -689,7 +701,8 @@ static void serve_idle(void *ctx)
 
 /* Where the recorder's entry points are in the target, once loaded. */
 struct attach_state {
-    uint64_t handle, detach_fn;
+    uint64_t handle;
+    uint64_t detach_request; /* its memrec_detach_request: set to 1 to detach */
     struct inject_libc lc;
     uint64_t stopped_ns;
     int recorder_busy; /* the recorder's code is among the busy ranges */
@@ -713,16 +726,15 @@ static void remote_dlerror(struct inject *in, const struct attach_state *a, char
     }
 }
 
-/* Load the recorder into `pid` and start it. Dies with one line on error. */
-static void attach_start(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a)
+/* One try: stop a thread, load the recorder and call memrec_attach().
+ * Returns memrec_attach()'s result; dies with one line on error. */
+static int64_t attach_once(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a,
+                           int timeout_ms)
 {
     char err[512];
-    struct inject in;
-    /* Attached before: a thread may still be returning through the
-     * recorder's code, which the start takes locks of. */
-    inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
-    a->recorder_busy = 1;
-    if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, sizeof err) != 0) {
+    struct inject in = {.cancel = &got_stop};
+    int rb = inject_begin(&in, pid, &a->lc, timeout_ms, err, sizeof err);
+    if (rb != 0) {
         attach_fail(pid, err);
     }
     uint64_t path = inject_put(&in, preload, strlen(preload) + 1);
@@ -737,12 +749,13 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
         attach_fail(pid, err);
     }
     uint64_t name = inject_put(&in, "memrec_attach", sizeof "memrec_attach");
-    uint64_t dname = inject_put(&in, "memrec_detach", sizeof "memrec_detach");
+    uint64_t rname = inject_put(&in, "memrec_detach_request", sizeof "memrec_detach_request");
     uint64_t fn = 0;
-    if (!name || !dname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
-        inject_call(&in, a->lc.dlsym, handle, dname, 0, &a->detach_fn, 2000, err, sizeof err) != 0 || !a->detach_fn) {
+    if (!name || !rname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
+        inject_call(&in, a->lc.dlsym, handle, rname, 0, &a->detach_request, 2000, err, sizeof err) != 0 ||
+        !a->detach_request) {
         inject_end(&in);
-        attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach (a different version?)");
+        attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach_request (a different version?)");
     }
     char v_sock[200], v_target[64], v_depth[64], v_rate[64];
     char *vars[4];
@@ -776,29 +789,74 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
     inject_end(&in);
     a->handle = handle;
     a->stopped_ns = in.stopped_ns;
-    if ((int64_t)rc != 0) {
-        attach_fail(pid, (int64_t)rc == -2 ? "memrec is already recording it" : "the recorder could not start in it");
+    return (int64_t)rc;
+}
+
+/* Load the recorder into `pid` and start it. Dies with one line on error
+ * (or when Ctrl+C comes before the process was changed). */
+static void attach_start(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a)
+{
+    /* Attached before: a thread may still be returning through the
+     * recorder's code, which the start takes locks of. */
+    inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
+    uint64_t end = mono_ms() + ATTACH_TIMEOUT_MS;
+    for (;;) {
+        int left = (int)(end > mono_ms() ? end - mono_ms() : 1);
+        int64_t rc = attach_once(s, pid, preload, sock, a, left);
+        if (rc == 0) {
+            return;
+        }
+        if (rc != -3 || mono_ms() > end || got_stop) {
+            attach_fail(pid, rc == -2   ? "memrec is already recording it"
+                             : rc == -3 ? "its thread stayed inside the recorder; try again"
+                                        : "the recorder could not start in it");
+        }
+        /* Stopped inside a hook of an earlier attach: let it run on. */
+        struct timespec t = {0, 2 * 1000 * 1000};
+        nanosleep(&t, NULL);
     }
 }
 
-/* Stop recording `pid` and leave it running. */
+/* Stop recording `pid` and leave it running. No thread of it is stopped:
+ * memrec sets the recorder's memrec_detach_request, and the recorder's
+ * service thread puts the GOT slots back, sends the last events, closes
+ * the pipe and ends; memrec reads the pipe until its end of file. A
+ * thread of the program running the detach could be stopped inside its
+ * own buffer and wait for itself forever. Returns 0, or -1 with a reason. */
 static int attach_stop(struct session *s, pid_t pid, struct attach_state *a, char *err, size_t cap)
 {
-    struct inject in;
-    /* The detach takes the recorder's locks: never stop a thread inside it. */
-    if (!a->recorder_busy) {
-        inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
-        a->recorder_busy = 1;
-    }
-    if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, cap) != 0) {
+    int one = 1;
+    struct iovec local = {&one, sizeof one};
+    struct iovec remote = {(void *)(uintptr_t)a->detach_request, sizeof one};
+    if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof one) {
+        snprintf(err, cap, "cannot write into its memory: %s", strerror(errno));
         return -1;
     }
-    in.idle = serve_idle;
-    in.idle_ctx = s;
-    uint64_t rc = 0;
-    int r = inject_call(&in, a->detach_fn, 0, 0, 0, &rc, ATTACH_TIMEOUT_MS, err, cap);
-    inject_end(&in);
-    return r;
+    struct recording *r = s->main;
+    recording_close_write(r);
+    uint64_t end = mono_ms() + DETACH_TIMEOUT_MS;
+    int stops = got_stop;
+    while (!r->eof) {
+        serve(s);
+        recording_pump(r);
+        if (r->eof) {
+            break;
+        }
+        if (kill(pid, 0) != 0) {
+            return 0; /* ended meanwhile: the caller says so */
+        }
+        if (got_stop > stops) {
+            snprintf(err, cap, "interrupted while its recorder finished");
+            return -1;
+        }
+        if (mono_ms() > end) {
+            snprintf(err, cap, "its recorder did not finish within %d ms", DETACH_TIMEOUT_MS);
+            return -1;
+        }
+        struct pollfd p[2] = {{r->rfd, POLLIN, 0}, {s->lfd, POLLIN, 0}};
+        poll(p, 2, 10);
+    }
+    return 0;
 }
 
 static int attach_main(struct options *o)
@@ -833,12 +891,14 @@ static int attach_main(struct options *o)
         die("cannot create '%s': %s", outname,
             errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
     }
+    attach_outname = s.main->outname;
     free(outname);
     s.main->is_main = 1;
     s.main->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     s.name = comm;
 
     attach_start(&s, pid, preload, sock, &a);
+    attach_outname = NULL;
     if (!o->quiet) {
         fprintf(stderr, "memrec: attached to process %d (%s), which was stopped for %.1f ms; Ctrl+C detaches\n",
                 (int)pid, comm, (double)a.stopped_ns / 1e6);
@@ -848,8 +908,8 @@ static int attach_main(struct options *o)
     if (!s.main->finished) {
         char err[256];
         if (attach_stop(&s, pid, &a, err, sizeof err) != 0 && kill(pid, 0) == 0) {
-            warning("cannot detach cleanly from process %d: %s; its recorder stops when it finds memrec gone", (int)pid,
-                    err);
+            warning("cannot detach cleanly from process %d: %s; its recorder disarms itself when it finds memrec gone",
+                    (int)pid, err);
         }
         if (kill(pid, 0) != 0) {
             how = MEMFMT_END_UNKNOWN;

@@ -122,6 +122,9 @@ void recording_pump(struct recording *r)
 {
     for (int i = 0; i < 64 && !r->failed; i++) {
         ssize_t k = read(r->rfd, r->buf + r->len, READ_CHUNK);
+        if (k == 0) {
+            r->eof = 1;
+        }
         if (k <= 0) {
             return;
         }
@@ -130,6 +133,14 @@ void recording_pump(struct recording *r)
         if (rc < 0) {
             fail_write(r, rc);
         }
+    }
+}
+
+void recording_close_write(struct recording *r)
+{
+    if (r->wfd >= 0) {
+        close(r->wfd);
+        r->wfd = -1;
     }
 }
 
@@ -193,7 +204,7 @@ void recording_finish(struct recording *r, unsigned how, int value, uint64_t max
         error("cannot write '%s': %s", r->outname, strerror(errno));
     }
     close(r->rfd);
-    close(r->wfd);
+    recording_close_write(r);
     if (r->pidfd >= 0) {
         close(r->pidfd);
     }

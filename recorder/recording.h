@@ -29,6 +29,7 @@ struct recording {
     uint64_t start_ms;
     uint64_t rss_seen;
     int finished;
+    int eof; /* every write end is closed and the pipe is read to its end */
     int failed; /* writing the file failed (said once, on stderr) */
     int bad_batches;
     unsigned how; /* END record */
@@ -42,6 +43,9 @@ struct recording {
 struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags, int level, uint64_t sample_rate);
 /** Read what the pipe holds now (never blocks) and merge it. */
 void recording_pump(struct recording *r);
+/** Close memrec's own write end: once the process closes its copy, the
+ * pipe reads end of file (`eof`), and the hub hands out no new copy. */
+void recording_close_write(struct recording *r);
 /** Write a resident-set sample if it changed (from /proc/PID/statm). */
 void recording_sample_rss(struct recording *r);
 /** Flush the compressed stream so far (a reader sees it). */
