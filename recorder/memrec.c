@@ -36,9 +36,13 @@
 #define PRELOAD_NAME "libmemrec_preload.so"
 #define FLUSH_EVERY_MS 100
 #define RSS_EVERY_MS 10
-#define STOP_GRACE_MS 2000
 
 static volatile sig_atomic_t got_stop; /* SIGINT/SIGTERM/SIGHUP count */
+static volatile sig_atomic_t last_stop; /* the latest of them */
+/* Per signal number, how many were sent to memrec by another process
+ * (kill(1), a service manager): those are passed on to the program. */
+static volatile sig_atomic_t sent_to_us[32];
+static volatile sig_atomic_t program_pid; /* its own signals to us are not sent back */
 static volatile sig_atomic_t got_chld;
 
 struct options {
@@ -451,10 +455,17 @@ static void serve(struct session *s)
 
 /* ---- main loop ---- */
 
-static void on_stop(int sig)
+static void on_stop(int sig, siginfo_t *si, void *uc)
 {
-    (void)sig;
+    (void)uc;
     got_stop++;
+    last_stop = sig;
+    /* si_code <= 0: sent by a process (kill, sigqueue, tgkill). A terminal's
+     * Ctrl+C (SI_KERNEL) reaches the whole foreground process group, the
+     * program too: passing it on would deliver it twice. */
+    if (si && si->si_code <= 0 && si->si_pid != program_pid && sig < (int)(sizeof sent_to_us / sizeof *sent_to_us)) {
+        sent_to_us[sig]++;
+    }
 }
 
 static void on_chld(int sig)
@@ -468,7 +479,8 @@ static void on_chld(int sig)
 static void catch_stop_signals(void)
 {
     struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
+    sa.sa_sigaction = on_stop;
+    sa.sa_flags = SA_SIGINFO;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
@@ -528,6 +540,31 @@ static int all_finished(const struct session *s)
     return 1;
 }
 
+/* A program memrec started: SIGINT, SIGTERM and SIGHUP sent to memrec
+ * alone go on to the program, as time(1) does, and the recording goes on
+ * until the program ends; a second one stops the recording at once. */
+static void pass_on_signals(struct session *s, int *passed)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        int sig = sigs[i];
+        while (passed[sig] < sent_to_us[sig]) {
+            passed[sig]++;
+            if (!s->reaped) {
+                kill(s->child.pid, sig);
+            }
+        }
+    }
+    static int said;
+    if (got_stop == 1 && !said && !s->reaped) {
+        said = 1;
+        if (!s->o->quiet) {
+            fprintf(stderr, "memrec: SIG%s %s process %d; recording until it ends (a second signal stops it now)\n",
+                    sigabbrev_np(last_stop), passed[last_stop] ? "passed on to" : "also went to", (int)s->child.pid);
+        }
+    }
+}
+
 /* Read the pipes and serve the socket until every recorded process ended
  * or the user stopped us. */
 static void run(struct session *s)
@@ -535,10 +572,14 @@ static void run(struct session *s)
     uint64_t last_flush = mono_ms(), last_rss = 0, stop_at = 0;
     struct pollfd *pfd = NULL;
     size_t pfd_cap = 0;
+    int passed[sizeof sent_to_us / sizeof *sent_to_us] = {0};
     for (;;) {
         uint64_t now = mono_ms();
         if (got_stop && !stop_at) {
             stop_at = now;
+        }
+        if (got_stop && !s->attached) {
+            pass_on_signals(s, passed);
         }
         if (got_chld) {
             got_chld = 0;
@@ -550,7 +591,7 @@ static void run(struct session *s)
             main_end(s, &how, &value);
             finish(s, s->main, how, value);
         }
-        if (all_finished(s) || (stop_at && (s->attached || got_stop > 1 || now - stop_at > STOP_GRACE_MS))) {
+        if (all_finished(s) || (stop_at && (s->attached || got_stop > 1))) {
             break;
         }
         if (now - last_rss >= RSS_EVERY_MS) {
@@ -949,6 +990,7 @@ int main(int argc, char **argv)
     sigaction(SIGCHLD, &sa, NULL);
 
     start_child(&s.child, &o, path, sock, preload);
+    program_pid = s.child.pid;
 
     char *outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
     s.main = session_add(&s, s.child.pid, outname, 0);
@@ -982,17 +1024,15 @@ int main(int argc, char **argv)
     close(s.child.err_fd);
 
     run(&s);
-    if (!s.reaped && got_stop == 0) {
+    if (!s.reaped && got_stop < 2) {
         reap(&s, 0);
     }
-    /* Stopped by a signal: the program got it too and is likely exiting;
-     * give it the rest of the grace period before calling it detached. */
-    for (int i = 0; !s.reaped && i < STOP_GRACE_MS / 10; i++) {
+    if (!s.reaped) {
         reap(&s, WNOHANG);
-        if (!s.reaped) {
-            struct timespec ten_ms = {0, 10 * 1000 * 1000};
-            nanosleep(&ten_ms, NULL);
-        }
+    }
+    if (!s.reaped && !o.quiet) {
+        fprintf(stderr, "memrec: SIG%s again: recording stopped; process %d runs on unrecorded\n",
+                sigabbrev_np(last_stop), (int)s.child.pid);
     }
     unsigned how;
     int value;
@@ -1028,5 +1068,5 @@ int main(int argc, char **argv)
     if (how == MEMFMT_END_SIGNALED) {
         return 128 + value;
     }
-    return 130;
+    return 128 + (last_stop ? last_stop : SIGINT);
 }
