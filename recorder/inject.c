@@ -94,6 +94,13 @@ const char *inject_obstacle(pid_t pid, char *buf, size_t cap)
         snprintf(buf, cap, "it has exited (zombie)");
         return buf;
     }
+    if (s && (strstr(s, "(stopped)") || strstr(s, "(tracing stop)")) && strstr(s, "stop)") < strchr(s + 1, '\n')) {
+        /* Its threads would take the injected calls, but the recorder's own
+         * thread could not run until it is continued: a detach would wait
+         * for it. */
+        snprintf(buf, cap, "it is stopped (SIGSTOP or job control); continue it first (kill -CONT %d)", (int)pid);
+        return buf;
+    }
     char scope[16];
     if (read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0 && geteuid() != 0) {
         int v = atoi(scope);
@@ -400,6 +407,27 @@ static void note_signal(struct inject *in, int sig)
     }
 }
 
+static int save_fp(struct inject *in)
+{
+    struct iovec v = {in->xstate, sizeof in->xstate};
+    if (ptrace(PTRACE_GETREGSET, in->tid, (void *)(uintptr_t)NT_X86_XSTATE, &v) == 0) {
+        in->xstate_len = v.iov_len;
+        return 0;
+    }
+    in->xstate_len = 0;
+    return ptrace(PTRACE_GETFPREGS, in->tid, 0, &in->fpregs) == 0 ? 0 : -1;
+}
+
+static void restore_fp(struct inject *in)
+{
+    if (in->xstate_len) {
+        struct iovec v = {in->xstate, in->xstate_len};
+        ptrace(PTRACE_SETREGSET, in->tid, (void *)(uintptr_t)NT_X86_XSTATE, &v);
+    } else {
+        ptrace(PTRACE_SETFPREGS, in->tid, 0, &in->fpregs);
+    }
+}
+
 int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int timeout_ms, char *err, size_t cap)
 {
     void (*idle)(void *) = in->idle;
@@ -455,6 +483,11 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
             return -1;
         }
         if (!thread_busy(pid, lc, &in->saved)) {
+            if (save_fp(in) != 0) {
+                snprintf(err, cap, "cannot read its floating-point registers: %s", strerror(errno));
+                ptrace(PTRACE_DETACH, in->tid, 0, 0);
+                return -1;
+            }
             in->t0 = t0;
             /* Below the red zone, 16-byte aligned, with room for strings. */
             in->scratch = (in->saved.rsp - 256) & ~(uint64_t)15;
@@ -558,6 +591,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
 void inject_end(struct inject *in)
 {
     ptrace(PTRACE_SETREGS, in->tid, 0, &in->saved);
+    restore_fp(in);
     in->stopped_ns = now_ns() - in->t0;
     ptrace(PTRACE_DETACH, in->tid, 0, 0);
     for (int i = 0; i < in->npending; i++) {

@@ -14,6 +14,12 @@ struct inject {
     pid_t pid; /* the process */
     pid_t tid; /* the thread that runs the calls */
     struct user_regs_struct saved; /* its registers when it was stopped */
+    /* Its floating-point and vector registers (the XSAVE area, or the
+     * x87/SSE part where the kernel offers no more): the injected calls
+     * use them, and the code stopped may hold live values there. */
+    uint8_t xstate[8192] __attribute__((aligned(64)));
+    size_t xstate_len; /* 0: only `fpregs` was saved */
+    struct user_fpregs_struct fpregs;
     uint64_t scratch; /* where strings go: below its stack pointer */
     int pending[8]; /* signals that arrived while it was ours, re-sent at the end */
     int npending;

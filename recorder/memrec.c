@@ -830,7 +830,7 @@ static int64_t attach_once(struct session *s, pid_t pid, const char *preload, co
     inject_end(&in);
     a->handle = handle;
     a->stopped_ns = in.stopped_ns;
-    return (int64_t)rc;
+    return (int32_t)(uint32_t)rc; /* an int in eax: the upper half of rax is not part of it */
 }
 
 /* Load the recorder into `pid` and start it. Dies with one line on error

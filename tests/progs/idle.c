@@ -9,13 +9,16 @@
  * allocates through a few nested calls, which leaves return addresses of
  * malloc on the stack, below the frames that stay. It prints "ready" (and
  * the port), then, once woken, allocates 1000 blocks of 10001 bytes, frees
- * them, prints "done" and exits 0. Nothing else is written. */
+ * them, prints "done" and exits 0. Nothing else is written. With "spin" it
+ * never blocks: it spins in its own code over stale malloc return
+ * addresses (see spin()) until SIGTERM. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +57,30 @@ static void *waker(void *arg)
     return NULL;
 }
 
+static volatile sig_atomic_t stop_spin;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop_spin = 1;
+}
+
+/* Spins in its own code with a 4 KiB frame it never writes: the frame
+ * keeps what churn()'s calls left there, return addresses into malloc
+ * among them, which is what memrec's stack check cannot tell from live
+ * ones (the thread is never in a system call). */
+__attribute__((noinline)) static void spin(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    volatile unsigned char *frame = __builtin_alloca(4096);
+    frame[4095] = 0;
+    while (!stop_spin) {
+        frame[4095]++;
+    }
+}
+
 static void ready(void)
 {
     printf("ready\n");
@@ -63,7 +90,7 @@ static void ready(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: idle read|accept|futex|open FIFO|dlopen LIB\n");
+        fprintf(stderr, "usage: idle read|accept|futex|spin|open FIFO|dlopen LIB\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -113,6 +140,9 @@ int main(int argc, char **argv)
         if (!h) {
             return 4;
         }
+    } else if (strcmp(mode, "spin") == 0) {
+        ready();
+        spin();
     } else {
         return 2;
     }
