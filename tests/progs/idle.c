@@ -6,8 +6,9 @@
  * argv[2] for reading, before any writer), or "dlopen" (inside dlopen of
  * argv[2], libidlector.so, whose constructor reads stdin: stopped in the
  * middle of dlopen, holding the loader's lock). Before blocking it
- * allocates through a few nested calls, which leaves return addresses of
- * malloc on the stack, below the frames that stay. It prints "ready" (and
+ * allocates through a few nested calls, then blocks in a function whose
+ * frame it never writes: return addresses of malloc stay in that frame,
+ * above the blocked call's stack pointer (bash's frames hold such words). It prints "ready" (and
  * the port), then, once woken, allocates 1000 blocks of 10001 bytes, frees
  * them, prints "done" and exits 0. Nothing else is written. With "spin" it
  * never blocks: it spins in its own code over stale malloc return
@@ -87,14 +88,14 @@ static void ready(void)
     fflush(stdout);
 }
 
-int main(int argc, char **argv)
+/* Blocks with a 4 KiB frame it never writes, as bash's do: the frame keeps
+ * the return addresses into malloc that churn()'s calls left there, above
+ * the stack pointer of the blocked system call. */
+__attribute__((noinline)) static int wait_here(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: idle read|accept|futex|spin|open FIFO|dlopen LIB\n");
-        return 2;
-    }
+    volatile unsigned char *frame = __builtin_alloca(4096);
+    frame[4095] = 0;
     const char *mode = argv[1];
-    churn(6);
     if (strcmp(mode, "read") == 0) {
         ready();
         char c;
@@ -145,6 +146,20 @@ int main(int argc, char **argv)
         spin();
     } else {
         return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: idle read|accept|futex|spin|open FIFO|dlopen LIB\n");
+        return 2;
+    }
+    churn(6);
+    int rc = wait_here(argc, argv);
+    if (rc != 0) {
+        return rc;
     }
     void *blocks[1000];
     for (int i = 0; i < 1000; i++) {
