@@ -100,7 +100,14 @@ static void parse_args(int argc, char **argv, struct options *o)
     /* '+': stop at the program name, its options are its own. */
     while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:hV", longs, NULL)) != -1) {
         switch (c) {
-        case 'o': o->output = optarg; break;
+        case 'o':
+            if (strcmp(optarg, "-") == 0) {
+                /* The recording is binary and finished only at the end: a
+                 * terminal or a pipe reader would get half a file. */
+                die_code(2, "-o -: memrec cannot write the recording to standard output; give a file name");
+            }
+            o->output = optarg;
+            break;
         case 'q': o->quiet = 1; break;
         case 'f': o->follow_fork = 1; break;
         case 'p': {
@@ -381,6 +388,23 @@ static char *child_name(const struct options *o, pid_t pid)
     return name;
 }
 
+/* Why `name` could not be created (errno `e`), as the end of an error line. */
+static const char *create_error(const char *name, int e)
+{
+    struct stat st;
+    if (e == EEXIST && lstat(name, &st) == 0 && S_ISLNK(st.st_mode)) {
+        return stat(name, &st) == 0 ? "it is a symbolic link (memrec never writes through one)"
+                                    : "it is a dangling symbolic link (memrec never writes through one)";
+    }
+    if (e == EEXIST) {
+        return "file exists (memrec never overwrites)";
+    }
+    if (e == ELOOP) {
+        return "it is a symbolic link (memrec never writes through one)";
+    }
+    return strerror(e);
+}
+
 struct session {
     struct options *o;
     struct child child;
@@ -443,7 +467,7 @@ static void serve(struct session *s)
             r = session_add(s, req.pid, name, 0);
             if (!r) {
                 warning("cannot create '%s' for process %d: %s; it is not recorded", name, (int)req.pid,
-                        strerror(errno));
+                        create_error(name, errno));
             } else {
                 r->pidfd = (int)syscall(SYS_pidfd_open, req.pid, 0);
             }
@@ -929,8 +953,7 @@ static int attach_main(struct options *o)
     char *outname = o->output ? xstrdup(o->output) : default_name(comm, pid);
     s.main = session_add(&s, pid, outname, MEMFMT_HF_ATTACHED);
     if (!s.main) {
-        die("cannot create '%s': %s", outname,
-            errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
+        die("cannot create '%s': %s", outname, create_error(outname, errno));
     }
     attach_outname = s.main->outname;
     free(outname);
@@ -998,7 +1021,7 @@ int main(int argc, char **argv)
         int e = errno;
         kill(s.child.pid, SIGKILL);
         waitpid(s.child.pid, NULL, 0);
-        die("cannot create '%s': %s", outname, e == EEXIST ? "file exists (memrec never overwrites)" : strerror(e));
+        die("cannot create '%s': %s", outname, create_error(outname, e));
     }
     s.main->is_main = 1;
     free(outname);
@@ -1051,7 +1074,10 @@ int main(int argc, char **argv)
         }
     }
     if (!o.quiet) {
-        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+        /* With --follow-fork, one file per process: name every one. */
+        for (size_t i = 0; i < s.nrecs; i++) {
+            fprintf(stderr, "memrec: next: memprint %s\n", s.recs[i]->outname);
+        }
     }
     for (size_t i = 0; i < s.nrecs; i++) {
         recording_free(s.recs[i]);
