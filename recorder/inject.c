@@ -357,11 +357,12 @@ static int in_busy(const struct inject_libc *lc, uint64_t a)
 static int blocked_outside(const struct user_regs_struct *r)
 {
     static const long waits[] = {
-        SYS_read,      SYS_readv,       SYS_pread64,     SYS_preadv,       SYS_recvfrom,    SYS_recvmsg,
-        SYS_recvmmsg,  SYS_accept,      SYS_accept4,     SYS_connect,      SYS_open,        SYS_openat,
-        SYS_poll,      SYS_ppoll,       SYS_select,      SYS_pselect6,     SYS_epoll_wait,  SYS_epoll_pwait,
-        SYS_nanosleep, SYS_clock_nanosleep, SYS_wait4,   SYS_waitid,       SYS_pause,       SYS_rt_sigsuspend,
-        SYS_rt_sigtimedwait, SYS_futex, SYS_msgrcv,      SYS_semtimedop,   SYS_flock,       SYS_sendto,
+        SYS_read,     SYS_readv,      SYS_pread64,     SYS_preadv,        SYS_recvfrom,
+        SYS_recvmsg,  SYS_recvmmsg,   SYS_accept,      SYS_accept4,       SYS_connect,
+        SYS_open,     SYS_openat,     SYS_poll,        SYS_ppoll,         SYS_select,
+        SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait, SYS_nanosleep,     SYS_clock_nanosleep,
+        SYS_wait4,    SYS_waitid,     SYS_pause,       SYS_rt_sigsuspend, SYS_rt_sigtimedwait,
+        SYS_futex,    SYS_msgrcv,     SYS_semtimedop,  SYS_flock,         SYS_sendto,
         SYS_sendmsg,
     };
     long nr = (long)r->orig_rax;
