@@ -12,7 +12,7 @@
  * the port), then, once woken, allocates 1000 blocks of 10001 bytes, frees
  * them, prints "done" and exits 0. Nothing else is written. With "spin" it
  * never blocks: it spins in its own code over stale malloc return
- * addresses (see spin()) until SIGTERM. */
+ * addresses (in wait_here()) until SIGTERM. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -64,22 +64,6 @@ static void on_term(int sig)
 {
     (void)sig;
     stop_spin = 1;
-}
-
-/* Spins in its own code with a 4 KiB frame it never writes: the frame
- * keeps what churn()'s calls left there, return addresses into malloc
- * among them, which is what memrec's stack check cannot tell from live
- * ones (the thread is never in a system call). */
-__attribute__((noinline)) static void spin(void)
-{
-    struct sigaction sa = {0};
-    sa.sa_handler = on_term;
-    sigaction(SIGTERM, &sa, NULL);
-    volatile unsigned char *frame = __builtin_alloca(4096);
-    frame[4095] = 0;
-    while (!stop_spin) {
-        frame[4095]++;
-    }
 }
 
 static void ready(void)
@@ -142,8 +126,15 @@ __attribute__((noinline)) static int wait_here(int argc, char **argv)
             return 4;
         }
     } else if (strcmp(mode, "spin") == 0) {
+        /* Never in a system call, and the stack pointer stays just below
+         * the frame holding churn()'s stale return addresses. */
+        struct sigaction sa = {0};
+        sa.sa_handler = on_term;
+        sigaction(SIGTERM, &sa, NULL);
         ready();
-        spin();
+        while (!stop_spin) {
+            frame[4095]++;
+        }
     } else {
         return 2;
     }
