@@ -903,7 +903,7 @@ static int attach_stop(struct session *s, pid_t pid, struct attach_state *a, cha
     int stops = got_stop;
     while (!r->eof) {
         serve(s);
-        recording_pump(r);
+        recording_slurp(r);
         if (r->eof) {
             break;
         }
