@@ -58,24 +58,26 @@ def progress(counter_file, nthreads):
     return sum(struct.unpack_from("<Q", data, 64 * i)[0] for i in range(nthreads))
 
 
-def rate(counter_file, nthreads, control=None, samples=5, window=0.2):
-    """Median rounds per second over a few short windows; with `control`
-    (the counter file of an identical program never attached), the median
-    of the ratio of the two rates over the same windows instead: the
-    machine is shared, and its load moves both alike."""
+def cpu_seconds(pid):
+    """utime + stime of the whole process, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rate(counter_file, nthreads, pid, samples=5, window=0.4):
+    """Median rounds per second of CPU time the program used, over a few
+    windows: what the hooks would cost if they stayed. Per CPU second, not
+    per second: the machine is shared, and how much CPU the program gets
+    moved by a factor of two between measurements."""
     rates = []
     for _ in range(samples):
-        a = progress(counter_file, nthreads)
-        c = progress(control, nthreads) if control else 0
-        t = time.time()
+        a, c = progress(counter_file, nthreads), cpu_seconds(pid)
         time.sleep(window)
-        dt = time.time() - t
-        r = (progress(counter_file, nthreads) - a) / dt
-        if control:
-            rc = (progress(control, nthreads) - c) / dt
-            r = r / rc if rc > 0 else 0.0
-        rates.append(r)
-    return statistics.median(rates)
+        dc = cpu_seconds(pid) - c
+        if dc > 0.05:
+            rates.append((progress(counter_file, nthreads) - a) / dc)
+    return statistics.median(rates) if rates else 0.0
 
 
 def attach_cycle(pid, out, hold, threads0=None):
@@ -114,25 +116,25 @@ def attach_cycle(pid, out, hold, threads0=None):
     return m.returncode, first.decode() + rest.decode(), detached, attached
 
 
-def rate_again(counter, nthreads, before, control=None):
+def rate_again(counter, nthreads, before, pid):
     """The rate after a detach; measured again (up to three times) when it
-    looks low, for the machine is shared and its load changes."""
-    after = rate(counter, nthreads, control)
+    looks low."""
+    after = rate(counter, nthreads, pid)
     for _ in range(3):
         if after > 0.75 * before:
             break
         time.sleep(0.5)
-        after = max(after, rate(counter, nthreads, control))
+        after = max(after, rate(counter, nthreads, pid))
     return after
 
 
-def cycles(name, p, n, hold, counter=None, nthreads=1, expect_allocs=True, control=None):
+def cycles(name, p, n, hold, counter=None, nthreads=1, expect_allocs=True):
     """n attach/detach cycles on the running program p; its progress rate
-    (relative to the control program's, when there is one) before and after."""
+    per CPU second before and after."""
     pid = p.pid
     time.sleep(0.3)
     threads0, fds0 = tasks(pid), fds(pid)
-    before = rate(counter, nthreads, control) if counter else None
+    before = rate(counter, nthreads, pid) if counter else None
     detach_times, attach_times, bad = [], [], []
     allocs = []
     for i in range(n):
@@ -165,9 +167,9 @@ def cycles(name, p, n, hold, counter=None, nthreads=1, expect_allocs=True, contr
     if expect_allocs:
         check(len(allocs) == 2 and min(allocs) > 0, "%s: first and last recordings hold allocations: %r" % (name, allocs))
     if counter:
-        after = rate_again(counter, nthreads, before, control)
-        unit = "of the control's rate" if control else "rounds/s"
-        print("note: %s: %.3g %s before the first attach, %.3g after the last detach" % (name, before, unit, after))
+        after = rate_again(counter, nthreads, before, pid)
+        print("note: %s: %.3g rounds per CPU second before the first attach, %.3g after the last detach" %
+              (name, before, after))
         check(after > 0.75 * before, "%s: progress rate after the detach is that of before (within noise)" % name)
 
 
@@ -190,17 +192,12 @@ def finish(name, p, expect_out, wake=None, sig=signal.SIGTERM):
 
 def busy(name, exe, nthreads, n):
     counter = os.path.join(d, name + ".count")
-    control = os.path.join(d, name + ".control")
     p = subprocess.Popen([prog(exe), str(nthreads), counter], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    c = subprocess.Popen([prog(exe), str(nthreads), control], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     check_eq(p.stdout.readline(), b"ready\n", "%s: started" % name)
-    c.stdout.readline()
     try:
-        cycles(name, p, n, 0.3, counter=counter, nthreads=nthreads, control=control)
+        cycles(name, p, n, 0.3, counter=counter, nthreads=nthreads)
     finally:
         finish(name, p, "")
-        c.kill()
-        c.wait()
 
 
 # 1. The detach deadlock: one thread, all the time in malloc/free.
@@ -262,16 +259,11 @@ if py:
             "while True:\n"
             "    x=[bytes(600+i) for i in range(20)]; n+=1\n"
             "    if n%%64==0: struct.pack_into('<Q',m,0,n)\n" % counter)
-    control = os.path.join(d, "py.control")
     p = subprocess.Popen([py, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    c = subprocess.Popen([py, "-c", code.replace(repr(counter), repr(control))], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
     time.sleep(0.5)
     try:
-        cycles("python3", p, max(CYCLES // 2, 4), 0.3, counter=counter, nthreads=1, control=control)
+        cycles("python3", p, max(CYCLES // 2, 4), 0.3, counter=counter, nthreads=1)
     finally:
-        c.kill()
-        c.wait()
         p.kill()
         out, err = p.communicate()
         check_eq((out, err), (b"", b""), "python3: nothing written to its stdout/stderr")
@@ -281,15 +273,12 @@ else:
 # 6. memrec killed while attached: the recorder in the program disarms
 # itself (hooks out, service thread ended, pipe closed) and a new attach works.
 counter = os.path.join(d, "killed.count")
-control = os.path.join(d, "killed.control")
 p = subprocess.Popen([prog("busy"), "1", counter], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-c = subprocess.Popen([prog("busy"), "1", control], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 p.stdout.readline()
-c.stdout.readline()
 try:
     time.sleep(0.3)
     threads0, fds0 = tasks(p.pid), fds(p.pid)
-    before = rate(counter, 1, control)
+    before = rate(counter, 1, p.pid)
     out = os.path.join(d, "killed.zst")
     m = subprocess.Popen([MEMREC, "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     m.stderr.readline()
@@ -299,14 +288,12 @@ try:
     m.wait()
     t, f = settled(p.pid, threads0, fds0, timeout=2.0)
     check_eq((t, f == fds0), (threads0, True), "memrec killed: threads and descriptors back within 2 s")
-    after = rate_again(counter, 1, before, control)
-    print("note: memrec killed: %.3g of the control's rate before, %.3g after" % (before, after))
+    after = rate_again(counter, 1, before, p.pid)
+    print("note: memrec killed: %.3g rounds per CPU second before, %.3g after" % (before, after))
     check(after > 0.75 * before, "memrec killed: the hooks are gone (progress rate as before)")
     rc, err, dt, at = attach_cycle(p.pid, os.path.join(d, "after-kill.zst"), 0.2)
     check_eq(rc, 0, "memrec killed: a new attach and detach work afterwards")
 finally:
-    c.kill()
-    c.wait()
     finish("memrec killed", p, "")
 
 # 7. A failed attach leaves no file: the process is recorded already.
