@@ -119,6 +119,11 @@ HIDDEN const char *options_env(char **envp, const char *name);
 /** Write one line "memrec: <msg>" to stderr with write(2), at most
  * 20 lines per process. Async-signal-safe, never allocates. */
 HIDDEN void log_msg(const char *msg, const char *detail);
+/** Write `v` in decimal into buf, NUL-terminated; returns the number of
+ * digits. buf must hold LOG_U64_CHARS bytes (the recorder's only number
+ * formatting: no stdio in the target). Async-signal-safe, never allocates. */
+#define LOG_U64_CHARS 21
+HIDDEN size_t log_fmt_u64(char *buf, uint64_t v);
 
 /* ---- unwind.c ---- */
 
