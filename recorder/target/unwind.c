@@ -4,6 +4,7 @@
  * so that main() and thread entry points survive a depth limit. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include "cfi.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>
