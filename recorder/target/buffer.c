@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Per-thread event buffers and the service thread. There is no process-wide
+/* Per-thread event buffers, the pipe, sequence numbers and flush rounds:
+ * the buffers layer, which calls only the base below it (tracetree, unwind,
+ * sample, conn, log, mem) and what its callers hand it (buffer_setup()'s
+ * new-frame callback, the crash handler's wait). There is no process-wide
  * lock on the allocation path: each thread appends to its own buffer under
  * its own (uncontended) spinlock and writes full buffers to the pipe with
  * one write(2) of at most PIPE_BUF bytes, which the kernel keeps whole.
@@ -9,11 +12,10 @@
  * holds its buffer lock; allocations take it after
  * the real allocator returned, frees before the real free is called, so a
  * free always numbers after its allocation and a reuse of the address after
- * the free. Every flush period the service thread reads the counter (S),
+ * the free. Every flush period the service thread (service.c) reads the counter (S),
  * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
  * all events numbered below S have arrived and can write them in order. */
 #define _GNU_SOURCE
-#include "init.h"
 #include "recorder_internal.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
@@ -68,6 +70,7 @@ static atomic_int conn_fd = -1;
 static atomic_int conn_writers;
 static atomic_int conn_lost; /* reopen before the next write */
 static atomic_int conn_reopening;
+static atomic_int silent; /* buffer_silent(): the program's stderr is not ours */
 static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
@@ -75,6 +78,7 @@ static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static struct tbuf service_buf; /* stream 0: SYNC and service records */
+static void (*new_frame)(uint64_t ip); /* buffer_setup(): modules_note_frame() */
 
 /* ---- locks ---- */
 
@@ -289,6 +293,11 @@ static void wait_writers(void)
     }
 }
 
+void buffer_silent(int on)
+{
+    atomic_store(&silent, on);
+}
+
 void buffer_fd_closing(int lo, int hi)
 {
     int fd = atomic_load(&conn_fd);
@@ -344,7 +353,7 @@ static void send_batch(const uint8_t *p, size_t n)
             }
             /* Attached, the program's stderr is not ours to write to: the
              * service thread disarms the recorder without a word. */
-            if (atomic_exchange(&rec_enabled, 0) && !attach_active()) {
+            if (atomic_exchange(&rec_enabled, 0) && !atomic_load(&silent)) {
                 log_msg("lost the connection to memrec; recording stopped", NULL);
             }
         }
@@ -474,8 +483,8 @@ static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
     struct tbuf *b = ctx;
     /* A new frame in a module not announced yet (loaded a moment ago, maybe
      * running its constructor): announce it now, before the node. */
-    if (ip && !modules_contains(ip)) {
-        modules_scan();
+    if (ip && new_frame) {
+        new_frame(ip);
     }
     ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_NODE;
@@ -880,17 +889,11 @@ static void emit_deferred(struct tbuf *b)
 
 void buffer_send_deferred(void)
 {
-    while (tstate.deferred && !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
-        hook_mark_inside(__builtin_frame_address(0));
-        struct tbuf *b = lock_mine(); /* sends the queue */
-        if (b) {
-            unlock_mine(b);
-        } else {
-            tstate.deferred = 0;
-        }
-        tstate.in_hook = 0;
-        atomic_signal_fence(memory_order_seq_cst);
-        tstate.frame = NULL;
+    struct tbuf *b = lock_mine(); /* sends the queue */
+    if (b) {
+        unlock_mine(b);
+    } else {
+        tstate.deferred = 0;
     }
 }
 
@@ -989,18 +992,18 @@ void buffer_record(const uint8_t *rec, size_t len)
 
 /* ---- crash ---- */
 
-static int lock_bounded(atomic_int *l)
+static int lock_bounded(atomic_int *l, int (*wait_more)(int64_t *))
 {
     int64_t deadline = 0;
     while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
-        if (!crash_wait(&deadline)) {
+        if (!wait_more(&deadline)) {
             return 0;
         }
     }
     return 1;
 }
 
-static void flush_one_from_signal(struct tbuf *b, int mine)
+static void flush_one_from_signal(struct tbuf *b, int mine, int (*wait_more)(int64_t *))
 {
     if (mine && b->owner_holds) {
         /* The interrupted code holds the lock (say, abort() inside the real
@@ -1013,14 +1016,14 @@ static void flush_one_from_signal(struct tbuf *b, int mine)
         }
         return;
     }
-    if (!lock_bounded(&b->lock)) {
+    if (!lock_bounded(&b->lock, wait_more)) {
         return;
     }
     others_want(b);
     others_barrier();
     int64_t deadline = 0;
     while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
-        if (!crash_wait(&deadline)) {
+        if (!wait_more(&deadline)) {
             others_done(b); /* its owner is stuck inside the recorder: leave it */
             return;
         }
@@ -1030,25 +1033,25 @@ static void flush_one_from_signal(struct tbuf *b, int mine)
     others_done(b);
 }
 
-void buffer_flush_from_signal(void)
+void buffer_flush_from_signal(int (*wait_more)(int64_t *))
 {
     struct tbuf *mine = tstate.buf;
     int64_t deadline = 0;
     int have_registry = 1;
     while (pthread_mutex_trylock(&reg_lock) != 0) {
-        if (!crash_wait(&deadline)) {
+        if (!wait_more(&deadline)) {
             have_registry = 0;
             break;
         }
     }
     if (!have_registry) {
         if (mine) {
-            flush_one_from_signal(mine, 1);
+            flush_one_from_signal(mine, 1, wait_more);
         }
         return;
     }
     for (struct tbuf *b = registry; b; b = b->next) {
-        flush_one_from_signal(b, b == mine);
+        flush_one_from_signal(b, b == mine, wait_more);
     }
     pthread_mutex_unlock(&reg_lock);
 }
@@ -1073,7 +1076,7 @@ void buffer_modules_gone(void)
     atomic_fetch_add(&tree_gen, 1);
 }
 
-/* ---- service thread ---- */
+/* ---- flush rounds (the service thread, exit, exec, detach) ---- */
 
 static uint64_t now_ms(void)
 {
@@ -1135,57 +1138,7 @@ static void sync_point(void)
     buf_unlock(&service_buf.lock);
 }
 
-/* Bumped at detach: a service thread of an earlier attach ends even when a
- * new attach turned recording on again before it woke up. */
-static atomic_uint service_gen;
-
-static void *service_main(void *arg)
-{
-    unsigned gen = (unsigned)(uintptr_t)arg;
-    tstate.in_hook = 1; /* this thread's own allocations are the recorder's */
-    struct timespec period = {0, (long)opts.flush_ms * 1000000L};
-    while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
-        nanosleep(&period, NULL);
-        modules_scan();
-        if (attach_poll()) {
-            break;
-        }
-        sync_point();
-    }
-    /* Attached (memrec --pid): a detach request, or memrec gone (a write
-     * failed and turned recording off). Either way the program is left as
-     * it was: hooks out, pipe closed, and this thread ends. */
-    if (atomic_load(&service_gen) == gen) {
-        attach_disarm();
-    }
-    return NULL;
-}
-
-void buffer_start_service(void)
-{
-    pthread_t th;
-    pthread_attr_t attr;
-    sigset_t all, old;
-    /* The target's signals must never be delivered to our thread. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256u << 10);
-    if (pthread_create(&th, &attr, service_main, (void *)(uintptr_t)atomic_load(&service_gen)) != 0) {
-        log_msg("cannot start the service thread; events are sent when buffers fill", NULL);
-    }
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* ---- set-up, exit, fork, exec ---- */
-
-static void atfork_child(void)
-{
-    buffer_forget();
-    init_forked();
-}
 
 /* The first batch of a process image says so: after an exec the new image
  * writes into the pipe its predecessor used, and memrec must know where
@@ -1200,7 +1153,7 @@ static void say_image(void)
     buf_unlock(&service_buf.lock);
 }
 
-int buffer_setup(int fd)
+int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 {
     static int once;
     if (!once) {
@@ -1212,9 +1165,9 @@ int buffer_setup(int fd)
         if (pthread_key_create(&exit_key, on_thread_exit) != 0) {
             return -1;
         }
-        pthread_atfork(NULL, NULL, atfork_child);
         once = 1;
     }
+    new_frame = on_new_frame;
     atomic_store(&conn_fd, fd);
     atomic_store(&conn_lost, 0);
     atomic_store(&direct, 0);
@@ -1240,7 +1193,6 @@ void buffer_detach(void)
 {
     sync_point();
     atomic_store(&rec_enabled, 0);
-    atomic_fetch_add(&service_gen, 1);
     /* Events of calls that were already inside a hook. */
     sync_point();
     /* Not buffer_fd_closing(): nothing may ask memrec for a new one. */
@@ -1253,6 +1205,11 @@ void buffer_detach(void)
 }
 
 void buffer_before_exec(void)
+{
+    sync_point();
+}
+
+void buffer_sync(void)
 {
     sync_point();
 }

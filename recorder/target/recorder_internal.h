@@ -207,14 +207,21 @@ HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n
 /** Unmap the tree's memory and reset it to empty. */
 HIDDEN void tracetree_release(struct tracetree *t);
 
-/* ---- buffer.c: per-thread buffers, sequence numbers, the service thread ---- */
+/* ---- buffer.c: per-thread buffers, sequence numbers, flush rounds ---- */
 
-/** Set up the pipe and start recording. Returns 0 or -1 (recording off). */
-HIDDEN int buffer_setup(int fd);
-/** Start the service thread (flushes, time and RSS samples). */
-HIDDEN void buffer_start_service(void);
-/** Detach: flush everything, stop recording and the service thread, and
- * close the pipe. A later buffer_setup() starts again. Called by the
+/** Set up the pipe and start recording. `new_frame` is called (inside the
+ * recorder, the thread's buffer held) for every frame a thread's trace tree
+ * meets for the first time: modules_note_frame(). Returns 0 or -1
+ * (recording off). */
+HIDDEN int buffer_setup(int fd, void (*new_frame)(uint64_t ip));
+/** A flush round: take a sequence number S, flush every thread's buffer,
+ * send SYNC(S) (the service thread, every flush period). */
+HIDDEN void buffer_sync(void);
+/** With `on`, a lost connection to memrec stops recording without a word
+ * on the program's stderr (attached: it is not ours to write to). */
+HIDDEN void buffer_silent(int on);
+/** Detach: flush everything, stop recording, and close the pipe (the
+ * caller stops the service thread first: service_stop()). A later buffer_setup() starts again. Called by the
  * service thread (attach_disarm()), which owns no buffer: the flush waits
  * for every owner to leave its buffer, so a thread that owns one must never
  * call it. */
@@ -244,11 +251,13 @@ HIDDEN void buffer_forget(void);
  * next write asks memrec for a new descriptor of the same pipe. */
 HIDDEN void buffer_fd_closing(int lo, int hi);
 /** From a fatal signal's handler: send every thread's pending events.
- * Async-signal-safe; waits for each lock only as crash_wait() allows, so a
+ * Async-signal-safe; waits for each lock only as `wait_more` allows (it
+ * naps and returns 1, or returns 0 when this lock's wait or the whole
+ * flush's time is over; its *deadline starts at 0 for each lock), so a
  * lock held by the interrupted code or a stuck thread costs that buffer,
  * never a deadlock. The interrupted thread's own buffer, when that thread
  * was holding it, is sent up to its last complete event. */
-HIDDEN void buffer_flush_from_signal(void);
+HIDDEN void buffer_flush_from_signal(int (*wait_more)(int64_t *deadline));
 /** From a fatal signal's handler, after the flush: tell memrec the process
  * dies of `sig`. Async-signal-safe. */
 HIDDEN void buffer_say_signaled(int sig);
@@ -274,7 +283,8 @@ HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t 
 HIDDEN void buffer_map_cancel(uint64_t seq);
 
 /** Send the calls signal handlers queued on this thread (sigdefer.c)
- * while it was inside the recorder. Called outside the recorder. */
+ * while it was inside the recorder. Called between the recorder's entry
+ * and exit marks (hook_send_deferred() in init.c sets them). */
 HIDDEN void buffer_send_deferred(void);
 
 /** Global switches read on the hot path. */
@@ -341,8 +351,6 @@ HIDDEN void hooks_resolve(void);
 /** Attached: hook the objects loaded since the last call (service thread).
  * Returns 1 when memrec asked for the detach (then call attach_disarm()). */
 HIDDEN int attach_poll(void);
-/** Whether memrec --pid attached us (and the detach has not begun). */
-HIDDEN int attach_active(void);
 /** Undo the attach: GOT slots back, every buffer sent, recording off, the
  * pipe closed (buffer_detach()). Only the service thread calls it, at a
  * detach request or when it ends because memrec is gone; idempotent. */
@@ -355,6 +363,10 @@ HIDDEN void attach_disarm(void);
 HIDDEN int modules_scan(void);
 /** Whether ip lies in a module already announced. */
 HIDDEN int modules_contains(uint64_t ip);
+/** A new stack frame at ip (buffer_setup()'s callback): when it lies in no
+ * module announced yet (loaded a moment ago, maybe running its
+ * constructor), scan now, so its MODULE record comes before the frame. */
+HIDDEN void modules_note_frame(uint64_t ip);
 /** Send the PROCESS record. */
 HIDDEN void modules_send_process(char **envp);
 /** A number that changes whenever a scan finds modules loaded or gone. */
@@ -473,10 +485,6 @@ HIDDEN void sample_forget(void);
  * program's own handlers stay). Call when recording starts; may be called
  * again (in a forked child that starts recording). */
 HIDDEN void crash_install(void);
-/** In a crash handler, before trying a lock again: naps briefly and
- * returns 1, or returns 0 once this lock's wait or the whole flush's time
- * is over. *lock_deadline starts at 0 for each lock. */
-HIDDEN int crash_wait(int64_t *lock_deadline);
 
 /* ---- sigdefer.c: signal handlers' calls while their thread is inside ---- */
 
