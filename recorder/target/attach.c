@@ -21,6 +21,7 @@
 #include "init.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
+#include "pipe.h"
 #include "recorder_internal.h"
 #include "service.h"
 
@@ -99,7 +100,7 @@ void attach_disarm(void)
     if (!atomic_exchange(&attached, 0)) {
         return;
     }
-    buffer_silent(0);
+    pipe_silent(0);
     /* First no new call reaches a hook, then the events of the calls
      * already inside one are sent, then the pipe is closed: memrec reads
      * its end of file as the end of the detach. */
@@ -198,7 +199,7 @@ EXPORT int memrec_attach(char **envp)
     modules_scan();
     send_baseline();
     atomic_store(&attached, 1);
-    buffer_silent(1);
+    pipe_silent(1);
     patch_all();
     service_start();
     rc = 0;

@@ -16,6 +16,7 @@
  * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
  * all events numbered below S have arrived and can write them in order. */
 #define _GNU_SOURCE
+#include "pipe.h"
 #include "recorder_internal.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
@@ -58,19 +59,6 @@ struct tbuf {
 
 HIDDEN atomic_int rec_enabled;
 
-/* The pipe to memrec. The program may close or replace its descriptor
- * (daemons close everything): the hooks of close() and friends call
- * buffer_fd_closing() first, which takes the descriptor away from the
- * writers (conn_fd = -1), waits for writes in progress, and leaves the
- * next write to fetch a new descriptor for the same pipe from memrec. A
- * writer announces itself in conn_writers before it reads conn_fd; the
- * closer clears conn_fd before it reads conn_writers (both sequentially
- * consistent): either the writer sees -1 or the closer waits for it. */
-static atomic_int conn_fd = -1;
-static atomic_int conn_writers;
-static atomic_int conn_lost; /* reopen before the next write */
-static atomic_int conn_reopening;
-static atomic_int silent; /* buffer_silent(): the program's stderr is not ours */
 static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
@@ -251,118 +239,6 @@ static void reg_release(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* ---- pipe ---- */
-
-static void nap(void)
-{
-    struct timespec t = {0, 50 * 1000};
-    nanosleep(&t, NULL);
-}
-
-/* The descriptor was taken away: one writer asks memrec for a new one,
- * the others wait for it. */
-static int reopen(void)
-{
-    if (!atomic_load(&conn_lost)) {
-        return -1;
-    }
-    int zero = 0;
-    if (!atomic_compare_exchange_strong(&conn_reopening, &zero, 1)) {
-        while (atomic_load(&conn_reopening)) {
-            nap();
-        }
-        return atomic_load(&conn_fd);
-    }
-    int fd = conn_open(MEMFMT_CONN_REOPEN);
-    if (fd >= 0) {
-        atomic_store(&conn_fd, fd);
-        atomic_store(&conn_lost, 0);
-    } else if (atomic_exchange(&rec_enabled, 0)) {
-        atomic_store(&conn_lost, 0);
-        log_msg("the program closed the recorder's descriptor and memrec cannot be reached; recording stopped", NULL);
-    }
-    atomic_store(&conn_reopening, 0);
-    return fd;
-}
-
-/* After conn_fd was cleared: no write is using the old descriptor. */
-static void wait_writers(void)
-{
-    while (atomic_load(&conn_writers)) {
-        nap();
-    }
-}
-
-void buffer_silent(int on)
-{
-    atomic_store(&silent, on);
-}
-
-void buffer_fd_closing(int lo, int hi)
-{
-    int fd = atomic_load(&conn_fd);
-    if (fd < 0 || fd < lo || fd > hi) {
-        return;
-    }
-    if (!atomic_compare_exchange_strong(&conn_fd, &fd, -1)) {
-        return;
-    }
-    atomic_store(&conn_lost, 1);
-    wait_writers();
-}
-
-/* Write one batch. SIGPIPE is blocked around the write so that a memrec
- * that died cannot kill the target; recording just stops. */
-static void send_batch(const uint8_t *p, size_t n)
-{
-    atomic_fetch_add(&conn_writers, 1);
-    int fd = atomic_load(&conn_fd);
-    if (fd < 0) {
-        fd = reopen();
-        if (fd < 0) {
-            atomic_fetch_sub(&conn_writers, 1);
-            return;
-        }
-    }
-    sigset_t block, old, pending;
-    sigemptyset(&block);
-    sigaddset(&block, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    sigpending(&pending);
-    int was_pending = sigismember(&pending, SIGPIPE);
-    for (int tries = 0;;) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) {
-            continue;
-        }
-        if (k < 0 && errno == EBADF && tries++ == 0) {
-            /* Closed behind our back (a raw system call, not a hook). */
-            if (atomic_compare_exchange_strong(&conn_fd, &fd, -1)) {
-                atomic_store(&conn_lost, 1);
-            }
-            fd = reopen();
-            if (fd >= 0) {
-                continue;
-            }
-            break;
-        }
-        if (k < 0) {
-            if (errno == EPIPE && !was_pending) {
-                struct timespec zero = {0, 0};
-                sigtimedwait(&block, NULL, &zero);
-            }
-            /* Attached, the program's stderr is not ours to write to: the
-             * service thread disarms the recorder without a word. */
-            if (atomic_exchange(&rec_enabled, 0) && !atomic_load(&silent)) {
-                log_msg("lost the connection to memrec; recording stopped", NULL);
-            }
-        }
-        break;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    atomic_fetch_sub(&conn_writers, 1);
-}
-
 static void batch_reset(struct tbuf *b)
 {
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_relaxed);
@@ -382,7 +258,7 @@ static void flush_locked(struct tbuf *b)
     /* Interrupted during the write, a crash handler cannot know whether
      * the batch went out: it sends nothing rather than twice. */
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_release);
-    send_batch(b->data, b->len);
+    pipe_send(b->data, b->len);
     batch_reset(b);
 }
 
@@ -1068,7 +944,7 @@ void buffer_say_signaled(int sig)
     uint32_t len = (uint32_t)(n - 4), stream = 0;
     memcpy(b, &len, 4);
     memcpy(b + 4, &stream, 4);
-    send_batch(b, n);
+    pipe_send(b, n);
 }
 
 void buffer_modules_gone(void)
@@ -1168,8 +1044,7 @@ int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
         once = 1;
     }
     new_frame = on_new_frame;
-    atomic_store(&conn_fd, fd);
-    atomic_store(&conn_lost, 0);
+    pipe_open(fd);
     atomic_store(&direct, 0);
     service_buf.stream = 0;
     say_image();
@@ -1195,13 +1070,7 @@ void buffer_detach(void)
     atomic_store(&rec_enabled, 0);
     /* Events of calls that were already inside a hook. */
     sync_point();
-    /* Not buffer_fd_closing(): nothing may ask memrec for a new one. */
-    atomic_store(&conn_lost, 0);
-    int fd = atomic_exchange(&conn_fd, -1);
-    wait_writers();
-    if (fd >= 0) {
-        sys_close(fd);
-    }
+    pipe_close();
 }
 
 void buffer_before_exec(void)
@@ -1220,13 +1089,7 @@ void buffer_forget(void)
      * the buffers hold the parent's events. They are left as they are
      * (pages shared with the parent until written). */
     atomic_store(&rec_enabled, 0);
-    int fd = atomic_exchange(&conn_fd, -1);
-    if (fd >= 0) {
-        sys_close(fd);
-    }
-    atomic_store(&conn_lost, 0);
-    atomic_store(&conn_writers, 0);
-    atomic_store(&conn_reopening, 0);
+    pipe_forget();
     registry = NULL;
     if (asym) {
         asym_setup(); /* a new address space: register it too */

@@ -217,9 +217,6 @@ HIDDEN int buffer_setup(int fd, void (*new_frame)(uint64_t ip));
 /** A flush round: take a sequence number S, flush every thread's buffer,
  * send SYNC(S) (the service thread, every flush period). */
 HIDDEN void buffer_sync(void);
-/** With `on`, a lost connection to memrec stops recording without a word
- * on the program's stderr (attached: it is not ours to write to). */
-HIDDEN void buffer_silent(int on);
 /** Detach: flush everything, stop recording, and close the pipe (the
  * caller stops the service thread first: service_stop()). A later buffer_setup() starts again. Called by the
  * service thread (attach_disarm()), which owns no buffer: the flush waits
@@ -246,10 +243,6 @@ HIDDEN void buffer_finish(int status);
 HIDDEN void buffer_before_exec(void);
 /** In a forked child: drop all state without touching the parent's pipe. */
 HIDDEN void buffer_forget(void);
-/** The program is about to close or replace descriptors lo..hi. If the
- * pipe is one of them, stop using it (waiting for writes in progress); the
- * next write asks memrec for a new descriptor of the same pipe. */
-HIDDEN void buffer_fd_closing(int lo, int hi);
 /** From a fatal signal's handler: send every thread's pending events.
  * Async-signal-safe; waits for each lock only as `wait_more` allows (it
  * naps and returns 1, or returns 0 when this lock's wait or the whole
