@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "util.h"
 
 #define MAX_INLINE 16
@@ -323,7 +324,7 @@ static int is_gap(const struct sym_frame *f)
     return !f->function && !f->module && f->module_offset == 0;
 }
 
-static void print_frame(const struct sym_frame *f, int depth, FILE *out)
+static void print_frame(const struct sym_frame *f, int depth, int full_names, FILE *out)
 {
     if (is_gap(f)) {
         fputs("      ... frames omitted: the stack was deeper than the recording's depth limit ...\n", out);
@@ -337,7 +338,13 @@ static void print_frame(const struct sym_frame *f, int depth, FILE *out)
         fprintf(out, "?? in %s+0x%llx\n", base_name(f->module), (unsigned long long)f->module_offset);
         return;
     }
-    fputs(f->function, out);
+    if (full_names) {
+        fputs(f->function, out);
+    } else {
+        char *s = names_shorten(f->function);
+        fputs(s, out);
+        free(s);
+    }
     if (f->file) {
         fprintf(out, " at %s:%u", f->file, f->line);
     }
@@ -389,11 +396,11 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
     }
 }
 
-static void print_stack(const struct report_stack *st, int max_frames, FILE *out)
+static void print_stack(const struct report_stack *st, int max_frames, int full_names, FILE *out)
 {
     uint32_t n = st->nframes < (uint32_t)max_frames ? st->nframes : (uint32_t)max_frames;
     for (uint32_t i = 0; i < n; i++) {
-        print_frame(&st->frames[i], (int)i, out);
+        print_frame(&st->frames[i], (int)i, full_names, out);
     }
     if (n < st->nframes) {
         fprintf(out, "      ... %u more frames\n", st->nframes - n);
@@ -437,6 +444,9 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     char b1[32], b2[160];
     fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
             end_text(m, b2, sizeof b2));
+    if (o->note) {
+        fprintf(out, "%s\n", o->note);
+    }
     if (m->header.flags & MEMFMT_HF_ATTACHED) {
         fprintf(out,
                 "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
@@ -492,6 +502,9 @@ void report_print_text(const struct report *r, const struct report_options *o, F
                 (unsigned long long)m->startup_calls, (unsigned long long)m->startup_bytes);
     }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        if (o->sections && !(o->sections & (1u << s))) {
+            continue;
+        }
         fprintf(out, "\n%s\n", report_title((enum report_section)s));
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
         if (r->nranked[s] == 0) {
@@ -504,7 +517,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         for (uint32_t i = 0; i < n; i++) {
             const struct report_stack *st = &r->stacks[r->ranked[s][i]];
             print_cost(st, (enum report_section)s, t, m->sample_rate ? "~" : "", out);
-            print_stack(st, o->max_frames, out);
+            print_stack(st, o->max_frames, o->full_names, out);
         }
         if (r->nranked[s] > n) {
             fprintf(out, "  ... and %u more call stacks\n", r->nranked[s] - n);

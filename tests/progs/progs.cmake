@@ -125,3 +125,15 @@ target_compile_options(prog_mapper_lib PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(prog_mapper_lib PRIVATE -fno-sanitize=all)
 memrec_add_prog(mapper "mapper.c")
 target_link_libraries(prog_mapper PRIVATE prog_mapper_lib)
+# Time windows and the size histogram (phases), comparisons of two runs and
+# two builds (diffprog; diffprog_pad has every address moved by a padding
+# function placed before the sites).
+memrec_add_prog(phases "phases.c")
+set_target_properties(prog_phases PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+target_link_libraries(prog_phases PRIVATE Threads::Threads)
+foreach(variant IN ITEMS diffprog diffprog_pad)
+    memrec_add_prog(${variant} "diffprog.c")
+    set_target_properties(prog_${variant} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+endforeach()
+target_compile_definitions(prog_diffprog_pad PRIVATE DIFFPROG_PADDING)
+target_compile_options(prog_diffprog_pad PRIVATE -O1 -falign-functions=256)
