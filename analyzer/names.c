@@ -29,7 +29,9 @@ static size_t closing(const char *s, size_t i)
 static int is_operator(const char *s, size_t i)
 {
     size_t j = i;
-    while (j > 0 && (s[j - 1] == '<' || s[j - 1] == '>' || s[j - 1] == '-' || s[j - 1] == '(')) {
+    /* "operator<<" and "operator<": skip back over the operator's own '<'.
+     * A '(' is the operator's only in "operator()". */
+    while (s[i] == '<' && j > 0 && s[j - 1] == '<') {
         j--;
     }
     return j >= 8 && strncmp(s + j - 8, "operator", 8) == 0;
