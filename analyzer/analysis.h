@@ -88,6 +88,33 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
 /** Release; accepts NULL. */
 void analysis_free(struct analysis *a);
 
+/*
+ * Streaming: the same pass fed by model_load()'s own reading, so that a
+ * query costs no second read of the file:
+ *
+ *     struct model_hook hook;
+ *     struct analysis_stream *s = analysis_stream_new(&q, &hook);   // NULL: not streamable
+ *     rc = model_load_hooked(path, &hook, &m, &err);
+ *     struct analysis *a = analysis_stream_finish(s, m);           // also after a failed load? no: only with m
+ *
+ * Only queries that need nothing from the whole model before reading can
+ * stream: no keep mask (the function filter symbolizes the model's
+ * traces), no series (its points are spaced over the run's length), no
+ * thread (model_load reads events in batches, which carry no thread).
+ * With nothing restricted (only `sizes`), the events are not accounted
+ * again: a->acct then holds no allocation figures, and the model's are
+ * the query's.
+ */
+struct analysis_stream;
+/** 1 when `q` can be computed while the model loads. */
+int analysis_streamable(const struct analysis_query *q);
+/** A streaming pass for `q` (copied), with `hook` set for
+ * model_load_hooked(); NULL when `q` is not streamable. */
+struct analysis_stream *analysis_stream_new(const struct analysis_query *q, struct model_hook *hook);
+/** After model_load_hooked() returned 0 with `m`: the figures (free with
+ * analysis_free()); `s` is freed. stop_rc and stop_offset are the model's. */
+struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m);
+
 /** A keep mask for analysis_query.keep: a trace's stack is kept when one
  * of its frames (from main() inwards) has a name (frames_name()) matching
  * the POSIX extended regular expression `keep` (NULL: every stack) and

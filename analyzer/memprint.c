@@ -123,10 +123,10 @@ struct source {
     char json[512];
 };
 
-static void load_model(struct source *s)
+static void load_model(struct source *s, const struct model_hook *hook)
 {
     int err;
-    int rc = model_load(s->path, &s->m, &err);
+    int rc = model_load_hooked(s->path, hook, &s->m, &err);
     if (rc < 0) {
         if (rc == MEMFMT_E_IO) {
             die("cannot read '%s': %s", s->path, strerror(err));
@@ -153,11 +153,12 @@ static void load_model(struct source *s)
     }
 }
 
-/* Seconds (or "peak": the heap peak's time) into milliseconds. */
+/* Seconds (or "peak": the heap peak's time, which needs the model `m`)
+ * into milliseconds. */
 static uint64_t parse_time(const char *s, const struct model *m, const char *opt)
 {
     if (strcmp(s, "peak") == 0) {
-        return accounting_totals(m->acct)->peak_ms;
+        return m ? accounting_totals(m->acct)->peak_ms : 0;
     }
     char *end;
     errno = 0;
@@ -194,11 +195,10 @@ static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...)
 
 /* The query the options ask for, run on `s`; the note and JSON members
  * that say what was counted. */
-static void run_query(struct source *s, const struct opts *o)
+static void make_query(struct source *s, const struct opts *o, const struct model *m)
 {
     struct analysis_query *q = &s->q;
     *q = (struct analysis_query)ANALYSIS_QUERY_INIT;
-    const struct model *m = s->m;
     if (o->from || o->to) {
         q->has_window = 1;
         q->from_ms = o->from ? parse_time(o->from, m, "--from") : 0;
@@ -217,6 +217,34 @@ static void run_query(struct source *s, const struct opts *o)
         q->at_ms = parse_time(o->at, m, "--at") + (strcmp(o->at, "peak") == 0);
     }
     q->thread = o->thread;
+    q->sizes = o->sizes;
+    if (o->timeline) {
+        q->series_points = o->json ? o->points : CHARTS_COLUMNS;
+    }
+}
+
+static int uses_peak(const char *t)
+{
+    return t && strcmp(t, "peak") == 0;
+}
+
+/* Loads `s` and runs the query the options ask for: during the load when
+ * it can (analysis.h, streaming: one read of the file), else in a second
+ * pass. Then the note and JSON members that say what was counted. */
+static void open_source(struct source *s, const struct opts *o)
+{
+    struct analysis_query *q = &s->q;
+    int need_model = uses_peak(o->from) || uses_peak(o->to) || uses_peak(o->at) || o->function || o->exclude;
+    struct analysis_stream *st = NULL;
+    struct model_hook hook;
+    if (!need_model) {
+        make_query(s, o, NULL);
+        int wanted = q->has_window || q->has_at || q->thread || q->sizes || q->series_points;
+        st = wanted ? analysis_stream_new(q, &hook) : NULL;
+    }
+    load_model(s, st ? &hook : NULL);
+    const struct model *m = s->m;
+    make_query(s, o, m);
     if (o->function || o->exclude) {
         char err[256];
         if (analysis_keep_functions(frames_of(s), o->function, o->exclude, &s->keep, err, sizeof err) < 0) {
@@ -224,19 +252,19 @@ static void run_query(struct source *s, const struct opts *o)
         }
         q->keep = s->keep;
     }
-    q->sizes = o->sizes;
-    if (o->timeline) {
-        q->series_points = o->json ? o->points : CHARTS_COLUMNS;
-    }
     int restricted = q->has_window || q->has_at || q->thread || q->keep;
-    if (restricted || q->sizes || q->series_points) {
+    if (st) {
+        s->a = analysis_stream_finish(st, m);
+    } else if (restricted || q->sizes || q->series_points) {
         int err;
         int rc = analysis_run(s->path, m, q, &s->a, &err);
         if (rc < 0) {
             die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
         }
     }
-    s->acct = s->a ? s->a->acct : m->acct;
+    /* Unrestricted, the model's figures are the query's (a streamed pass
+     * then accounts no events: analysis.h). */
+    s->acct = restricted ? s->a->acct : m->acct;
     s->view = *m;
     s->view.acct = (struct accounting *)s->acct;
     if (restricted) {
@@ -353,8 +381,7 @@ static struct svg *make_svg(const struct opts *o, const struct source *s, const 
 static void single(const struct opts *o, const char *path)
 {
     struct source s = {.path = path};
-    load_model(&s);
-    run_query(&s, o);
+    open_source(&s, o);
     if (o->folded || o->svg) {
         struct calltree *t = calltree_build(frames_of(&s), s.acct);
         calltree_sort(t, o->cost, 0);
@@ -424,10 +451,8 @@ static void single(const struct opts *o, const char *path)
 static void compare(const struct opts *o, const char *path)
 {
     struct source b = {.path = o->diff_base}, n = {.path = path};
-    load_model(&b);
-    load_model(&n);
-    run_query(&b, o);
-    run_query(&n, o);
+    open_source(&b, o);
+    open_source(&n, o);
     struct calltree *tb = calltree_build(frames_of(&b), b.acct);
     struct calltree *tn = calltree_build(frames_of(&n), n.acct);
     struct difftree *d = diff_build(tb, tn);

@@ -151,6 +151,11 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
 
 int model_load(const char *path, struct model **out, int *err_errno)
 {
+    return model_load_hooked(path, NULL, out, err_errno);
+}
+
+int model_load_hooked(const char *path, const struct model_hook *hook, struct model **out, int *err_errno)
+{
     int rc;
     *err_errno = 0;
     memfmt_reader *rd = memfmt_reader_open(path, &rc);
@@ -175,8 +180,14 @@ int model_load(const char *path, struct model **out, int *err_errno)
     while ((rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n)) > 0) {
         if (n > 0) {
             m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
+            if (hook) {
+                hook->events(hook->ctx, m, evs, n);
+            }
         } else {
             apply(m, &rec, &mod_cap, &node_cap);
+            if (hook) {
+                hook->record(hook->ctx, m, &rec);
+            }
         }
     }
     if (rc < 0) {

@@ -10,6 +10,7 @@
 struct sizes *sizes_new(void)
 {
     struct sizes *s = xcalloc(1, sizeof *s);
+    s->last = IDMAP_NONE;
     for (unsigned k = 1; k < (unsigned)SIZES_NBUCKETS; k++) {
         s->buckets[k].lo = (uint64_t)1 << (k - 1);
         s->buckets[k].hi = k == 64 ? UINT64_MAX : ((uint64_t)1 << k) - 1;
@@ -24,6 +25,8 @@ void sizes_free(struct sizes *s)
     }
     idmap_release(&s->map);
     free(s->exact);
+    free(s->small_calls);
+    free(s->small_temporary);
     free(s);
 }
 
@@ -51,6 +54,9 @@ static int exact_same(const void *ctx, uint32_t i)
 /* The entry of an exact size, made when `make` and missing; NULL else. */
 static struct sizes_exact *exact_of(struct sizes *s, uint64_t size, int make)
 {
+    if (s->last != IDMAP_NONE && s->exact[s->last].size == size) {
+        return &s->exact[s->last];
+    }
     if (make) {
         idmap_reserve(&s->map, s->nexact + 1, exact_hash, s);
     }
@@ -58,6 +64,7 @@ static struct sizes_exact *exact_of(struct sizes *s, uint64_t size, int make)
     size_t slot;
     uint32_t i = idmap_find(&s->map, idmap_mix(size), exact_same, &k, &slot);
     if (i != IDMAP_NONE) {
+        s->last = i;
         return &s->exact[i];
     }
     if (!make) {
@@ -65,6 +72,7 @@ static struct sizes_exact *exact_of(struct sizes *s, uint64_t size, int make)
     }
     xgrow((void **)&s->exact, &s->exact_cap, s->nexact + 1, sizeof *s->exact);
     idmap_put(&s->map, slot, (uint32_t)s->nexact);
+    s->last = (uint32_t)s->nexact;
     struct sizes_exact *e = &s->exact[s->nexact++];
     memset(e, 0, sizeof *e);
     e->size = size;
@@ -78,6 +86,14 @@ void sizes_add(struct sizes *s, uint64_t size)
     b->bytes += size;
     s->calls++;
     s->bytes += size;
+    if (size < SIZES_SMALL) {
+        if (!s->small_calls) {
+            s->small_calls = xcalloc(SIZES_SMALL, sizeof *s->small_calls);
+            s->small_temporary = xcalloc(SIZES_SMALL, sizeof *s->small_temporary);
+        }
+        s->small_calls[size]++;
+        return;
+    }
     exact_of(s, size, 1)->calls++;
 }
 
@@ -85,6 +101,12 @@ void sizes_add_temporary(struct sizes *s, uint64_t size)
 {
     s->buckets[sizes_bucket_of(size)].temporary++;
     s->temporary++;
+    if (size < SIZES_SMALL) {
+        if (s->small_temporary) {
+            s->small_temporary[size]++;
+        }
+        return;
+    }
     struct sizes_exact *e = exact_of(s, size, 0);
     if (e) {
         e->temporary++;
@@ -96,20 +118,31 @@ static int better(const struct sizes_exact *a, const struct sizes_exact *b)
     return a->calls > b->calls || (a->calls == b->calls && a->size < b->size);
 }
 
+/* Insertion of `e` into the best `max` so far (*n of them). */
+static void offer(const struct sizes_exact *e, struct sizes_exact *out, uint32_t max, uint32_t *n)
+{
+    if (*n == max && (max == 0 || !better(e, &out[*n - 1]))) {
+        return;
+    }
+    uint32_t at = *n < max ? (*n)++ : *n - 1; /* the last one drops out */
+    while (at > 0 && better(e, &out[at - 1])) {
+        out[at] = out[at - 1];
+        at--;
+    }
+    out[at] = *e;
+}
+
 uint32_t sizes_top(const struct sizes *s, struct sizes_exact *out, uint32_t max)
 {
     uint32_t n = 0;
+    for (uint64_t size = 0; s->small_calls && size < SIZES_SMALL; size++) {
+        if (s->small_calls[size]) {
+            struct sizes_exact e = {size, s->small_calls[size], s->small_temporary[size]};
+            offer(&e, out, max, &n);
+        }
+    }
     for (size_t i = 0; i < s->nexact; i++) {
-        const struct sizes_exact *e = &s->exact[i];
-        if (n == max && (max == 0 || !better(e, &out[n - 1]))) {
-            continue;
-        }
-        uint32_t at = n < max ? n++ : n - 1; /* insertion: the last one drops out */
-        while (at > 0 && better(e, &out[at - 1])) {
-            out[at] = out[at - 1];
-            at--;
-        }
-        out[at] = *e;
+        offer(&s->exact[i], out, max, &n);
     }
     return n;
 }

@@ -27,13 +27,21 @@ struct sizes_exact {
     uint64_t temporary;
 };
 
+/* Sizes below this are counted in plain arrays (most allocations are
+ * small): one increment instead of a hash look-up. */
+#define SIZES_SMALL 4096
+
 struct sizes {
     struct sizes_bucket buckets[SIZES_NBUCKETS];
     uint64_t calls, bytes, temporary; /* over every bucket */
-    /* Exact sizes: the entries, indexed by size. */
+    /* Exact sizes below SIZES_SMALL: calls and temporaries by size (NULL
+     * until the first); read them through sizes_top(). */
+    uint64_t *small_calls, *small_temporary;
+    /* Exact sizes from SIZES_SMALL up: the entries, indexed by size. */
     struct idmap map;
     struct sizes_exact *exact;
     size_t nexact, exact_cap;
+    uint32_t last; /* index of the latest exact size looked up (IDMAP_NONE: none): sizes repeat */
 };
 
 /** An empty histogram (buckets' lo/hi set). Free with sizes_free(). */
@@ -47,7 +55,8 @@ void sizes_add(struct sizes *s, uint64_t size);
 /** Count one temporary among the allocations of `size` bytes (its free). */
 void sizes_add_temporary(struct sizes *s, uint64_t size);
 /** The `max` most frequent exact sizes into `out` (most calls first; ties:
- * smaller size first). Returns how many were written. O(distinct sizes × max). */
+ * smaller size first). Returns how many were written. O((SIZES_SMALL +
+ * distinct sizes) × max). */
 uint32_t sizes_top(const struct sizes *s, struct sizes_exact *out, uint32_t max);
 
 #endif

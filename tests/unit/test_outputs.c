@@ -25,9 +25,10 @@ static int shortens(const char *in, const char *want)
 
 static void test_names(void)
 {
-    CHECK(shortens("std::vector<std::pair<int, long>, std::allocator<std::pair<int, long> > >::push_back(std::pair<int, "
-                   "long>&&)",
-                   "std::vector<\xe2\x80\xa6>::push_back(\xe2\x80\xa6)"));
+    CHECK(
+        shortens("std::vector<std::pair<int, long>, std::allocator<std::pair<int, long> > >::push_back(std::pair<int, "
+                 "long>&&)",
+                 "std::vector<\xe2\x80\xa6>::push_back(\xe2\x80\xa6)"));
     CHECK(shortens("std::vector<int>::push_back(int)", "std::vector<int>::push_back(int)"));
     CHECK(shortens("main", "main"));
     CHECK(shortens("operator<<(std::ostream&, char const*)", "operator<<(\xe2\x80\xa6)"));
