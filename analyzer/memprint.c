@@ -19,6 +19,7 @@
 #include "charts.h"
 #include "diff.h"
 #include "folded.h"
+#include "groups.h"
 #include "model.h"
 #include "report.h"
 #include "svg.h"
@@ -39,6 +40,8 @@ static void usage(FILE *f)
                "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
                "                      temporary, leaked, allocated, mapped (default all)\n"
                "      --full-names    C++ names in full (text shortens long template lists)\n"
+               "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
+               "                      site, its call stacks below) or 'function' (inclusive cost)\n"
                "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
                "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
                "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
@@ -93,7 +96,8 @@ enum {
     OPT_FUNCTION,
     OPT_EXCLUDE,
     OPT_FULL_NAMES,
-    OPT_SECTIONS
+    OPT_SECTIONS,
+    OPT_GROUP
 };
 
 struct opts {
@@ -107,6 +111,7 @@ struct opts {
     const char *from, *to, *at;
     uint32_t thread;
     const char *function, *exclude;
+    int group; /* 0 stack, 1 site, 2 function */
 };
 
 /* One recording and the accounting its query gives. */
@@ -440,6 +445,19 @@ static void single(const struct opts *o, const char *path)
         ro.json_extra = s.json[0] ? s.json : NULL;
         if (o->json) {
             report_print_json(r, &ro, stdout);
+        } else if (o->group) {
+            /* The summary, then the sections ranked another way. */
+            unsigned sections = ro.sections;
+            ro.sections = 1u << REPORT_NSECTIONS;
+            report_print_text(r, &ro, stdout);
+            ro.sections = sections;
+            if (o->group == 1) {
+                groups_print_sites(r, &ro, stdout);
+            } else {
+                struct calltree *t = calltree_build(frames_of(&s), s.acct);
+                groups_print_functions(t, &ro, stdout);
+                calltree_free(t);
+            }
         } else {
             report_print_text(r, &ro, stdout);
         }
@@ -534,6 +552,7 @@ int main(int argc, char **argv)
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"full-names", no_argument, NULL, OPT_FULL_NAMES},
         {"sections", required_argument, NULL, OPT_SECTIONS},
+        {"group", required_argument, NULL, OPT_GROUP},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -580,6 +599,17 @@ int main(int argc, char **argv)
         case OPT_EXCLUDE: o.exclude = optarg; break;
         case OPT_FULL_NAMES: o.ro.full_names = 1; break;
         case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
+        case OPT_GROUP:
+            if (strcmp(optarg, "stack") == 0) {
+                o.group = 0;
+            } else if (strcmp(optarg, "site") == 0) {
+                o.group = 1;
+            } else if (strcmp(optarg, "function") == 0) {
+                o.group = 2;
+            } else {
+                die_code(2, "invalid --group '%s' (expected stack, site or function)", optarg);
+            }
+            break;
         case 'h': usage(stdout); return 0;
         case 'V': printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); return 0;
         default:
@@ -600,6 +630,9 @@ int main(int argc, char **argv)
     }
     if ((o.sizes || o.timeline) && (o.folded || o.svg || o.diff_base)) {
         die_code(2, "--sizes and --timeline do not combine with --folded, --svg or --diff");
+    }
+    if (o.group && (o.json || o.folded || o.svg || o.sizes || o.timeline || o.diff_base)) {
+        die_code(2, "--group applies to the text report only");
     }
     if (o.at && (o.from || o.to)) {
         die_code(2, "--at does not combine with --from or --to");

@@ -410,6 +410,20 @@ static void print_stack(const struct report_stack *st, int max_frames, int full_
     }
 }
 
+void report_print_frames(const struct report_stack *st, uint32_t from, const struct report_options *o, FILE *out)
+{
+    uint32_t end = st->nframes;
+    if (end - from > (uint32_t)o->max_frames && from < end) {
+        end = from + (uint32_t)o->max_frames;
+    }
+    for (uint32_t i = from; i < end; i++) {
+        print_frame(&st->frames[i], (int)i, o->full_names, out);
+    }
+    if (end < st->nframes) {
+        fprintf(out, "      ... %u more frames\n", st->nframes - end);
+    }
+}
+
 static const char *end_text(const struct model *m, char *buf, size_t cap)
 {
     if (!m->has_end) {

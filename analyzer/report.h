@@ -61,5 +61,9 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s);
 void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
 /** Print everything as one JSON object. */
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f);
+/** Print the frames of `st` from index `from` (innermost is 0) as the text
+ * report does, at most o->max_frames of them, names shortened unless
+ * o->full_names. For other layouts of the same stacks (groups.h). */
+void report_print_frames(const struct report_stack *st, uint32_t from, const struct report_options *o, FILE *out);
 
 #endif

@@ -234,6 +234,36 @@ check_eq(sorted(j["sections"]), ["most_calls", "most_leaked"], "--sections: JSON
 text = mp(["--sections", "leaked", ph], "sections text")
 check("MOST MEMORY LEAKED" in text and "MOST CALLS" not in text and "PEAK MEMORY CONSUMERS" not in text,
       "--sections: text sections")
+# Grouped by allocation site: the inlined make_block is one site with both callers' stacks below.
+inl = os.path.join(d, "inlined.zst")
+text = mp(["--group", "site", "--sections", "calls", inl], "group site")
+check("2 calls in 2 call stacks: make_block at " in text, "--group site: one site, two stacks")
+check("#1  build_table at" in text and "#1  build_index at" in text, "--group site: the callers below the site")
+check("MOST MEMORY LEAKED" not in text, "--group site follows --sections")
+text = mp(["--group", "function", "--sections", "leaked", inl], "group function")
+check("10001 bytes leaked inclusive, 10001 self: make_block at" in text, "--group function: make_block's self cost")
+check("10001 bytes leaked inclusive, 0 self: build_table at" in text, "--group function: its caller, inclusive only")
+r = run([MEMPRINT, "--group", "site", "--json", inl])
+check_eq(r.returncode, 2, "--group with --json: usage exit status")
+
+# Long C++ template names: shortened in text, full in JSON and with --full-names.
+if os.path.exists(prog("templates")):
+    tp = os.path.join(d, "templates.zst")
+    check_eq(record([prog("templates")], tp).returncode, 0, "templates: memrec exit status")
+    j = report_json(tp)
+    check_eq((j["allocations"], j["peak_heap_bytes"]), (5, 72896), "templates: calls and peak")
+    text = mp(["--sections", "calls", tp], "templates text")
+    check("std::vector<…>::push_back(…) at " in text, "templates: shortened name in text")
+    check("std::allocator<std::pair" not in text, "templates: no long template list in text")
+    full = mp(["--sections", "calls", "--full-names", tp], "templates full")
+    check("std::vector<std::pair<int, long>, std::allocator<std::pair<int, long> > >::push_back(" in full,
+          "templates: --full-names")
+    names = [f["function"] for e in j["sections"]["most_calls"] for f in e["frames"] if f["function"]]
+    check(any(n.startswith("std::vector<std::pair<int, long>, std::allocator") for n in names),
+          "templates: JSON keeps full names")
+else:
+    skip_part("shortened C++ names", "no C++ compiler: tests/progs/templates.cpp not built")
+
 r = run([MEMPRINT, "--sections", "bogus", ph])
 check_eq(r.returncode, 2, "bad --sections: usage exit status")
 r = run([MEMPRINT, "--at", "1", "--from", "0", ph])

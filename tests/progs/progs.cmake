@@ -59,6 +59,9 @@ if(CMAKE_CXX_COMPILER)
         CXX_STANDARD_REQUIRED ON
         CXX_EXTENSIONS OFF)
     target_compile_options(prog_cxx PRIVATE -fsized-deallocation)
+    # Long template names in stacks (memprint's shortened names).
+    memrec_add_prog(templates "templates.cpp")
+    set_target_properties(prog_templates PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
     # include/memrec.h compiled as C++.
     memrec_add_prog(pool_cxx "pool_cxx.cpp")
     target_include_directories(prog_pool_cxx PRIVATE "${PROJECT_SOURCE_DIR}/include")
