@@ -23,6 +23,60 @@ static char *dup_bytes(const char *s, uint32_t n)
     return d;
 }
 
+/* Whether a shell would take `a` (n bytes) as one word without quotes. */
+static int shell_plain(const char *a, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)a[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_-+=%@:,./", c))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The process's arguments (NUL-separated, as /proc/PID/cmdline has them)
+ * as a shell command line: joined by spaces, each argument that needs it
+ * in single quotes (a quote inside written '\''), so that it reads back as
+ * the same arguments. */
+static char *shell_line(const char *s, uint32_t n)
+{
+    if (n && s[n - 1] == 0) {
+        n--; /* the last argument's terminator */
+    }
+    char *d = xmalloc((size_t)n * 4 + 3);
+    size_t k = 0;
+    for (uint32_t i = 0; n && i <= n;) {
+        const char *a = s + i;
+        const char *end = memchr(a, 0, n - i);
+        size_t len = end ? (size_t)(end - a) : n - i;
+        if (k) {
+            d[k++] = ' ';
+        }
+        if (shell_plain(a, len)) {
+            memcpy(d + k, a, len);
+            k += len;
+        } else {
+            d[k++] = '\'';
+            for (size_t j = 0; j < len; j++) {
+                if (a[j] == '\'') {
+                    memcpy(d + k, "'\\''", 4);
+                    k += 4;
+                } else {
+                    d[k++] = a[j];
+                }
+            }
+            d[k++] = '\'';
+        }
+        i += (uint32_t)len + 1;
+    }
+    d[k] = 0;
+    return d;
+}
+
 static int module_contains(const struct model_module *mod, uint64_t ip)
 {
     for (uint32_t i = 0; i < mod->nsegments; i++) {
@@ -76,12 +130,7 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->pid = r->u.process.pid;
         m->start_unix_ns = r->u.process.start_unix_ns;
         m->exe = dup_bytes(r->u.process.exe, r->u.process.exe_len);
-        m->cmdline = dup_bytes(r->u.process.cmdline, r->u.process.cmdline_len);
-        for (uint32_t i = 0; i + 1 < r->u.process.cmdline_len; i++) {
-            if (m->cmdline[i] == 0) {
-                m->cmdline[i] = ' ';
-            }
-        }
+        m->cmdline = shell_line(r->u.process.cmdline, r->u.process.cmdline_len);
         break;
     case MEMFMT_REC_MODULE: add_module(m, r, mod_cap); break;
     case MEMFMT_REC_UNMODULE:

@@ -34,7 +34,7 @@ struct model {
     struct memfmt_header header;
     uint32_t pid;
     char *exe;
-    char *cmdline; /* arguments joined by spaces */
+    char *cmdline; /* arguments as a shell command line: joined by spaces, quoted where needed */
     uint64_t start_unix_ns;
     struct model_module *modules;
     uint32_t nmodules;

@@ -318,7 +318,9 @@ static const char *base_name(const char *path)
     return s ? s + 1 : (path ? path : "?");
 }
 
-/* The gap left where a too deep stack lost its middle frames. */
+/* The gap left where a too deep stack lost its middle frames, or where a
+ * signal handler's call, queued while its thread was inside the recorder,
+ * has only its call site. */
 static int is_gap(const struct sym_frame *f)
 {
     return !f->function && !f->module && f->module_offset == 0;
@@ -327,7 +329,9 @@ static int is_gap(const struct sym_frame *f)
 static void print_frame(const struct sym_frame *f, int depth, int full_names, FILE *out)
 {
     if (is_gap(f)) {
-        fputs("      ... frames omitted: the stack was deeper than the recording's depth limit ...\n", out);
+        fputs("      ... frames omitted: a stack deeper than the depth limit, or a signal handler's call made inside "
+              "memrec ...\n",
+              out);
         return;
     }
     fprintf(out, "      #%-2d ", depth);

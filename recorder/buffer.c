@@ -560,6 +560,7 @@ static void on_thread_exit(void *arg)
         tstate.buf = NULL;
         tbuf_destroy(b);
     }
+    sigdefer_release();
     tstate.exited = 1;
     tstate.in_hook = saved;
 }
@@ -576,8 +577,12 @@ static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
     say_hello(b);
 }
 
+static void emit_deferred(struct tbuf *b);
+
 /* Lock this thread's buffer, creating it on first use, and restart its
- * trace tree if modules went away since it was built. */
+ * trace tree if modules went away since it was built. What signal handlers
+ * queued while the thread was inside the recorder goes first: it happened
+ * before the event the caller is about to number. */
 static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
 {
     struct tbuf *b = tstate.buf;
@@ -593,6 +598,9 @@ static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
     uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
     if (__builtin_expect(b->tree_gen != g, 0)) {
         restart_tree(b, g);
+    }
+    if (__builtin_expect(tstate.deferred, 0)) {
+        emit_deferred(b);
     }
     return b;
 }
@@ -740,6 +748,9 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
     if (!seq_free || !b) {
         return;
     }
+    if (__builtin_expect(tstate.deferred, 0)) {
+        emit_deferred(b); /* handlers that ran during the call */
+    }
     if (!p && (size != 0 || !old)) {
         /* Failed: nothing was freed or allocated. */
         unlock_mine(b);
@@ -772,6 +783,113 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
         put(b, trace);
     }
     unlock_mine(b);
+}
+
+/* ---- calls queued by signal handlers (sigdefer.c) ---- */
+
+/* A queued call's stack: its call site, then the gap marker that says
+ * its callers are not known (docs/capture.md, "Signals and threads"). */
+static uint32_t trace_of(struct tbuf *b, const struct sigdefer_event *e)
+{
+    const uint64_t ips[2] = {e->site, 0};
+    uint64_t h = stack_hash_step(stack_hash_step(STACK_HASH_SEED, ips[1]), ips[0]);
+    uint32_t leaf = tracetree_lookup(&b->tree, 2, h);
+    return leaf ? leaf : tracetree_insert(&b->tree, ips, 2, h, emit_node, b);
+}
+
+static void emit_free(struct tbuf *b, unsigned kind, void *p)
+{
+    if (opts.sample_rate && !sample_remove(p)) {
+        return;
+    }
+    ensure_room(b, EVENT_ROOM);
+    put_numbered(b, MEMFMT_W_FREE);
+    put(b, kind);
+    put(b, (uint64_t)(uintptr_t)p);
+}
+
+static void emit_alloc(struct tbuf *b, const struct sigdefer_event *e)
+{
+    if (opts.sample_rate && !sampled(e->p, e->size)) {
+        return;
+    }
+    uint32_t trace = trace_of(b, e);
+    ensure_room(b, EVENT_ROOM);
+    put_numbered(b, MEMFMT_W_ALLOC);
+    put(b, e->kind);
+    put(b, e->size);
+    put(b, (uint64_t)(uintptr_t)e->p);
+    put(b, trace);
+}
+
+static void emit_one(struct tbuf *b, const struct sigdefer_event *e)
+{
+    if (e->op == SIGDEFER_FREE || (e->op == SIGDEFER_REALLOC && !e->p)) {
+        emit_free(b, e->kind, e->old);
+        return;
+    }
+    if (e->op == SIGDEFER_ALLOC || !e->old) {
+        emit_alloc(b, e);
+        return;
+    }
+    if (opts.sample_rate) {
+        /* As do_realloc() samples: the parts apart, each if sampled. */
+        emit_free(b, e->kind, e->old);
+        emit_alloc(b, e);
+        return;
+    }
+    uint32_t trace = trace_of(b, e);
+    ensure_room(b, EVENT_ROOM);
+    uint64_t s1 = take_seq();
+    uint64_t s2 = take_seq();
+    b->data[b->len++] = MEMFMT_W_REALLOC;
+    put_seq(b, s1);
+    put_seq(b, s2);
+    put(b, e->kind);
+    put(b, (uint64_t)(uintptr_t)e->old);
+    put(b, (uint64_t)(uintptr_t)e->p);
+    put(b, e->size);
+    put(b, trace);
+}
+
+/* Handlers run to their end before this thread goes on, so every slot
+ * below `reserved` is complete when read here; slots a handler takes while
+ * this runs are found by the compare-exchange, which fails then. */
+static void emit_deferred(struct tbuf *b)
+{
+    struct sigdefer_queue *q = tstate.sigq;
+    tstate.deferred = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (!q) {
+        return;
+    }
+    unsigned from = 0;
+    for (;;) {
+        unsigned n = atomic_load(&q->reserved);
+        for (unsigned i = from; i < n && i < SIGDEFER_MAX; i++) {
+            emit_one(b, &q->ev[i]);
+        }
+        from = n;
+        if (atomic_compare_exchange_strong(&q->reserved, &n, 0)) {
+            return;
+        }
+    }
+}
+
+void buffer_send_deferred(void)
+{
+    while (tstate.deferred && !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+        hook_mark_inside(__builtin_frame_address(0));
+        struct tbuf *b = lock_mine(); /* sends the queue */
+        if (b) {
+            unlock_mine(b);
+        } else {
+            tstate.deferred = 0;
+        }
+        tstate.in_hook = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        tstate.frame = NULL;
+    }
 }
 
 /* ---- direct mappings (maphooks.c) ---- */

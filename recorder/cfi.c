@@ -708,7 +708,6 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
                 int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max)
 {
     int n = 0;
-    int leading = 1;
     /* A return address is looked up at the call before it. */
     uint64_t pc = rip_is_return ? rip - 1 : rip;
     /* A stack seen before from the same first frame (same registers) whose
@@ -791,10 +790,11 @@ static int walk(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rb
         f->ra_at = 0; /* the outermost frame reads no cell */
         f->rbp_at = 0;
         f->cfa_rbp = 0;
-        if (leading && skip(rip)) {
-            /* the recorder's own frames */
+        if (skip(rip)) {
+            /* The recorder's own frames: those of the hook, and any further
+             * out (deepbind_dlopen() between the program's dlopen and the
+             * loader, a hook a signal handler interrupted). */
         } else {
-            leading = 0;
             if (n == max) {
                 return -2; /* deeper than the limit: the caller walks it all */
             }

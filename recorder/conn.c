@@ -69,9 +69,9 @@ int conn_follows_forks(void)
     return sock_len && follow;
 }
 
-/* Put the pipe far above the descriptors the program uses, so that its
- * own open() calls get the numbers they would get without us. */
-static int move_high(int fd)
+/* The descriptor goes far above those the program uses: its own open()
+ * calls then get the numbers they would get without us. */
+int conn_move_high(int fd)
 {
     struct rlimit rl;
     int top = 1024;
@@ -79,11 +79,11 @@ static int move_high(int fd)
         top = (int)rl.rlim_cur;
     }
     if (top <= 64 || fd >= top - 32) {
-        return fd;
+        return fd >= top - 32 ? fd : -1;
     }
     int hi = fcntl(fd, F_DUPFD_CLOEXEC, top - 32);
     if (hi < 0) {
-        return fd;
+        return -1;
     }
     sys_close(fd);
     return hi;
@@ -154,7 +154,10 @@ int conn_open(int kind)
         }
         goto out;
     }
-    fd = move_high(got);
+    fd = conn_move_high(got);
+    if (fd < 0) {
+        fd = got; /* no room up there: a low descriptor beats no recording */
+    }
 out:
     if (s >= 0) {
         sys_close(s);

@@ -33,6 +33,7 @@ void init_start(void)
     if (!started_once) {
         options_init(environ);
         conn_init(environ);
+        envhide_init(); /* after the two readers above, before any program code */
         if (conn_wanted()) {
             /* Otherwise the hooks resolve on first use: loaded into a
              * running process (memrec --pid), RTLD_NEXT may find nothing. */

@@ -32,6 +32,22 @@ void init_attached(void) __attribute__((visibility("hidden")));
 
 /* ---- entry and exit of a recorded call, for every hook ---- */
 
+#define HOOK_DEFER 2
+
+/** Enter the recorder at the exported function's frame `frame`. The frame
+ * is stored before and after the flag: a handler that runs between the
+ * two stores records as outside the recorder and clears it on leaving, and
+ * a handler that interrupts the recorder must find it to tell itself from
+ * the recorder's own nested calls (hook_enter_alloc()). */
+static inline __attribute__((always_inline)) void hook_mark_inside(void *frame)
+{
+    tstate.frame = frame;
+    atomic_signal_fence(memory_order_seq_cst);
+    tstate.in_hook = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    tstate.frame = frame;
+}
+
 /** Returns 1 when this call is to be recorded; it then owns the thread's
  * in_hook flag until hook_leave(). A call made while the thread is inside
  * the recorder passes through. With `may_start`, the first call starts the
@@ -56,15 +72,42 @@ static inline __attribute__((always_inline)) int hook_enter(int may_start)
     if (!atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
         return 0;
     }
-    tstate.in_hook = 1;
-    tstate.frame = __builtin_frame_address(0);
+    hook_mark_inside(__builtin_frame_address(0));
     return 1;
 }
 
+/** hook_enter() for the allocation hooks: also returns HOOK_DEFER when a
+ * signal handler interrupted the recorder on this thread (the call is then
+ * queued with sigdefer_add() once the real function returned, and neither
+ * hook_leave() nor the buffer is touched). The recorder's own nested calls
+ * (operator new calling malloc, dlsym) still pass through: they are less
+ * than 1 KiB deeper than the recorded call, where no signal frame fits
+ * (the kernel's takes more), or sigdefer_classify() finds no signal frame
+ * between. */
+static inline __attribute__((always_inline)) int hook_enter_alloc(int may_start)
+{
+    if (__builtin_expect(tstate.in_hook, 0)) {
+        const char *here = __builtin_frame_address(0);
+        const char *outer = tstate.frame;
+        if (!outer || (uintptr_t)(outer - here) < 1024) {
+            return 0;
+        }
+        return sigdefer_classify(here) ? HOOK_DEFER : 0;
+    }
+    return hook_enter(may_start);
+}
+
+/** Leave the recorder; then send what signal handlers queued meanwhile.
+ * in_hook is cleared before frame: a handler running in between records
+ * as outside the recorder. */
 static inline void hook_leave(void)
 {
-    tstate.frame = NULL;
     tstate.in_hook = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    tstate.frame = NULL;
+    if (__builtin_expect(tstate.deferred, 0)) {
+        buffer_send_deferred();
+    }
 }
 
 #endif

@@ -320,11 +320,21 @@ static void start_child(struct child *c, const struct options *o, char *path, co
         } else {
             unsetenv("MEMREC_FOLLOW");
         }
+        /* MEMREC_HIDE names the option variables set here: the recorder
+         * hides them from the program with the three above. */
+        char hide[64] = "";
         if (o->max_depth) {
             setenv("MEMREC_MAX_DEPTH", o->max_depth, 1);
+            strcat(hide, "MEMREC_MAX_DEPTH:");
         }
         if (o->sample_rate[0]) {
             setenv("MEMREC_SAMPLE_RATE", o->sample_rate, 1);
+            strcat(hide, "MEMREC_SAMPLE_RATE:");
+        }
+        if (hide[0]) {
+            setenv("MEMREC_HIDE", hide, 1);
+        } else {
+            unsetenv("MEMREC_HIDE");
         }
         const char *old = getenv("LD_PRELOAD");
         char *pre;

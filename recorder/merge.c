@@ -800,7 +800,11 @@ static int new_image(struct merge *m)
     m->nfree_threads = 0;
     u64map_release(&m->addr_block);
     memset(&m->addr_block, 0, sizeof m->addr_block);
-    memset(m->latest, 0, m->latest_cap * sizeof *m->latest);
+    if (m->latest) {
+        /* NULL while no thread of the old image sent anything (a followed
+         * fork child that execs before allocating). */
+        memset(m->latest, 0, m->latest_cap * sizeof *m->latest);
+    }
     poolmap_free(m->pools);
     m->pools = poolmap_new();
     mapranges_release(&m->maps);

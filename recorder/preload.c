@@ -23,9 +23,17 @@
 /* Cleanup handler for the C++ operators: runs on return and on unwinding. */
 static void leave_cleanup(int *recording)
 {
-    if (*recording) {
+    if (*recording == 1) {
         hook_leave();
     }
+}
+
+/* A call made by a signal handler that interrupted the recorder
+ * (hook_enter_alloc() said HOOK_DEFER): queued, sent by the thread later.
+ * Always inlined, so that the site is the exported function's caller. */
+static inline __attribute__((always_inline)) void defer(unsigned op, unsigned kind, void *old, void *p, size_t size)
+{
+    sigdefer_add(op, kind, old, p, size, __builtin_return_address(0));
 }
 
 /* The real functions are unknown until dlsym has run; before that, and
@@ -52,9 +60,7 @@ static inline __attribute__((always_inline)) void record_alloc(unsigned kind, vo
         sample_count(size);
         return;
     }
-    tstate.frame = __builtin_frame_address(0);
     buffer_alloc(kind, p, size);
-    tstate.frame = NULL;
 }
 
 /* The sampling fast path of the allocation hooks: hook_enter() without
@@ -65,15 +71,14 @@ static inline __attribute__((always_inline)) int fast_enter(void)
     if (__builtin_expect(!sample_fast(), 0)) {
         return 0;
     }
-    tstate.in_hook = 1;
+    hook_mark_inside(__builtin_frame_address(0));
     return 1;
 }
 
-/* hook_leave() after fast_enter(): the frame was never noted (or
- * record_alloc() cleared it). */
+/* hook_leave() after fast_enter(). */
 static inline __attribute__((always_inline)) void fast_leave(void)
 {
-    tstate.in_hook = 0;
+    hook_leave();
 }
 /* ---- the C allocation functions ---- */
 
@@ -90,10 +95,17 @@ EXPORT void *malloc(size_t size)
     if (!have_real()) {
         return resolve_pool_alloc(size, 16);
     }
-    if (!hook_enter(1)) {
+    int rec = hook_enter_alloc(1);
+    if (!rec) {
         return real.malloc(size);
     }
     void *p = real.malloc(size);
+    if (rec == HOOK_DEFER) {
+        if (p) {
+            defer(SIGDEFER_ALLOC, MEMFMT_K_MALLOC, NULL, p, size);
+        }
+        return p;
+    }
     if (p) {
         buffer_alloc(MEMFMT_K_MALLOC, p, size);
     }
@@ -109,8 +121,14 @@ static __attribute__((noinline)) void free_hooked(void *p)
     if (!have_real()) {
         return;
     }
-    if (!hook_enter(1)) {
+    int rec = hook_enter_alloc(1);
+    if (!rec) {
         real.free(p);
+        return;
+    }
+    if (rec == HOOK_DEFER) {
+        real.free(p);
+        defer(SIGDEFER_FREE, MEMFMT_K_FREE, p, NULL, 0);
         return;
     }
     buffer_free(MEMFMT_K_FREE, p);
@@ -123,8 +141,11 @@ EXPORT void free(void *p)
     if (!p || resolve_pool_owns(p)) {
         return;
     }
-    if (sample_free_unseen(p) && real.free) {
-        real.free(p); /* sampling, and not a sampled block: nothing to record */
+    /* Sampling, and not a sampled block: nothing to record. Unless a
+     * signal handler's allocations wait in this thread's queue (sampled
+     * only when sent): the block may be one of them. */
+    if (sample_free_unseen(p) && real.free && !tstate.deferred) {
+        real.free(p);
         return;
     }
     free_hooked(p);
@@ -147,10 +168,17 @@ EXPORT void *calloc(size_t n, size_t size)
         }
         return resolve_pool_alloc(total, 16); /* static storage is zeroed */
     }
-    if (!hook_enter(1)) {
+    int rec = hook_enter_alloc(1);
+    if (!rec) {
         return real.calloc(n, size);
     }
     void *p = real.calloc(n, size);
+    if (rec == HOOK_DEFER) {
+        if (p) {
+            defer(SIGDEFER_ALLOC, MEMFMT_K_CALLOC, NULL, p, n * size);
+        }
+        return p;
+    }
     if (p) {
         buffer_alloc(MEMFMT_K_CALLOC, p, n * size);
     }
@@ -188,7 +216,14 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         /* A block from before dlsym worked: move it to the real heap. */
         return copy_from_pool(malloc(size), old, size);
     }
-    int rec = hook_enter(1);
+    int rec = hook_enter_alloc(1);
+    if (rec == HOOK_DEFER) {
+        void *p = next_realloc(old, size, n, is_array);
+        if (p || (old && size == 0)) {
+            defer(SIGDEFER_REALLOC, kind, old, p, size);
+        }
+        return p;
+    }
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
          * block (if sampled) are recorded apart; the call is counted once.
@@ -256,10 +291,17 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
         *out = p;
         return 0;
     }
-    if (!hook_enter(1)) {
+    int rec = hook_enter_alloc(1);
+    if (!rec) {
         return real.posix_memalign(out, align, size);
     }
     int rc = real.posix_memalign(out, align, size);
+    if (rec == HOOK_DEFER) {
+        if (rc == 0) {
+            defer(SIGDEFER_ALLOC, MEMFMT_K_POSIX_MEMALIGN, NULL, *out, size);
+        }
+        return rc;
+    }
     if (rc == 0) {
         buffer_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
     }
@@ -275,7 +317,7 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
     if (!have_real()) {
         return resolve_pool_alloc(size, align);
     }
-    int rec = hook_enter(1);
+    int rec = hook_enter_alloc(1);
     switch (kind) {
     case MEMFMT_K_ALIGNED_ALLOC: p = real.aligned_alloc ? real.aligned_alloc(align, size) : NULL; break;
     case MEMFMT_K_MEMALIGN: p = real.memalign ? real.memalign(align, size) : NULL; break;
@@ -289,7 +331,11 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
     if (!p && !have && real.posix_memalign(&p, align, size) != 0) {
         p = NULL;
     }
-    if (rec) {
+    if (rec == HOOK_DEFER) {
+        if (p) {
+            defer(SIGDEFER_ALLOC, kind, NULL, p, size);
+        }
+    } else if (rec) {
         if (p && opts.sample_rate && sample_skips(size)) {
             sample_count(size);
         } else if (p) {
@@ -402,7 +448,10 @@ typedef void *(*new_al_nt_fn)(size_t, size_t, const void *);
 static inline __attribute__((always_inline)) void *new_common(enum next_op op, unsigned kind, size_t size, size_t align,
                                                               const void *nt)
 {
-    int rec __attribute__((cleanup(leave_cleanup))) = fast_enter() || hook_enter(1);
+    int rec __attribute__((cleanup(leave_cleanup))) = fast_enter();
+    if (!rec) {
+        rec = hook_enter_alloc(1);
+    }
     void *f = next_op(op);
     void *p;
     if (!f) {
@@ -425,8 +474,10 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
     } else {
         p = ((new_al_nt_fn)f)(size, align, nt);
     }
-    if (rec && p) {
+    if (rec == 1 && p) {
         record_alloc(kind, p, size);
+    } else if (rec == HOOK_DEFER && p) {
+        defer(SIGDEFER_ALLOC, kind, NULL, p, size);
     }
     return p;
 }
@@ -509,17 +560,20 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     if (!p) {
         return;
     }
-    if (sample_free_unseen(p) && init_is_ready()) {
+    if (sample_free_unseen(p) && init_is_ready() && !tstate.deferred) {
         /* Sampling, and not a sampled block: nothing to record, as in
          * free(). (Before start-up, the full path below starts it.) */
         next_delete(op, shape, kind, p, a, b, nt);
         return;
     }
-    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter(1);
-    if (rec) {
+    int rec __attribute__((cleanup(leave_cleanup))) = hook_enter_alloc(1);
+    if (rec == 1) {
         buffer_free(kind, p);
     }
     next_delete(op, shape, kind, p, a, b, nt);
+    if (rec == HOOK_DEFER) {
+        defer(SIGDEFER_FREE, kind, p, NULL, 0);
+    }
 }
 
 EXPORT void _ZdlPv(void *p)

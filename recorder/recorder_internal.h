@@ -82,6 +82,9 @@ struct thread_state {
     struct tbuf *counted; /* sampling: the buffer calls_at and bytes_at point into */
     atomic_uint_fast64_t *calls_at, *bytes_at; /* sampling: its exact counters */
     pid_t tid; /* gettid(), 0 until first asked */
+    int deferred; /* a signal handler queued calls in sigq (sigdefer.c) */
+    int in_unwind; /* inside libunwind: a handler must not walk */
+    struct sigdefer_queue *sigq; /* mapped at a handler's first queued call */
 };
 
 /** This thread's kernel id, asked once. */
@@ -121,8 +124,23 @@ HIDDEN void log_msg(const char *msg, const char *detail);
 
 #define UNWIND_MAX_DEPTH 1024
 
-/** Set up libunwind (caching policy) and learn our own text range. */
+/** In a signal handler that interrupted the recorder: the stack with
+ * libunwind, without the recorder's frames, or 0 frames when the
+ * interrupted code was itself inside libunwind (not reentrant) or
+ * libunwind is not used. Async-signal-safe otherwise. */
+HIDDEN int unwind_capture_in_signal(uint64_t *ips, int max);
+/** Set up libunwind (caching policy) and learn our own text range and
+ * libunwind's. */
 HIDDEN void unwind_init(void);
+/** Whether return address `ret` lies in libunwind's code. */
+HIDDEN int unwind_is_caller(const void *ret);
+/** pipe2() for libunwind's address checks: the pair goes near the top of
+ * the program's descriptor range, and `fds` (libunwind's array) is
+ * remembered for unwind_fd_closing(). -1 with errno when there is no room. */
+HIDDEN int unwind_pipe2(int fds[2], int flags);
+/** The program closes or replaces descriptors lo..hi: if libunwind's pair
+ * is among them, it is dropped (libunwind opens another when it needs one). */
+HIDDEN void unwind_fd_closing(int lo, int hi);
 /** Never use libunwind (attached: it would leave descriptors behind);
  * stacks the fast walker cannot take are recorded without frames. */
 HIDDEN void unwind_without_libunwind(void);
@@ -139,7 +157,8 @@ HIDDEN void unwind_report(void);
 /** Release what unwind_thread_init() took. */
 HIDDEN void unwind_thread_release(struct unwind_ctx *u);
 /** Capture the caller's stack into `ips`, innermost first, skipping the
- * recorder's own frames. At most `max` entries; when the stack is deeper,
+ * recorder's own frames wherever they are (deepbind_dlopen() between the
+ * program's dlopen() and the loader). At most `max` entries; when the stack is deeper,
  * keeps the innermost quarter and the outermost rest, with a 0 entry marking
  * the gap. Returns the number of entries; *hash gets the stack's hash. */
 HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash);
@@ -232,7 +251,7 @@ struct cfi_cache {
 HIDDEN void cfi_cache_init(struct cfi_cache *c);
 
 /** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
- * leading frames for which skip() is true left out. Returns the count; -2
+ * frames for which skip() is true (the recorder's, anywhere) left out. Returns the count; -2
  * when more than `max` frames exist; -1 when this walker cannot do it (the
  * caller uses libunwind). Never reads outside [rsp, stack_hi). With ips
  * NULL, only counts: cfi_last_ips() gives the addresses afterwards. */
@@ -340,6 +359,10 @@ HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t 
                            size_t len);
 HIDDEN void buffer_map_cancel(uint64_t seq);
 
+/** Send the calls signal handlers queued on this thread (sigdefer.c)
+ * while it was inside the recorder. Called outside the recorder. */
+HIDDEN void buffer_send_deferred(void);
+
 /** Global switches read on the hot path. */
 HIDDEN extern atomic_int rec_enabled;
 
@@ -357,6 +380,42 @@ HIDDEN int conn_follows_forks(void);
 HIDDEN int conn_open(int kind);
 /** close(2) without our own close() hook. */
 HIDDEN int sys_close(int fd);
+/** Move `fd` to a close-on-exec descriptor near the top of the program's
+ * range (RLIMIT_NOFILE, at most 1024), so that the program's own open()
+ * calls get the numbers they would get without us. Returns the new
+ * descriptor (the old one is closed), or -1 when there is no room up
+ * there (`fd` is left as it was). */
+HIDDEN int conn_move_high(int fd);
+
+/* ---- envhide.c: memrec's variables, out of the program's sight ---- */
+
+#define ENVHIDE_LOCAL_ENTRIES 160
+
+/** Where envhide_for_exec() builds an environment: on the caller's stack
+ * when it is small (an exec after vfork() must not leave a mapping in the
+ * parent), else in memory of its own. */
+struct envhide_space {
+    char **arr; /* mmap'd array, or NULL */
+    size_t arr_bytes;
+    char *str; /* mmap'd LD_PRELOAD string, or NULL */
+    size_t str_bytes;
+    char *local[ENVHIDE_LOCAL_ENTRIES];
+    char preload_local[1024];
+};
+
+/** Started by memrec: take the variables memrec added out of `environ`
+ * (in place: main()'s envp is the same array), keeping copies. Start-up
+ * only (single-threaded, before the program's code); never allocates. */
+HIDDEN void envhide_init(void);
+/** Whether envhide_init() took anything out. */
+HIDDEN int envhide_active(void);
+/** The environment to hand to an exec or spawn that continues the
+ * recording: `envp` with memrec's variables put back in front (LD_PRELOAD
+ * merged with the program's own). Returns `envp` itself when there is
+ * nothing to add or no memory. Call envhide_release() if the exec returns.
+ * Async-signal-safe (system calls only). */
+HIDDEN char *const *envhide_for_exec(char *const *envp, struct envhide_space *sp);
+HIDDEN void envhide_release(struct envhide_space *sp);
 
 /* ---- syshooks.c: descriptor and exec hooks ---- */
 
@@ -497,6 +556,44 @@ HIDDEN void crash_install(void);
  * returns 1, or returns 0 once this lock's wait or the whole flush's time
  * is over. *lock_deadline starts at 0 for each lock. */
 HIDDEN int crash_wait(int64_t *lock_deadline);
+
+/* ---- sigdefer.c: signal handlers' calls while their thread is inside ---- */
+
+#define SIGDEFER_MAX 2048 /* calls queued per thread between two events */
+
+enum sigdefer_op { SIGDEFER_ALLOC, SIGDEFER_FREE, SIGDEFER_REALLOC };
+
+struct sigdefer_event {
+    uint8_t op, kind; /* enum sigdefer_op, MEMFMT_K_* */
+    void *old, *p; /* free and realloc: old; alloc and realloc: p */
+    size_t size;
+    uint64_t site; /* return address of the call */
+};
+
+/* Filled by handlers (any nesting: slots are taken with an atomic add),
+ * emptied by the thread itself when no handler runs in between. Mapped
+ * lazily: only the pages used are ever touched. */
+struct sigdefer_queue {
+    atomic_uint reserved; /* slots taken, may exceed SIGDEFER_MAX */
+    struct sigdefer_event ev[SIGDEFER_MAX];
+};
+
+/** A hook entered while its thread is inside the recorder, with `frame`
+ * its own frame and tstate.frame the recorded call's: 1 when a signal
+ * handler interrupted the recorder (a signal frame lies between them, or
+ * this runs on another stack), 0 for the recorder's own nested calls
+ * (which pass through). Async-signal-safe. */
+HIDDEN int sigdefer_classify(const void *frame);
+/** In a handler that interrupted the recorder: queue one call made (its
+ * real function already called) for the thread to send later, with its
+ * call site `site`; it is recorded with the stack [site, gap marker]. When
+ * the queue is full the call is counted as lost, said once on stderr.
+ * Async-signal-safe. */
+HIDDEN void sigdefer_add(unsigned op, unsigned kind, void *old, void *p, size_t size, const void *site);
+/** Calls that could not be queued, since start. */
+HIDDEN unsigned sigdefer_lost(void);
+/** The thread ends: unmap its queue. */
+HIDDEN void sigdefer_release(void);
 
 /* ---- mem.c: the recorder's own memory ---- */
 

@@ -8,10 +8,13 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static uintptr_t self_lo, self_hi; /* our executable segment */
 
@@ -42,6 +45,89 @@ void unwind_without_libunwind(void)
     no_libunwind = 1;
 }
 
+/* ---- libunwind's descriptors ---- */
+
+/* libunwind 1.6 checks that an address is readable (in frames without
+ * unwind tables) by write(2)ing a byte from it into a pipe it opens at
+ * start-up, and reopens that pipe whenever a read from it fails. Left
+ * alone, that pipe takes the program's lowest free descriptors (3 and 4),
+ * and a program that closed them and opened its own files there would see
+ * libunwind read from them and then close them. So its pipe2() call (told
+ * apart by its return address, in libunwind's text) gets descriptors near
+ * the top of the program's range, and the array it fills is remembered:
+ * when the program closes or replaces one of them, the pair is forgotten
+ * (both -1 in libunwind's array), and libunwind opens a new pair, up
+ * there too, at its next check. */
+static uintptr_t unw_lo, unw_hi; /* libunwind's executable segment */
+static int *_Atomic unw_pipe; /* libunwind's array of the pair */
+
+static int find_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t *range = data;
+    if (info->dlpi_addr != range[0]) {
+        return 0;
+    }
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            range[0] = info->dlpi_addr + ph->p_vaddr;
+            range[1] = range[0] + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+int unwind_is_caller(const void *ret)
+{
+    return (uintptr_t)ret >= unw_lo && (uintptr_t)ret < unw_hi;
+}
+
+int unwind_pipe2(int fds[2], int flags)
+{
+    int tmp[2];
+    if (syscall(SYS_pipe2, tmp, flags) != 0) {
+        return -1;
+    }
+    int r = conn_move_high(tmp[0]);
+    int w = r < 0 ? -1 : conn_move_high(tmp[1]);
+    if (w < 0) {
+        sys_close(r < 0 ? tmp[0] : r);
+        sys_close(tmp[1]);
+        errno = EMFILE; /* libunwind then takes every address as unreadable */
+        return -1;
+    }
+    fds[0] = r;
+    fds[1] = w;
+    atomic_store(&unw_pipe, fds);
+    return 0;
+}
+
+void unwind_fd_closing(int lo, int hi)
+{
+    int *p = atomic_load(&unw_pipe);
+    if (!p) {
+        return;
+    }
+    volatile int *v = p;
+    int r = v[0], w = v[1];
+    int hit_r = r >= 0 && r >= lo && r <= hi, hit_w = w >= 0 && w >= lo && w <= hi;
+    if (!hit_r && !hit_w) {
+        return;
+    }
+    v[0] = -1;
+    v[1] = -1;
+    /* The one the program closes is its business; the other is ours. */
+    if (!hit_r && r >= 0) {
+        sys_close(r);
+    }
+    if (!hit_w && w >= 0) {
+        sys_close(w);
+    }
+}
+
+/* ---- set-up ---- */
+
 void unwind_init(void)
 {
     Dl_info di;
@@ -49,6 +135,14 @@ void unwind_init(void)
         /* dli_fbase is the mapping start; for a shared object that is its
          * load bias, which dl_iterate_phdr reports as dlpi_addr. */
         dl_iterate_phdr(find_self, di.dli_fbase);
+    }
+    if (dladdr((void *)unw_backtrace, &di) && di.dli_fbase) {
+        uintptr_t range[2] = {(uintptr_t)di.dli_fbase, 0};
+        dl_iterate_phdr(find_text, range);
+        if (range[1]) {
+            unw_lo = range[0];
+            unw_hi = range[1];
+        }
     }
     if (!no_libunwind) {
         unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
@@ -74,16 +168,14 @@ static int capture_deep(uint64_t *ips, int max)
     uint64_t *ring = ips + inner + 1;
     int n_inner = 0;
     long n_outer = 0;
-    int skipping = 1;
     do {
         unw_word_t ip;
         if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0) {
             break;
         }
-        if (skipping && is_self(ip)) {
-            continue;
+        if (is_self(ip)) {
+            continue; /* the recorder's frames, wherever they are */
         }
-        skipping = 0;
         if (n_inner < inner) {
             ips[n_inner++] = ip;
         } else {
@@ -268,16 +360,18 @@ static int capture_libunwind(uint64_t *ips, int max)
     if (n <= 0) {
         return 0;
     }
-    int skip = 0;
-    while (skip < n && is_self((uint64_t)(uintptr_t)raw[skip])) {
-        skip++;
-    }
-    if (n == want && n - skip >= max) {
-        return capture_deep(ips, max);
-    }
     int k = 0;
-    for (int i = skip; i < n && k < max; i++) {
+    for (int i = 0; i < n; i++) {
+        if (is_self((uint64_t)(uintptr_t)raw[i])) {
+            continue; /* the recorder's frames, wherever they are */
+        }
+        if (k == max) {
+            return capture_deep(ips, max);
+        }
         ips[k++] = (uint64_t)(uintptr_t)raw[i];
+    }
+    if (n == want && k == max) {
+        return capture_deep(ips, max);
     }
     return k;
 }

@@ -51,6 +51,9 @@ for how, name in (("path", lib), ("bare name", "libdeepbind.so"), ("$ORIGIN", "$
     in_lib = sorted(e["allocated_bytes"] for e in mine if has_frame(e, "deepbind_work", "libdeepbind.cpp") and
                     (e["frames"][0]["module"] or "").endswith("/libdeepbind.so") and has_frame(e, "main", "deepbind.c"))
     check_eq(in_lib, LIB_SIZES, "%s: the library's allocations name deepbind_work in libdeepbind.so, called from main" % how)
+    ours = [f["function"] for e in j["sections"]["most_calls"] for f in e["frames"]
+            if (f["module"] or "").endswith("/libmemrec_preload.so")]
+    check_eq(ours, [], "%s: no frame of the recorder in any stack (deepbind_dlopen is ours)" % how)
     leak_line = marker_line("tests/progs/libdeepbind.cpp", "LINE_LIB_LEAK")
     leak = [e for e in j["sections"]["most_leaked"] if e["leaked_bytes"] == 15001]
     check(leak and has_frame(leak[0], "deepbind_work", "libdeepbind.cpp", leak_line),

@@ -100,6 +100,16 @@ add_dependencies(prog_attachee prog_plugin)
 target_link_libraries(prog_dlopener PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(prog_dlopener prog_plugin)
 
+# What the program sees of memrec (docs/capture.md, "What the program
+# sees"): its environment, and a daemon's descriptors, the daemon built
+# without unwind tables so that stack walks through it take libunwind's
+# checked path (which opens a pipe of its own).
+foreach(prog IN ITEMS envdump daemon)
+    memrec_add_prog(${prog} "${prog}.c")
+    set_target_properties(prog_${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+endforeach()
+target_compile_options(prog_daemon PRIVATE -fno-asynchronous-unwind-tables -fno-unwind-tables -fno-omit-frame-pointer)
+
 # Abrupt ends, signal handlers that allocate, fork in a threaded program
 # (docs/capture.md, "Crashes and abrupt ends" and "Signals and threads").
 foreach(prog IN ITEMS crasher sigalloc forkmt)
