@@ -23,6 +23,7 @@
 #include "model.h"
 #include "report.h"
 #include "svg.h"
+#include "threads.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -40,6 +41,8 @@ static void usage(FILE *f)
                "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
                "                      temporary, leaked, allocated, mapped (default all)\n"
                "      --full-names    C++ names in full (text shortens long template lists)\n"
+               "      --threads       add a section of each thread's calls, peak contribution and\n"
+               "                      leaks (a second pass over the file; whole run only)\n"
                "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
                "                      site, its call stacks below) or 'function' (inclusive cost)\n"
                "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
@@ -97,7 +100,8 @@ enum {
     OPT_EXCLUDE,
     OPT_FULL_NAMES,
     OPT_SECTIONS,
-    OPT_GROUP
+    OPT_GROUP,
+    OPT_THREADS
 };
 
 struct opts {
@@ -112,6 +116,7 @@ struct opts {
     uint32_t thread;
     const char *function, *exclude;
     int group; /* 0 stack, 1 site, 2 function */
+    int threads;
 };
 
 /* One recording and the accounting its query gives. */
@@ -383,6 +388,39 @@ static struct svg *make_svg(const struct opts *o, const struct source *s, const 
 
 /* ---- the outputs ---- */
 
+static void print_threads_text(const struct threads *th, FILE *f)
+{
+    fprintf(f, "\nTHREADS (a free is charged to its own thread's block of that size and stack when it has one)\n");
+    fprintf(f, "  %8s %8s %12s %12s %16s %16s %16s\n", "thread", "tid", "calls", "temporary", "allocated", "peak share",
+            "leaked");
+    for (uint32_t i = 0; i < th->n; i++) {
+        const struct thread_costs *t = &th->v[i];
+        fprintf(f, "  %8u %8u %12llu %12llu %16llu %16llu %16llu\n", t->index, t->tid,
+                (unsigned long long)t->c.v[COST_CALLS], (unsigned long long)t->c.v[COST_TEMPORARY],
+                (unsigned long long)t->c.v[COST_ALLOCATED], (unsigned long long)t->c.v[COST_PEAK],
+                (unsigned long long)t->c.v[COST_LEAKED]);
+    }
+    if (th->n == 0) {
+        fprintf(f, "  (none)\n");
+    }
+}
+
+static void print_threads_json(const struct threads *th, FILE *f)
+{
+    fputc('[', f);
+    for (uint32_t i = 0; i < th->n; i++) {
+        const struct thread_costs *t = &th->v[i];
+        fprintf(f,
+                "%s{\"thread\": %u, \"tid\": %u, \"calls\": %llu, \"temporary\": %llu, \"allocated_bytes\": %llu, "
+                "\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"leaked_allocations\": %llu}",
+                i ? ", " : "", t->index, t->tid, (unsigned long long)t->c.v[COST_CALLS],
+                (unsigned long long)t->c.v[COST_TEMPORARY], (unsigned long long)t->c.v[COST_ALLOCATED],
+                (unsigned long long)t->c.v[COST_PEAK], (unsigned long long)t->c.v[COST_LEAKED],
+                (unsigned long long)t->leaked_blocks);
+    }
+    fputc(']', f);
+}
+
 static void single(const struct opts *o, const char *path)
 {
     struct source s = {.path = path};
@@ -443,6 +481,26 @@ static void single(const struct opts *o, const char *path)
         struct report_options ro = o->ro;
         ro.note = s.note[0] ? s.note : NULL;
         ro.json_extra = s.json[0] ? s.json : NULL;
+        struct threads *th = NULL;
+        char *th_json = NULL;
+        if (o->threads) {
+            int err;
+            int rc = threads_run(path, s.m, &th, &err);
+            if (rc < 0) {
+                die("cannot read '%s' again: %s", path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+            }
+            if (o->json) {
+                size_t len = 0;
+                FILE *f = open_memstream(&th_json, &len);
+                if (!f) {
+                    die("out of memory");
+                }
+                fputs(", \"threads_section\": ", f);
+                print_threads_json(th, f);
+                fclose(f);
+                ro.json_extra = th_json; /* no restriction with --threads: s.json is empty */
+            }
+        }
         if (o->json) {
             report_print_json(r, &ro, stdout);
         } else if (o->group) {
@@ -461,6 +519,11 @@ static void single(const struct opts *o, const char *path)
         } else {
             report_print_text(r, &ro, stdout);
         }
+        if (th && !o->json) {
+            print_threads_text(th, stdout);
+        }
+        threads_free(th);
+        free(th_json);
         report_free(r);
     }
     source_release(&s);
@@ -553,6 +616,7 @@ int main(int argc, char **argv)
         {"full-names", no_argument, NULL, OPT_FULL_NAMES},
         {"sections", required_argument, NULL, OPT_SECTIONS},
         {"group", required_argument, NULL, OPT_GROUP},
+        {"threads", no_argument, NULL, OPT_THREADS},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -599,6 +663,7 @@ int main(int argc, char **argv)
         case OPT_EXCLUDE: o.exclude = optarg; break;
         case OPT_FULL_NAMES: o.ro.full_names = 1; break;
         case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
+        case OPT_THREADS: o.threads = 1; break;
         case OPT_GROUP:
             if (strcmp(optarg, "stack") == 0) {
                 o.group = 0;
@@ -633,6 +698,10 @@ int main(int argc, char **argv)
     }
     if (o.group && (o.json || o.folded || o.svg || o.sizes || o.timeline || o.diff_base)) {
         die_code(2, "--group applies to the text report only");
+    }
+    if (o.threads && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg || o.sizes ||
+                      o.timeline || o.diff_base)) {
+        die_code(2, "--threads applies to the whole run's report only");
     }
     if (o.at && (o.from || o.to)) {
         die_code(2, "--at does not combine with --from or --to");

@@ -246,6 +246,25 @@ check("10001 bytes leaked inclusive, 0 self: build_table at" in text, "--group f
 r = run([MEMPRINT, "--group", "site", "--json", inl])
 check_eq(r.returncode, 2, "--group with --json: usage exit status")
 
+# The threads section: each worker of tests/progs/threads (EXPECTED.md)
+# makes 5 calls, 2 temporaries, leaks 41001 + i; the rows sum to the summary.
+thr = os.path.join(d, "threads.zst")
+j = mpj(["--threads", thr], "threads section")
+rows = j["threads_section"]
+workers = sorted((r for r in rows if r["calls"] == 5), key=lambda r: r["leaked_bytes"])
+check_eq([(r["temporary"], r["leaked_bytes"], r["leaked_allocations"]) for r in workers],
+         [(2, 41001 + i, 1) for i in range(4)], "--threads: the four workers")
+for key, field in (("calls", "allocations"), ("temporary", "temporary"), ("peak_bytes", "peak_heap_bytes"),
+                   ("leaked_bytes", "leaked_bytes"), ("allocated_bytes", "allocated_bytes")):
+    check_eq(sum(r[key] for r in rows), j[field], "--threads: rows' %s sum to the summary" % key)
+j = mpj(["--threads", ph], "phases threads")
+check_eq([(r["thread"], r["calls"], r["peak_bytes"], r["leaked_bytes"]) for r in j["threads_section"]],
+         [(1, 171, 1400120, whole["leaked_bytes"] - 280007), (2, 7, 0, 280007)], "--threads: phases' two threads")
+text = mp(["--threads", "--sections", "leaked", ph], "threads text")
+check("THREADS" in text and "280007" in text, "--threads: text section")
+r = run([MEMPRINT, "--threads", "--from", "1", ph])
+check_eq(r.returncode, 2, "--threads with a window: usage exit status")
+
 # Long C++ template names: shortened in text, full in JSON and with --full-names.
 if os.path.exists(prog("templates")):
     tp = os.path.join(d, "templates.zst")
