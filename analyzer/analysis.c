@@ -185,6 +185,9 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok
     }
     if (p->a->sizes) {
         sizes_add(p->a->sizes, size);
+        if (p->q->sizes > 1) {
+            sizes_add_site(p->a->sizes, trace, size);
+        }
     }
     return 1;
 }
@@ -264,6 +267,9 @@ static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
         for (size_t i = 0; i < n; i++) {
             if (!(ev[i].flags & MEMFMT_EV_FREE)) {
                 sizes_add(p->a->sizes, ev[i].size);
+                if (p->q->sizes > 1) {
+                    sizes_add_site(p->a->sizes, ev[i].trace < p->ntraces ? ev[i].trace : 0, ev[i].size);
+                }
             } else if (ev[i].flags & MEMFMT_EV_TEMPORARY) {
                 sizes_add_temporary(p->a->sizes, ev[i].size);
             }

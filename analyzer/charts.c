@@ -85,6 +85,98 @@ void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f)
     free(e);
 }
 
+void charts_json_str(const char *s, FILE *f)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            fputc('\\', f);
+            fputc(*p, f);
+        } else if (*p < 0x20 || *p >= 0x7f) {
+            fprintf(f, "\\u%04x", *p);
+        } else {
+            fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static const struct accounting *rank_acct;
+
+static int by_calls(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    uint64_t ca = accounting_cost(rank_acct, a)->calls, cb = accounting_cost(rank_acct, b)->calls;
+    if (ca != cb) {
+        return ca > cb ? -1 : 1;
+    }
+    return a < b ? -1 : 1;
+}
+
+void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, struct frames *fr, uint32_t top,
+                           uint32_t per, int json, FILE *f)
+{
+    uint32_t nt = accounting_ntraces(a);
+    uint32_t *ids = xmalloc(((size_t)nt + 1) * sizeof *ids);
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct acct_cost *c = accounting_cost(a, t);
+        if (c && c->calls) {
+            ids[k++] = t;
+        }
+    }
+    rank_acct = a;
+    qsort(ids, k, sizeof *ids, by_calls);
+    uint32_t shown = k < top ? k : top;
+    struct sizes_site *e = xmalloc(((size_t)per + 1) * sizeof *e);
+    fputs(json ? "\"by_stack\": [" : "\nSIZES BY CALL STACK (the call stacks with the most calls)\n", f);
+    for (uint32_t i = 0; i < shown; i++) {
+        uint32_t n;
+        const struct sym_frame *sf = frames_of_node(fr, ids[i], &n);
+        char *name = n ? frames_name_dup(&sf[0]) : xstrdup("[no stack]");
+        const char *file = n ? sf[0].file : NULL;
+        uint32_t line = n ? sf[0].line : 0;
+        uint64_t calls = accounting_cost(a, ids[i])->calls;
+        uint32_t m = sizes_of_trace(s, ids[i], e, per);
+        if (json) {
+            fprintf(f, "%s{\"function\": ", i ? ", " : "");
+            charts_json_str(name, f);
+            fputs(", \"file\": ", f);
+            charts_json_str(file, f);
+            fprintf(f, ", \"line\": %u, \"calls\": %" PRIu64 ", \"sizes\": [", line, calls);
+            for (uint32_t j = 0; j < m; j++) {
+                fprintf(f, "%s{\"size\": %" PRIu64 ", \"calls\": %" PRIu64 "}", j ? ", " : "", e[j].size, e[j].calls);
+            }
+            fputs("]}", f);
+        } else {
+            fprintf(f, "  %" PRIu64 " calls: %s", calls, name);
+            if (file) {
+                fputs(" at ", f);
+                for (const char *p = file; *p; p++) {
+                    fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+                }
+                fprintf(f, ":%u", line);
+            }
+            fputc('\n', f);
+            for (uint32_t j = 0; j < m; j++) {
+                fprintf(f, "      %12" PRIu64 " bytes: %" PRIu64 " calls\n", e[j].size, e[j].calls);
+            }
+        }
+        free(name);
+    }
+    if (json) {
+        fputc(']', f);
+    } else if (k > shown) {
+        fprintf(f, "  ... and %u more call stacks\n", k - shown);
+    }
+    free(e);
+    free(ids);
+}
+
 /* ---- over time ---- */
 
 static uint64_t pick(const struct ts_values *v, int which)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "accounting.h"
+#include "frames.h"
 #include "sizes.h"
 #include "timeseries.h"
 
@@ -19,6 +21,19 @@ void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f);
 /** The histogram as the members of a JSON object (no braces): "buckets"
  * (non-empty ones) and "top_sizes". */
 void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f);
+
+/** A JSON string value of `s` (NULL: null), valid UTF-8 whatever `s`
+ * holds: quote, backslash and control characters escaped, bytes of 0x7f
+ * and above written as \u00XX. */
+void charts_json_str(const char *s, FILE *f);
+
+/** The sizes of the `top` call stacks with the most calls in `a` (an
+ * accounting of the same query as `s`, which must have been filled with
+ * sizes = 2), each with its innermost frame (named through `fr`) and its
+ * `per` most frequent sizes; text, or the members of a JSON object
+ * ("by_stack": [...]) with `json`. */
+void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, struct frames *fr, uint32_t top,
+                           uint32_t per, int json, FILE *f);
 
 /** Columns of the text chart: memprint asks the analysis for this many points. */
 #define CHARTS_COLUMNS 64

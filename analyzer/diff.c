@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charts.h"
 #include "idmap.h"
 #include "util.h"
 
@@ -333,27 +334,6 @@ void diff_print_text(const struct difftree *d, const char *base_name, const char
     free(path);
 }
 
-/* A JSON string: valid UTF-8 copied, anything else escaped as \u00XX. */
-static void json_str(const char *s, FILE *f)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') {
-            fputc('\\', f);
-            fputc(*p, f);
-        } else if (*p < 0x20 || *p >= 0x7f) {
-            fprintf(f, "\\u%04x", *p);
-        } else {
-            fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
 static void json_costs(const char *name, const struct cost_vec *v, FILE *f)
 {
     fprintf(f, "\"%s\": {", name);
@@ -367,9 +347,9 @@ void diff_print_json(const struct difftree *d, const char *base_name, const char
 {
     const struct diff_node *root = &d->nodes[0];
     fputs("{\"base_program\": ", f);
-    json_str(base_name, f);
+    charts_json_str(base_name, f);
     fputs(", \"new_program\": ", f);
-    json_str(new_name, f);
+    charts_json_str(new_name, f);
     fputs(", ", f);
     json_costs("base", &root->base_incl, f);
     fputs(", ", f);
@@ -392,9 +372,9 @@ void diff_print_json(const struct difftree *d, const char *base_name, const char
             int first = 1;
             for (uint32_t x = ids[i]; x != 0; x = d->nodes[x].parent) {
                 fputs(first ? "{\"function\": " : ", {\"function\": ", f);
-                json_str(d->nodes[x].name, f);
+                charts_json_str(d->nodes[x].name, f);
                 fputs(", \"file\": ", f);
-                json_str(d->nodes[x].file, f);
+                charts_json_str(d->nodes[x].file, f);
                 fputc('}', f);
                 first = 0;
             }

@@ -52,6 +52,8 @@ static void usage(FILE *f)
                "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
                "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
                "      --sizes         histogram of requested sizes instead of the report\n"
+               "      --by-stack      --sizes: also the sizes of the -n call stacks with the most\n"
+               "                      calls (a table of every stack and size: slower)\n"
                "      --timeline      heap, mapped memory and RSS over the run instead of the\n"
                "                      report (with --json: the series)\n"
                "      --points N      points of the --timeline --json series (default 1000,\n"
@@ -101,7 +103,8 @@ enum {
     OPT_FULL_NAMES,
     OPT_SECTIONS,
     OPT_GROUP,
-    OPT_THREADS
+    OPT_THREADS,
+    OPT_BY_STACK
 };
 
 struct opts {
@@ -117,6 +120,7 @@ struct opts {
     const char *function, *exclude;
     int group; /* 0 stack, 1 site, 2 function */
     int threads;
+    int by_stack;
 };
 
 /* One recording and the accounting its query gives. */
@@ -227,7 +231,7 @@ static void make_query(struct source *s, const struct opts *o, const struct mode
         q->at_ms = parse_time(o->at, m, "--at") + (strcmp(o->at, "peak") == 0);
     }
     q->thread = o->thread;
-    q->sizes = o->sizes;
+    q->sizes = o->sizes ? 1 + o->by_stack : 0;
     if (o->timeline) {
         q->series_points = o->json ? o->points : CHARTS_COLUMNS;
     }
@@ -447,6 +451,10 @@ static void single(const struct opts *o, const char *path)
             if (o->sizes) {
                 fputs(", \"sizes\": {", stdout);
                 charts_sizes_json(s.a->sizes, (uint32_t)o->ro.top, stdout);
+                if (o->by_stack) {
+                    fputs(", ", stdout);
+                    charts_sizes_by_stack(s.a->sizes, s.acct, frames_of(&s), (uint32_t)o->ro.top, 10, 1, stdout);
+                }
                 fputs("}", stdout);
             }
             if (o->timeline) {
@@ -467,6 +475,9 @@ static void single(const struct opts *o, const char *path)
             if (o->sizes) {
                 putchar('\n');
                 charts_sizes_text(s.a->sizes, (uint32_t)o->ro.top, stdout);
+                if (o->by_stack) {
+                    charts_sizes_by_stack(s.a->sizes, s.acct, frames_of(&s), (uint32_t)o->ro.top, 10, 0, stdout);
+                }
             }
             if (o->timeline) {
                 putchar('\n');
@@ -617,6 +628,7 @@ int main(int argc, char **argv)
         {"sections", required_argument, NULL, OPT_SECTIONS},
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
+        {"by-stack", no_argument, NULL, OPT_BY_STACK},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -664,6 +676,7 @@ int main(int argc, char **argv)
         case OPT_FULL_NAMES: o.ro.full_names = 1; break;
         case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
         case OPT_THREADS: o.threads = 1; break;
+        case OPT_BY_STACK: o.by_stack = 1; break;
         case OPT_GROUP:
             if (strcmp(optarg, "stack") == 0) {
                 o.group = 0;
@@ -695,6 +708,9 @@ int main(int argc, char **argv)
     }
     if ((o.sizes || o.timeline) && (o.folded || o.svg || o.diff_base)) {
         die_code(2, "--sizes and --timeline do not combine with --folded, --svg or --diff");
+    }
+    if (o.by_stack && !o.sizes) {
+        die_code(2, "--by-stack applies to --sizes only");
     }
     if (o.group && (o.json || o.folded || o.svg || o.sizes || o.timeline || o.diff_base)) {
         die_code(2, "--group applies to the text report only");

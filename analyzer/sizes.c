@@ -27,6 +27,7 @@ void sizes_free(struct sizes *s)
     free(s->exact);
     free(s->small_calls);
     free(s->small_temporary);
+    free(s->sites);
     free(s);
 }
 
@@ -143,6 +144,85 @@ uint32_t sizes_top(const struct sizes *s, struct sizes_exact *out, uint32_t max)
     }
     for (size_t i = 0; i < s->nexact; i++) {
         offer(&s->exact[i], out, max, &n);
+    }
+    return n;
+}
+
+/* ---- per call stack ---- */
+
+static uint64_t site_hash(uint32_t trace, uint64_t size)
+{
+    return idmap_mix(size * 0x9e3779b97f4a7c15ull ^ trace);
+}
+
+/* The (trace, size) entries live in the slots of an open-addressing table
+ * (trace SITE_EMPTY: free), one memory access per allocation: this runs
+ * for every allocation of a --sizes pass. */
+#define SITE_EMPTY UINT32_MAX
+
+static void sites_grow(struct sizes *s)
+{
+    size_t cap = s->sites_cap ? s->sites_cap * 2 : 1024;
+    struct sizes_site *t = xmalloc(cap * sizeof *t);
+    for (size_t i = 0; i < cap; i++) {
+        t[i].trace = SITE_EMPTY;
+    }
+    for (size_t i = 0; i < s->sites_cap; i++) {
+        if (s->sites[i].trace == SITE_EMPTY) {
+            continue;
+        }
+        size_t j = (size_t)site_hash(s->sites[i].trace, s->sites[i].size) & (cap - 1);
+        while (t[j].trace != SITE_EMPTY) {
+            j = (j + 1) & (cap - 1);
+        }
+        t[j] = s->sites[i];
+    }
+    free(s->sites);
+    s->sites = t;
+    s->sites_cap = cap;
+}
+
+void sizes_add_site(struct sizes *s, uint32_t trace, uint64_t size)
+{
+    if ((s->nsites + 1) * 4 > s->sites_cap * 3) {
+        sites_grow(s);
+    }
+    size_t mask = s->sites_cap - 1;
+    for (size_t j = (size_t)site_hash(trace, size) & mask;; j = (j + 1) & mask) {
+        struct sizes_site *e = &s->sites[j];
+        if (e->trace == trace && e->size == size) {
+            e->calls++;
+            return;
+        }
+        if (e->trace == SITE_EMPTY) {
+            e->trace = trace;
+            e->size = size;
+            e->calls = 1;
+            s->nsites++;
+            return;
+        }
+    }
+}
+
+static int site_better(const struct sizes_site *a, const struct sizes_site *b)
+{
+    return a->calls > b->calls || (a->calls == b->calls && a->size < b->size);
+}
+
+uint32_t sizes_of_trace(const struct sizes *s, uint32_t trace, struct sizes_site *out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < s->sites_cap; i++) {
+        const struct sizes_site *e = &s->sites[i];
+        if (e->trace != trace || (n == max && (max == 0 || !site_better(e, &out[n - 1])))) {
+            continue;
+        }
+        uint32_t at = n < max ? n++ : n - 1;
+        while (at > 0 && site_better(e, &out[at - 1])) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        out[at] = *e;
     }
     return n;
 }

@@ -31,6 +31,8 @@ struct sizes_exact {
  * small): one increment instead of a hash look-up. */
 #define SIZES_SMALL 4096
 
+struct sizes_site;
+
 struct sizes {
     struct sizes_bucket buckets[SIZES_NBUCKETS];
     uint64_t calls, bytes, temporary; /* over every bucket */
@@ -42,6 +44,17 @@ struct sizes {
     struct sizes_exact *exact;
     size_t nexact, exact_cap;
     uint32_t last; /* index of the latest exact size looked up (IDMAP_NONE: none): sizes repeat */
+    /* Calls per (trace, size), for the sizes of each call stack: an
+     * open-addressing table of sites_cap slots (sizes.c). */
+    struct sizes_site *sites;
+    size_t nsites, sites_cap;
+};
+
+/* The calls of one size from one call stack (trace). */
+struct sizes_site {
+    uint32_t trace;
+    uint64_t size;
+    uint64_t calls;
 };
 
 /** An empty histogram (buckets' lo/hi set). Free with sizes_free(). */
@@ -52,6 +65,14 @@ void sizes_free(struct sizes *s);
 unsigned sizes_bucket_of(uint64_t size);
 /** Count one allocation of `size` bytes. Amortized O(1). */
 void sizes_add(struct sizes *s, uint64_t size);
+/** Count one allocation of `size` bytes by call stack `trace` for the
+ * per-stack lists (sizes_of_trace()); sizes_add() counts it in the
+ * histogram. Amortized O(1); memory: the distinct (trace, size) pairs. */
+void sizes_add_site(struct sizes *s, uint32_t trace, uint64_t size);
+/** The `max` sizes call stack `trace` allocated most often (most calls
+ * first; ties: smaller size first) into `out`. Returns how many. O(table
+ * slots + matches × max). */
+uint32_t sizes_of_trace(const struct sizes *s, uint32_t trace, struct sizes_site *out, uint32_t max);
 /** Count one temporary among the allocations of `size` bytes (its free). */
 void sizes_add_temporary(struct sizes *s, uint64_t size);
 /** The `max` most frequent exact sizes into `out` (most calls first; ties:

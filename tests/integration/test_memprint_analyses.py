@@ -146,6 +146,15 @@ check_eq(s["top_sizes"][:4], [{"size": 10001, "calls": 100, "temporary": 0}, {"s
          "sizes: most frequent")
 s = mpj(["--sizes", "--from", "0.25", "--to", "0.75", ph], "window sizes")["sizes"]
 check_eq([(b["bucket"], b["calls"]) for b in s["buckets"]], [(15, 20)], "sizes in the window")
+s = mpj(["--sizes", "--by-stack", "-n", "3", ph], "sizes by stack")["sizes"]
+check_eq([(e["function"], e["calls"], [(z["size"], z["calls"]) for z in e["sizes"]]) for e in s["by_stack"]],
+         [("phase_one", 100, [(10001, 100)]), ("phase_one", 50, [(700, 50)]), ("phase_two", 20, [(20001, 20)])],
+         "sizes by stack: phases' three busiest stacks")
+tmps = os.path.join(d, "temporaries.zst")
+check_eq(record([prog("temporaries")], tmps).returncode, 0, "temporaries: memrec exit status")
+s = mpj(["--sizes", "--by-stack", "-n", "1", tmps], "temporaries by stack")["sizes"]["by_stack"]
+check_eq([(z["size"], z["calls"]) for z in s[0]["sizes"]], [(60001 + i, 1) for i in range(10)],
+         "sizes by stack: the loop's ten sizes, one call each")
 text = mp(["--sizes", ph], "sizes text")
 check("8192 - 16383" in text and "10001 bytes: 100 calls" in text, "sizes text: bucket and exact size")
 
