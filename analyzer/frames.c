@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Per-node symbolized frames (frames.h): one lookup per node, the frames
- * kept in one pool. Never prints. */
+ * kept in chunks that never move. Never prints. */
 #include "frames.h"
 
 #include <stdio.h>
@@ -12,18 +12,24 @@
 #define MAX_INLINE 16
 
 struct node_slot {
-    uint32_t first; /* index into the pool */
+    const struct sym_frame *first; /* in a pool chunk */
     uint16_t count;
     uint8_t done;
 };
+
+/* Frames live in chunks that never move: the call tree and the front ends
+ * keep pointers to them (calltree_node.frame) while more nodes are
+ * symbolized. */
+#define CHUNK_FRAMES 4096
 
 struct frames {
     const struct model *m;
     struct symbolizer *sym;
     int *sym_index; /* per model module: symbolizer's index, -2 not registered yet */
     struct node_slot *slots;
-    struct sym_frame *pool;
-    size_t npool, pool_cap;
+    struct sym_frame **chunks;
+    size_t nchunks, chunks_cap;
+    size_t used; /* frames used in the latest chunk */
 };
 
 struct frames *frames_new(const struct model *m)
@@ -51,7 +57,10 @@ void frames_free(struct frames *f)
     symbolize_free(f->sym);
     free(f->sym_index);
     free(f->slots);
-    free(f->pool);
+    for (size_t i = 0; i < f->nchunks; i++) {
+        free(f->chunks[i]);
+    }
+    free(f->chunks);
     free(f);
 }
 
@@ -83,11 +92,16 @@ static void resolve(struct frames *f, uint32_t node)
         tmp[0].module_offset = n->ip; /* 0 for a gap */
         k = 1;
     }
-    xgrow((void **)&f->pool, &f->pool_cap, f->npool + (size_t)k, sizeof *f->pool);
-    s->first = (uint32_t)f->npool;
+    if (f->nchunks == 0 || f->used + (size_t)k > CHUNK_FRAMES) {
+        xgrow((void **)&f->chunks, &f->chunks_cap, f->nchunks + 1, sizeof *f->chunks);
+        f->chunks[f->nchunks++] = xmalloc(CHUNK_FRAMES * sizeof **f->chunks);
+        f->used = 0;
+    }
+    struct sym_frame *dst = f->chunks[f->nchunks - 1] + f->used;
+    memcpy(dst, tmp, sizeof tmp[0] * (size_t)k);
+    f->used += (size_t)k;
+    s->first = dst;
     s->count = (uint16_t)k;
-    memcpy(f->pool + f->npool, tmp, sizeof tmp[0] * (size_t)k);
-    f->npool += (size_t)k;
 }
 
 const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t *n)
@@ -100,7 +114,7 @@ const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t
         resolve(f, node);
     }
     *n = f->slots[node].count;
-    return *n ? f->pool + f->slots[node].first : NULL;
+    return *n ? f->slots[node].first : NULL;
 }
 
 const struct model *frames_model(const struct frames *f)
