@@ -54,7 +54,7 @@ struct analysis_query {
     uint32_t thread; /* 0: every thread; else only allocations (and mappings) of this thread index */
     const uint8_t *keep; /* per model node (m->nnodes entries): nonzero keeps stacks ending there; NULL: all */
     uint32_t series_points; /* 0: no series; else 1..TIMESERIES_MAX_POINTS points */
-    int sizes; /* 1: fill the size histogram; 2: and the sizes of each call stack (sizes_of_trace) */
+    int sizes; /* 1: fill the size histogram; 2: and the sizes of each call stack (sizes_of_traces) */
 };
 #define ANALYSIS_QUERY_INIT                                                                                            \
     {                                                                                                                  \

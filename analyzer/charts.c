@@ -23,6 +23,7 @@ static void bar(uint64_t v, uint64_t max, int width, FILE *f)
 
 void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f)
 {
+    top = top < CHARTS_MAX_TOP ? top : CHARTS_MAX_TOP;
     char b1[32];
     fprintf(f, "SIZES OF ALLOCATIONS (requested bytes)\n");
     fprintf(f, "  %llu calls, %s (%llu bytes), %llu temporary\n", (unsigned long long)s->calls,
@@ -60,6 +61,7 @@ void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f)
 
 void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f)
 {
+    top = top < CHARTS_MAX_TOP ? top : CHARTS_MAX_TOP;
     fprintf(f, "\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"buckets\": [", s->calls,
             s->bytes, s->temporary);
     int first = 1;
@@ -131,8 +133,11 @@ void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, st
     }
     rank_acct = a;
     qsort(ids, k, sizeof *ids, by_calls);
+    top = top < CHARTS_MAX_TOP ? top : CHARTS_MAX_TOP;
     uint32_t shown = k < top ? k : top;
-    struct sizes_site *e = xmalloc(((size_t)per + 1) * sizeof *e);
+    struct sizes_site *all = xmalloc(((size_t)shown * per + 1) * sizeof *all);
+    uint32_t *counts = xmalloc(((size_t)shown + 1) * sizeof *counts);
+    sizes_of_traces(s, ids, shown, nt, all, counts, per);
     fputs(json ? "\"by_stack\": [" : "\nSIZES BY CALL STACK (the call stacks with the most calls)\n", f);
     for (uint32_t i = 0; i < shown; i++) {
         uint32_t n;
@@ -141,7 +146,8 @@ void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, st
         const char *file = n ? sf[0].file : NULL;
         uint32_t line = n ? sf[0].line : 0;
         uint64_t calls = accounting_cost(a, ids[i])->calls;
-        uint32_t m = sizes_of_trace(s, ids[i], e, per);
+        uint32_t m = counts[i];
+        const struct sizes_site *e = all + (size_t)i * per;
         if (json) {
             fprintf(f, "%s{\"function\": ", i ? ", " : "");
             charts_json_str(name, f);
@@ -173,7 +179,8 @@ void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, st
     } else if (k > shown) {
         fprintf(f, "  ... and %u more call stacks\n", k - shown);
     }
-    free(e);
+    free(all);
+    free(counts);
     free(ids);
 }
 

@@ -14,6 +14,10 @@
 #include "sizes.h"
 #include "timeseries.h"
 
+/** At most this many exact sizes are listed, whatever -n asks: choosing
+ * them is O(distinct sizes × count). */
+#define CHARTS_MAX_TOP 1000
+
 /** The histogram as text: one line per non-empty bucket (range, calls,
  * bytes, temporary, a bar of calls), then the `top` most frequent exact
  * sizes. */

@@ -209,20 +209,32 @@ static int site_better(const struct sizes_site *a, const struct sizes_site *b)
     return a->calls > b->calls || (a->calls == b->calls && a->size < b->size);
 }
 
-uint32_t sizes_of_trace(const struct sizes *s, uint32_t trace, struct sizes_site *out, uint32_t max)
+void sizes_of_traces(const struct sizes *s, const uint32_t *traces, uint32_t n, uint32_t ntraces,
+                     struct sizes_site *out, uint32_t *counts, uint32_t max)
 {
-    uint32_t n = 0;
-    for (size_t i = 0; i < s->sites_cap; i++) {
+    uint32_t *pos = xcalloc((size_t)ntraces + 1, sizeof *pos); /* trace -> its index + 1 */
+    for (uint32_t i = 0; i < n; i++) {
+        counts[i] = 0;
+        if (traces[i] < ntraces) {
+            pos[traces[i]] = i + 1;
+        }
+    }
+    for (size_t i = 0; i < s->sites_cap && max > 0; i++) {
         const struct sizes_site *e = &s->sites[i];
-        if (e->trace != trace || (n == max && (max == 0 || !site_better(e, &out[n - 1])))) {
+        if (e->trace == SITE_EMPTY || e->trace >= ntraces || pos[e->trace] == 0) {
             continue;
         }
-        uint32_t at = n < max ? n++ : n - 1;
-        while (at > 0 && site_better(e, &out[at - 1])) {
-            out[at] = out[at - 1];
+        uint32_t k = pos[e->trace] - 1;
+        struct sizes_site *o = out + (size_t)k * max;
+        if (counts[k] == max && !site_better(e, &o[max - 1])) {
+            continue;
+        }
+        uint32_t at = counts[k] < max ? counts[k]++ : max - 1;
+        while (at > 0 && site_better(e, &o[at - 1])) {
+            o[at] = o[at - 1];
             at--;
         }
-        out[at] = *e;
+        o[at] = *e;
     }
-    return n;
+    free(pos);
 }

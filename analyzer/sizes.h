@@ -66,13 +66,15 @@ unsigned sizes_bucket_of(uint64_t size);
 /** Count one allocation of `size` bytes. Amortized O(1). */
 void sizes_add(struct sizes *s, uint64_t size);
 /** Count one allocation of `size` bytes by call stack `trace` for the
- * per-stack lists (sizes_of_trace()); sizes_add() counts it in the
+ * per-stack lists (sizes_of_traces()); sizes_add() counts it in the
  * histogram. Amortized O(1); memory: the distinct (trace, size) pairs. */
 void sizes_add_site(struct sizes *s, uint32_t trace, uint64_t size);
-/** The `max` sizes call stack `trace` allocated most often (most calls
- * first; ties: smaller size first) into `out`. Returns how many. O(table
- * slots + matches × max). */
-uint32_t sizes_of_trace(const struct sizes *s, uint32_t trace, struct sizes_site *out, uint32_t max);
+/** For each of the `n` call stacks `traces` (distinct), the `max` sizes it
+ * allocated most often (most calls first; ties: smaller size first) into
+ * out[i * max ...], their count into counts[i]. `ntraces` bounds the trace
+ * ids. One pass over the table: O(table slots + ntraces + matches × max). */
+void sizes_of_traces(const struct sizes *s, const uint32_t *traces, uint32_t n, uint32_t ntraces,
+                     struct sizes_site *out, uint32_t *counts, uint32_t max);
 /** Count one temporary among the allocations of `size` bytes (its free). */
 void sizes_add_temporary(struct sizes *s, uint64_t size);
 /** The `max` most frequent exact sizes into `out` (most calls first; ties:

@@ -161,9 +161,6 @@ static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t tra
     uint32_t own = dense_of(p, thread, 0);
     uint32_t pick = UINT32_MAX;
     for (uint32_t j = 0; j < pr->nh; j++) {
-        if (pr->h[j].live == 0) {
-            continue;
-        }
         if (pr->h[j].thread == own) {
             pick = j;
             break;
@@ -175,8 +172,13 @@ static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t tra
     if (pick == UINT32_MAX) {
         return -1;
     }
-    pr->h[pick].live--;
-    feed(p, size, pr->h[pick].thread, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
+    uint32_t owner = pr->h[pick].thread;
+    if (--pr->h[pick].live == 0) {
+        /* Only holders with live blocks stay: a free scans the threads that
+         * hold blocks of its pair now, not every thread that ever did. */
+        pr->h[pick] = pr->h[--pr->nh];
+    }
+    feed(p, size, owner, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
     return 0;
 }
 
