@@ -194,6 +194,23 @@ frames = check_svg_sums(out, 400020, "phases window svg")
 title = ET.parse(out).getroot().find(SVG + "text").text
 check("phases" in title and "allocated" in title and "0.250 s" in title, "svg title: program, cost, window")
 
+# heaptrack_print's flame graph of the same program: the same totals but for
+# the documented differences (its own emergency pool in a C program:
+# docs/definitions.md), as the folded stacks (test_analyses.py).
+if shutil.which("heaptrack") and shutil.which("heaptrack_print"):
+    ht = os.path.join(d, "ht_inlined")
+    check_eq(run(["heaptrack", "-o", ht, prog("inlined")]).returncode, 0, "heaptrack inlined: exit status")
+    for ht_cost, ours, delta in (("allocations", "calls", 1), ("peak", "peak", 72704), ("leaked", "leaked", 0)):
+        fg = os.path.join(d, "ht_inlined.%s" % ht_cost)
+        check_eq(run(["heaptrack_print", "--flamegraph-cost-type", ht_cost, "-F", fg, ht + ".zst"]).returncode, 0,
+                 "heaptrack_print -F %s" % ht_cost)
+        with open(fg) as fh:
+            total = sum(int(line.rsplit(" ", 1)[1]) for line in fh if line.strip())
+        root, frames = svg_frames(os.path.join(d, "inlined.%s.svg" % ours))
+        check_eq(total - frames[0][1], delta, "inlined: heaptrack_print -F %s minus the svg root's %s" % (ht_cost, ours))
+else:
+    skip_part("heaptrack_print -F totals against the svg", "heaptrack is not installed")
+
 # ---- --diff: two builds, known changes ----
 base = os.path.join(d, "diff1.zst")
 new = os.path.join(d, "diff2.zst")
