@@ -194,6 +194,41 @@ frames = check_svg_sums(out, 400020, "phases window svg")
 title = ET.parse(out).getroot().find(SVG + "text").text
 check("phases" in title and "allocated" in title and "0.250 s" in title, "svg title: program, cost, window")
 
+# The embedded script, run by node under a minimal DOM (svg_shim.js): the
+# search's matched share counts each stack once, a click zooms.
+if shutil.which("node"):
+    path = os.path.join(d, "inlined.calls.svg")
+    root = ET.parse(path).getroot()
+    script = root.find(SVG + "script").text
+    shim_frames = []
+    for g in root.iter(SVG + "g"):
+        rect = g.find(SVG + "rect")
+        shim_frames.append({"attrs": {k: v for k, v in g.attrib.items()}, "title": g.find(SVG + "title").text,
+                            "rect": {k: rect.get(k) for k in ("x", "width", "fill")},
+                            "text": g.find(SVG + "text").text or ""})
+    names = [f["title"].split("\n")[0] for f in shim_frames]
+
+    def shim(search, click):
+        inp = os.path.join(d, "shim.json")
+        with open(inp, "w") as fh:
+            json.dump({"script": script, "unit": "calls", "frames": shim_frames, "search": search, "click": click}, fh)
+        r = run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "svg_shim.js"), inp])
+        check_eq(r.returncode, 0, "svg script under node (%s)" % r.stderr.decode()[-300:])
+        return json.loads(r.stdout.decode() or "{}")
+
+    out = shim("make_block|build_table", None)
+    # build_table's stack (1 call) holds make_block: counted once; build_index's make_block adds 1.
+    check_eq(out.get("matched"), "Matched: 100.00% (2 calls)", "svg search: matched share, each stack once")
+    check_eq(sum(1 for r in out["rects"] if r["fill"] == "rgb(230,0,230)"), 3, "svg search: three frames highlighted")
+    out = shim("build_index", names.index("build_table"))
+    check_eq(out.get("matched"), "Matched: 50.00% (1 calls)", "svg search: one stack")
+    zoomed = out["rects"][names.index("build_table")]
+    check(abs(zoomed["width"] - 1180) < 0.01 and abs(zoomed["x"] - 10) < 0.01, "svg click: the frame fills the width")
+    check_eq(out["rects"][names.index("build_index")]["display"], "none", "svg click: frames beside it hidden")
+    check_eq(out["rects"][0]["display"], "", "svg click: the root stays, above")
+else:
+    skip_part("the svg's script (zoom, search)", "node is not installed")
+
 # heaptrack_print's flame graph of the same program: the same totals but for
 # the documented differences (its own emergency pool in a C program:
 # docs/definitions.md), as the folded stacks (test_analyses.py).
