@@ -138,7 +138,9 @@ struct difftree *diff_build(const struct calltree *base, const struct calltree *
     idmap_release(&mg.map);
     sort_tree = d;
     for (uint32_t i = 0; i < d->n; i++) {
-        qsort(d->nodes[i].kids, d->nodes[i].nkids, sizeof *d->nodes[i].kids, by_name);
+        if (d->nodes[i].nkids > 1) {
+            qsort(d->nodes[i].kids, d->nodes[i].nkids, sizeof *d->nodes[i].kids, by_name);
+        }
     }
     return d;
 }
