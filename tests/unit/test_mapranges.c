@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The set of directly mapped ranges (recorder/mapranges.c): partial,
+/* The set of directly mapped ranges (recorder/merge/mapranges.c): partial,
  * spanning and unknown munmaps, holes, replacement by MAP_FIXED, owners. */
 #include "mapranges.h"
 

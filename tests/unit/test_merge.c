@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of memrec's merge (recorder/merge.c): events of several
+/* Unit tests of memrec's merge (recorder/merge/merge.c): events of several
  * threads arrive out of order and leave in sequence order; a free that
  * arrives before its allocation is still written after it; addresses
  * become slots; per-thread trace ids become one tree. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Unit tests of the pool block table (recorder/poolmap.c) and of memrec's
+/* Unit tests of the pool block table (recorder/merge/poolmap.c) and of memrec's
  * merge of pool events (wire tags POOL_ALLOC/FREE/RESET): blocks are known
  * by (pool, address), a reset frees a pool's blocks newest first, frees
  * memrec cannot match are ignored without counting as unmatched. */
