@@ -131,20 +131,43 @@ static void feed(struct tpass *p, uint64_t size, uint32_t owner, uint32_t flags)
     accounting_feed_events(p->acct, &e, 1, UINT32_MAX);
 }
 
+/* The holders of a pair are kept sorted by thread index: the lowest is
+ * the first, and a thread's own entry is a binary search away, so a free
+ * costs O(log threads holding blocks of its pair), never a scan. Returns
+ * the position of `index`, or where it would go with *found = 0. */
+static uint32_t holder_pos(const struct tpass *p, const struct pair *pr, uint32_t index, int *found)
+{
+    uint32_t lo = 0, hi = pr->nh;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t at = p->index_of[pr->h[mid].thread];
+        if (at == index) {
+            *found = 1;
+            return mid;
+        }
+        if (at < index) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    *found = 0;
+    return lo;
+}
+
 static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t trace)
 {
     uint32_t d = dense_of(p, thread, 1);
     struct pair *pr = pair_of(p, size, trace, 1);
-    uint32_t j = 0;
-    while (j < pr->nh && pr->h[j].thread != d) {
-        j++;
-    }
-    if (j == pr->nh) {
+    int found;
+    uint32_t j = holder_pos(p, pr, thread, &found);
+    if (!found) {
         size_t cap = pr->cap;
         xgrow((void **)&pr->h, &cap, (size_t)pr->nh + 1, sizeof *pr->h);
         pr->cap = (uint32_t)cap;
-        pr->h[pr->nh].thread = d;
-        pr->h[pr->nh].live = 0;
+        memmove(pr->h + j + 1, pr->h + j, (size_t)(pr->nh - j) * sizeof *pr->h);
+        pr->h[j].thread = d;
+        pr->h[j].live = 0;
         pr->nh++;
     }
     pr->h[j].live++;
@@ -155,28 +178,19 @@ static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t t
 static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t trace, int temporary)
 {
     struct pair *pr = pair_of(p, size, trace, 0);
-    if (!pr) {
+    if (!pr || pr->nh == 0) {
         return -1;
     }
-    uint32_t own = dense_of(p, thread, 0);
-    uint32_t pick = UINT32_MAX;
-    for (uint32_t j = 0; j < pr->nh; j++) {
-        if (pr->h[j].thread == own) {
-            pick = j;
-            break;
-        }
-        if (pick == UINT32_MAX || p->index_of[pr->h[j].thread] < p->index_of[pr->h[pick].thread]) {
-            pick = j;
-        }
-    }
-    if (pick == UINT32_MAX) {
-        return -1;
+    int found;
+    uint32_t pick = holder_pos(p, pr, thread, &found);
+    if (!found) {
+        pick = 0; /* the lowest-numbered thread holding one */
     }
     uint32_t owner = pr->h[pick].thread;
     if (--pr->h[pick].live == 0) {
-        /* Only holders with live blocks stay: a free scans the threads that
-         * hold blocks of its pair now, not every thread that ever did. */
-        pr->h[pick] = pr->h[--pr->nh];
+        /* Only holders with live blocks stay. */
+        memmove(pr->h + pick, pr->h + pick + 1, (size_t)(pr->nh - pick - 1) * sizeof *pr->h);
+        pr->nh--;
     }
     feed(p, size, owner, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
     return 0;
