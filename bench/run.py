@@ -452,15 +452,6 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
         analyzers.append(("heaptrack_print", [tools["heaptrack_print"], ht_file]))
     if r % 2 == 0:
         analyzers.reverse()
-    for name, argv in analyzers:
-        err = f"{base}.{name}.err"
-        m = measure(argv, "/dev/null", err, timeout, f"{base}.{name}.rss" if TIME else None)
-        if m["timed_out"] or m["rc"] != 0 or m["maxrss_kib"] is None:
-            errors.append((f"{w} round {r}: {name} failed", show(argv), describe_failure(m, err)))
-            res[name] = None
-            continue
-        res[name] = m
-        progress(f"  {w} r{r} {name:15s} wall {m['wall']:7.3f} s  peak {m['maxrss_kib'] / 1024:7.1f} MB")
 
     # Analyses (issue 13): memprint's exports and restrictions on the same
     # recording, next to heaptrack_print's flame graph and diff (a file with
@@ -482,7 +473,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
             ("hp_flame", [hp, "--print-flamegraph", base + ".ht.folded", ht_file]),
             ("hp_diff", [hp, "--diff", ht_file, ht_file]),
         ]
-    for name, argv in analyses:
+    for name, argv in analyzers + analyses:
         err = f"{base}.{name}.err"
         m = measure(argv, "/dev/null", err, timeout, f"{base}.{name}.rss" if TIME else None)
         if m["timed_out"] or m["rc"] != 0 or m["maxrss_kib"] is None:

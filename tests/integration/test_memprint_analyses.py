@@ -16,14 +16,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
 
 SVG = "{http://www.w3.org/2000/svg}"
-SUMMARY = {
-    "calls": "allocations",
-    "temporary": "temporary",
-    "peak": "peak_heap_bytes",
-    "leaked": "leaked_bytes",
-    "allocated": "allocated_bytes",
-    "mapped": "mapped_peak_bytes",
-}
+SUMMARY = SUMMARY_FIELD
 
 
 def mp(args, what):
