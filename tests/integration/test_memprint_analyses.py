@@ -96,6 +96,8 @@ check("100 blocks (1000100 bytes) allocated before it and freed in it are not co
       "window text: the one line on blocks freed inside")
 check_eq(folded_sum(["--cost", "calls", "--from", "0.25", "--to", "0.75", ph], "window folded", d), 20,
          "window: folded calls")
+w = mpj(["--from", "peak", "--to", "0.75", ph], "window from the peak")
+check_eq((w["allocations"], w["window_from_ms"]), (20, whole["peak_heap_ms"]), "--from peak: phase 2, from the peak's tick")
 w1 = mpj(["--to", "0.25", ph], "window to 0.25")
 check_eq((w1["allocations"], w1["temporary"], w1["leaked_bytes"]), (150, 50, 0), "window [0, 0.25): phase 1")
 
