@@ -58,7 +58,7 @@ static void usage(FILE *f)
                "                      report (with --json: the series)\n"
                "      --points N      points of the --timeline --json series (default 1000,\n"
                "                      at most 5000)\n"
-               "      --diff BASE     compare BASE with FILE (summary, most changed stacks;\n"
+               "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
                "                      with --folded or --svg: a differential flame graph)\n"
                "\n"
                "What is counted (every figure, section and export follows):\n"
