@@ -32,6 +32,16 @@ struct pair {
     uint32_t live[NKINDS];
 };
 #define PAIR_EMPTY UINT32_MAX
+/* The table's smallest size, 768 KiB: pairs that come back (a program
+ * allocates the same sizes from the same stacks again and again) are then
+ * mostly still there, instead of being made again after each rebuild. */
+#define PAIRS_MIN_CAP 32768
+
+/* What the pass keeps per trace-tree node. */
+struct node_state {
+    uint64_t map_other; /* mapped bytes not kept */
+    uint64_t tracked; /* live blocks of kinds OLD and KEPT of this trace */
+};
 
 struct pass {
     const struct analysis_query *q;
@@ -43,9 +53,8 @@ struct pass {
     int pair_mode; /* a window or a thread: frees must be told apart */
     struct pair *pairs; /* the table: pairs_cap slots, a power of two */
     size_t npairs, pairs_cap;
-    uint64_t tracked; /* live blocks of kinds OLD and KEPT over every pair */
-    uint64_t *map_other; /* per node: mapped bytes not kept */
-    size_t map_other_cap;
+    struct node_state *per_node; /* indexed by trace (node) */
+    size_t per_node_cap;
     int stopped; /* the --at moment was reached: the rest is not read */
     int skip_events; /* nothing restricted, only sizes asked: the model's accounting is the figures */
     struct ts_values cur, hi;
@@ -73,7 +82,7 @@ static void pairs_grow(struct pass *p)
     }
     /* A quarter full after: the next rebuild comes after half the table's
      * size in new pairs, so rebuilding costs a few slot visits per pair. */
-    size_t cap = 4096;
+    size_t cap = PAIRS_MIN_CAP;
     while ((kept + 1) * 4 > cap) {
         cap *= 2;
     }
@@ -181,13 +190,15 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok
         int kind = kept ? KEPT : not_kept_kind(p);
         /* After the window, no block of a kind that counts comes any more:
          * a pair that has none needs no count (on_free takes a missing
-         * pair for such a block), and when none is live, nothing does. */
+         * pair for such a block), and a stack with none live needs no
+         * look-up at all. */
+        uint64_t *tracked = &p->per_node[trace].tracked;
         struct pair *pr = kind != OTHER || !past_window(p) ? pair_of(p, size, trace, 1)
-                          : p->tracked                     ? pair_of(p, size, trace, 0)
+                          : *tracked                       ? pair_of(p, size, trace, 0)
                                                            : NULL;
         if (pr) {
             pr->live[kind] += pr->live[kind] < UINT32_MAX;
-            p->tracked += kind != OTHER;
+            *tracked += kind != OTHER;
         }
     }
     if (!kept) {
@@ -239,14 +250,15 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary,
     }
     if (p->pair_mode) {
         int past = past_window(p);
-        struct pair *pr = past && !p->tracked ? NULL : pair_of(p, size, trace, 0);
+        uint64_t *tracked = &p->per_node[trace].tracked;
+        struct pair *pr = past && !*tracked ? NULL : pair_of(p, size, trace, 0);
         int kind = pr ? take(p, pr, temporary, thread_ok) : -1;
         if (kind < 0) {
             /* After the window, an uncounted block (on_alloc). */
             p->a->bad_events += !past;
             return 0;
         }
-        p->tracked -= kind != OTHER && p->tracked > 0;
+        *tracked -= kind != OTHER && *tracked > 0;
         if (kind == OLD && p->in_window) {
             p->a->earlier_freed_blocks++;
             p->a->earlier_freed_bytes += size;
@@ -325,13 +337,13 @@ static void on_map(struct pass *p, const struct memfmt_record *r)
     int thread_ok = !p->q->thread || r->u.map.thread == p->q->thread;
     if (r->u.map.delta >= 0) {
         if (!(p->in_window && thread_ok && keeps_trace(p, trace))) {
-            p->map_other[trace] += (uint64_t)r->u.map.delta;
+            p->per_node[trace].map_other += (uint64_t)r->u.map.delta;
             return;
         }
     } else {
         uint64_t gone = (uint64_t)0 - (uint64_t)r->u.map.delta;
-        uint64_t from_other = gone < p->map_other[trace] ? gone : p->map_other[trace];
-        p->map_other[trace] -= from_other;
+        uint64_t from_other = gone < p->per_node[trace].map_other ? gone : p->per_node[trace].map_other;
+        p->per_node[trace].map_other -= from_other;
         gone -= from_other;
         const struct acct_cost *c = accounting_cost(p->a->acct, trace);
         uint64_t have = c ? c->mapped : 0;
@@ -373,10 +385,10 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
             p->ntraces++;
             /* Mapped bytes per node, grown as nodes come (streaming: the
              * model grows along). */
-            if (p->ntraces + 1 > p->map_other_cap) {
-                size_t old = p->map_other_cap;
-                xgrow((void **)&p->map_other, &p->map_other_cap, (size_t)p->ntraces + 1, sizeof *p->map_other);
-                memset(p->map_other + old, 0, (p->map_other_cap - old) * sizeof *p->map_other);
+            if (p->ntraces + 1 > p->per_node_cap) {
+                size_t old = p->per_node_cap;
+                xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)p->ntraces + 1, sizeof *p->per_node);
+                memset(p->per_node + old, 0, (p->per_node_cap - old) * sizeof *p->per_node);
             }
         }
         return 0;
@@ -458,8 +470,8 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
     p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points;
-    xgrow((void **)&p->map_other, &p->map_other_cap, (size_t)m->nnodes + 1, sizeof *p->map_other);
-    memset(p->map_other, 0, p->map_other_cap * sizeof *p->map_other);
+    xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)m->nnodes + 1, sizeof *p->per_node);
+    memset(p->per_node, 0, p->per_node_cap * sizeof *p->per_node);
     p->in_window = !q->has_window || q->from_ms == 0;
     return p;
 }
@@ -498,7 +510,7 @@ static struct analysis *pass_finish(struct pass *p)
         a->series->rss_peak = t->peak_rss;
     }
     free(p->pairs);
-    free(p->map_other);
+    free(p->per_node);
     free(p);
     return a;
 }
