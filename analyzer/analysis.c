@@ -603,6 +603,10 @@ struct analysis_stream *analysis_stream_new(const struct analysis_query *q, stru
     struct analysis_stream *s = xcalloc(1, sizeof *s);
     s->q = *q;
     hook->ctx = s;
+    /* A restricted query's figures replace the model's: its events need
+     * not be accounted twice. With only sizes asked, the model's are the
+     * figures (skip_events). */
+    hook->replaces_events = q->has_window || q->has_at;
     hook->events = stream_events;
     hook->record = stream_record;
     return s;

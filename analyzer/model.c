@@ -228,7 +228,9 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     size_t n;
     while ((rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n)) > 0) {
         if (n > 0) {
-            m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
+            if (!hook || !hook->replaces_events) {
+                m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
+            }
             if (hook) {
                 hook->events(hook->ctx, m, evs, n);
             }

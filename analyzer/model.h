@@ -78,6 +78,10 @@ int model_load(const char *path, struct model **out, int *err_errno);
  * the file a second time (analysis.h's streaming). */
 struct model_hook {
     void *ctx;
+    /* Nonzero: the hook's pass replaces the model's figures, so the events
+     * are not accounted in m->acct (its totals then hold no allocation;
+     * records such as TIME and MAP are still applied). */
+    int replaces_events;
     void (*events)(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n);
     void (*record)(void *ctx, const struct model *m, const struct memfmt_record *rec);
 };

@@ -358,6 +358,12 @@ static void check_streamed(const char *path, const struct analysis_query *q, con
     CHECK(model_load_hooked(path, &hook, &m2, &err) == 0);
     struct analysis *b = analysis_stream_finish(st, m2);
     int restricted = q->has_window || q->has_at;
+    /* A restricted query replaces the model's figures: the load did not
+     * account the events a second time. */
+    CHECK_EQ(hook.replaces_events, restricted);
+    if (restricted) {
+        CHECK_EQ(accounting_totals(m2->acct)->allocations, 0);
+    }
     for (int c = 0; c < COST_NTYPES && restricted; c++) {
         CHECK_EQ(cost_total(b->acct, (enum cost_type)c), cost_total(a->acct, (enum cost_type)c));
         for (uint32_t t = 0; t < m2->nnodes; t++) {
