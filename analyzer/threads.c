@@ -32,6 +32,7 @@ struct tpass {
     struct accounting *acct;
     struct pair *pairs;
     size_t npairs, pairs_cap;
+    size_t next_compact; /* npairs at which pairs with no holder are dropped */
     struct idmap pair_map;
     uint32_t *index_of; /* dense id -> thread index */
     uint32_t *tid_of;
@@ -65,8 +66,35 @@ static int pair_same(const void *ctx, uint32_t i)
     return k->pairs[i].size == k->size && k->pairs[i].trace == k->trace;
 }
 
+/* Pairs whose blocks are all freed are dropped once their number has
+ * doubled since the last time: memory follows the live blocks' pairs. */
+static void compact(struct tpass *p)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->npairs; i++) {
+        if (p->pairs[i].nh > 0) {
+            p->pairs[k++] = p->pairs[i];
+        } else {
+            free(p->pairs[i].h);
+        }
+    }
+    p->npairs = k;
+    idmap_release(&p->pair_map);
+    idmap_reserve(&p->pair_map, k + 1, pair_rehash, p);
+    for (size_t i = 0; i < k; i++) {
+        struct pair_key key = {p->pairs, p->pairs[i].size, p->pairs[i].trace};
+        size_t slot;
+        idmap_find(&p->pair_map, pair_hash(key.size, key.trace), pair_same, &key, &slot);
+        idmap_put(&p->pair_map, slot, (uint32_t)i);
+    }
+    p->next_compact = k * 2 > 65536 ? k * 2 : 65536;
+}
+
 static struct pair *pair_of(struct tpass *p, uint64_t size, uint32_t trace, int make)
 {
+    if (make && p->npairs >= p->next_compact) {
+        compact(p);
+    }
     if (make) {
         idmap_reserve(&p->pair_map, p->npairs + 1, pair_rehash, p);
     }
@@ -162,9 +190,11 @@ static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t t
     int found;
     uint32_t j = holder_pos(p, pr, thread, &found);
     if (!found) {
-        size_t cap = pr->cap;
-        xgrow((void **)&pr->h, &cap, (size_t)pr->nh + 1, sizeof *pr->h);
-        pr->cap = (uint32_t)cap;
+        if (pr->nh == pr->cap) {
+            /* From one: most pairs are held by one thread at a time. */
+            pr->cap = pr->cap ? pr->cap * 2 : 1;
+            pr->h = xrealloc(pr->h, (size_t)pr->cap * sizeof *pr->h);
+        }
         memmove(pr->h + j + 1, pr->h + j, (size_t)(pr->nh - j) * sizeof *pr->h);
         pr->h[j].thread = d;
         pr->h[j].live = 0;
@@ -190,7 +220,11 @@ static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t tra
     if (--pr->h[pick].live == 0) {
         /* Only holders with live blocks stay. */
         memmove(pr->h + pick, pr->h + pick + 1, (size_t)(pr->nh - pick - 1) * sizeof *pr->h);
-        pr->nh--;
+        if (--pr->nh == 0) {
+            free(pr->h);
+            pr->h = NULL;
+            pr->cap = 0;
+        }
     }
     feed(p, size, owner, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
     return 0;
@@ -241,6 +275,7 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
         return rc;
     }
     struct tpass p = {0};
+    p.next_compact = 65536;
     p.acct = accounting_new(1);
     if (m->sample_rate) {
         accounting_set_sample_rate(p.acct, m->sample_rate);
