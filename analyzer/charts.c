@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "util.h"
 
 /* ---- sizes ---- */
@@ -94,15 +95,19 @@ void charts_json_str(const char *s, FILE *f)
         return;
     }
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = names_utf8_len(p);
         if (*p == '"' || *p == '\\') {
             fputc('\\', f);
             fputc(*p, f);
-        } else if (*p < 0x20 || *p >= 0x7f) {
+        } else if (n == 0 || *p < 0x20 || *p == 0x7f) {
+            /* Not valid UTF-8, or a control: the byte's value, escaped. */
             fprintf(f, "\\u%04x", *p);
+            n = 1;
         } else {
-            fputc(*p, f);
+            fwrite(p, 1, n, f);
         }
+        p += n ? n : 1;
     }
     fputc('"', f);
 }

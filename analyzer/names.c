@@ -2,6 +2,7 @@
 /* Template and parameter lists shortened (names.h). */
 #include "names.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "util.h"
@@ -67,4 +68,37 @@ char *names_shorten(const char *name)
     }
     out[o] = 0;
     return out;
+}
+
+size_t names_utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80) {
+        return 1;
+    }
+    size_t n;
+    uint32_t cp;
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2;
+        cp = s[0] & 0x1f;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3;
+        cp = s[0] & 0x0f;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        /* A NUL ends the string here: it is no continuation byte. */
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff) {
+        return 0;
+    }
+    return n;
 }

@@ -19,4 +19,11 @@
  * name (a cut or odd symbol) is returned as it is from that point on. O(length). */
 char *names_shorten(const char *name);
 
+/** Length of the valid UTF-8 character at `s` (NUL-terminated; 1 to 4
+ * bytes), or 0 when the bytes there are not one (overlong forms,
+ * surrogates, U+FFFE/U+FFFF and values above U+10FFFF are not valid):
+ * the SVG and JSON writers copy valid characters and replace the rest, so
+ * that their output is valid whatever a recording holds. */
+size_t names_utf8_len(const unsigned char *s);
+
 #endif

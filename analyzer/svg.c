@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "names.h"
 #include "util.h"
 
 #define WIDTH 1200.0
@@ -57,41 +58,6 @@ void svg_free(struct svg *g)
     free(g);
 }
 
-/* Length of the valid UTF-8 sequence at s (1 to 4), or 0 when it is not
- * one (then the byte is replaced): the file must stay well-formed XML
- * whatever bytes a recording names its functions with. */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80) {
-        return 1;
-    }
-    size_t n;
-    uint32_t cp;
-    if ((s[0] & 0xe0) == 0xc0) {
-        n = 2;
-        cp = s[0] & 0x1f;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        n = 3;
-        cp = s[0] & 0x0f;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        n = 4;
-        cp = s[0] & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff) {
-        return 0;
-    }
-    return n;
-}
-
 /* A copy that is valid UTF-8 with no control characters ('?' instead). */
 static char *clean(const char *s)
 {
@@ -100,7 +66,7 @@ static char *clean(const char *s)
     size_t j = 0;
     for (size_t i = 0; i < len;) {
         const unsigned char *p = (const unsigned char *)s + i;
-        size_t n = utf8_len(p);
+        size_t n = names_utf8_len(p);
         if (n == 0 || (n == 1 && (p[0] < 0x20 || p[0] == 0x7f))) {
             d[j++] = '?';
             i++;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "charts.h"
 #include "check.h"
 #include "svg.h"
 
@@ -83,9 +84,39 @@ static void test_svg(void)
     svg_free(g);
 }
 
+static void test_utf8(void)
+{
+    CHECK_EQ(names_utf8_len((const unsigned char *)"a"), 1);
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xc3\xa9"), 2); /* é */
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xe2\x80\xa6"), 3); /* … */
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xf0\x9f\x98\x80"), 4);
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xc0\xaf"), 0); /* overlong */
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xed\xa0\x80"), 0); /* surrogate */
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xc3"), 0); /* cut short */
+    CHECK_EQ(names_utf8_len((const unsigned char *)"\xff"), 0);
+
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    charts_json_str("r\xc3\xa9sum\xc3\xa9 \"q\" \\ \x01\xff\xc3", f);
+    fclose(f);
+    CHECK(strcmp(buf, "\"r\xc3\xa9sum\xc3\xa9 \\\"q\\\" \\\\ \\u0001\\u00ff\\u00c3\"") == 0);
+    free(buf);
+
+    struct svg_options o = {"t", NULL, "bytes", 0, 0};
+    struct svg *g = svg_new(&o);
+    svg_frame(g, 0, "all", 10, 0);
+    svg_frame(g, 1, "caf\xc3\xa9\xff", 10, 0);
+    buf = render(g);
+    CHECK(strstr(buf, "caf\xc3\xa9?") != NULL);
+    free(buf);
+    svg_free(g);
+}
+
 int main(void)
 {
     test_names();
+    test_utf8();
     test_svg();
     return check_summary("test_outputs");
 }
