@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
 #include "util.h"
 
 #define EVENT_BATCH 512
@@ -20,22 +19,16 @@
 /* Which kind a live block of a (size, trace) pair is. */
 enum { OLD, KEPT, OTHER, NKINDS };
 
-/* A (size, trace) pair and its live blocks of each kind, kept in the slot
- * of an open-addressing table itself: the window's pass looks one up for
- * every event, and one memory access instead of idmap's two (slot, then
- * record) halves the pass's time on the benchmark recordings. Counts are
- * 32 bits (24-byte slots): they saturate rather than wrap, which no real
- * process reaches (4 billion live blocks of one size and stack). */
+/* A (size, trace) pair's live blocks of each kind, in an array indexed by
+ * the pair's info id: the file numbers its pairs (docs/format.md) and
+ * every event names its pair's id, so telling blocks apart costs one array
+ * access per event, no hashing. Counts are 32 bits: they saturate rather
+ * than wrap, which no real process reaches (4 billion live blocks of one
+ * size and stack). The array grows with the ids met, which the reader
+ * bounds by the pairs the file defines. */
 struct pair {
-    uint64_t size;
-    uint32_t trace; /* PAIR_EMPTY: a free slot */
     uint32_t live[NKINDS];
 };
-#define PAIR_EMPTY UINT32_MAX
-/* The table's smallest size, 768 KiB: pairs that come back (a program
- * allocates the same sizes from the same stacks again and again) are then
- * mostly still there, instead of being made again after each rebuild. */
-#define PAIRS_MIN_CAP 32768
 
 /* What the pass keeps per trace-tree node. */
 struct node_state {
@@ -51,8 +44,8 @@ struct pass {
     uint64_t now; /* latest TIME */
     int in_window;
     int pair_mode; /* a window or a thread: frees must be told apart */
-    struct pair *pairs; /* the table: pairs_cap slots, a power of two */
-    size_t npairs, pairs_cap;
+    struct pair *pairs; /* by info id */
+    size_t pairs_cap;
     struct node_state *per_node; /* indexed by trace (node) */
     size_t per_node_cap;
     int stopped; /* the --at moment was reached: the rest is not read */
@@ -64,76 +57,22 @@ struct pass {
 
 /* ---- (size, trace) pairs ---- */
 
-static uint64_t pair_hash(uint64_t size, uint32_t trace)
+/* The pair with info id `info`, made (zero) when `make`; NULL for id 0 or
+ * an id not met yet without `make`. */
+static struct pair *pair_of(struct pass *p, uint32_t info, int make)
 {
-    return idmap_mix(size ^ ((uint64_t)trace << 40 | (uint64_t)trace >> 24));
-}
-
-/* A pair with no live block of any kind tells nothing a missing pair does
- * not: when the table is full, such pairs are dropped and the table only
- * grows if the rest still fill it. So its size follows the live blocks'
- * distinct sizes and stacks, not every pair the run ever had. */
-static void pairs_grow(struct pass *p)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < p->pairs_cap; i++) {
-        const struct pair *pr = &p->pairs[i];
-        kept += pr->trace != PAIR_EMPTY && (pr->live[OLD] | pr->live[KEPT] | pr->live[OTHER]) != 0;
-    }
-    /* A quarter full after: the next rebuild comes after half the table's
-     * size in new pairs, so rebuilding costs a few slot visits per pair. */
-    size_t cap = PAIRS_MIN_CAP;
-    while ((kept + 1) * 4 > cap) {
-        cap *= 2;
-    }
-    struct pair *t = xmalloc(cap * sizeof *t);
-    for (size_t i = 0; i < cap; i++) {
-        t[i].trace = PAIR_EMPTY;
-    }
-    p->npairs = kept;
-    for (size_t i = 0; i < p->pairs_cap; i++) {
-        const struct pair *pr = &p->pairs[i];
-        if (pr->trace == PAIR_EMPTY || (pr->live[OLD] | pr->live[KEPT] | pr->live[OTHER]) == 0) {
-            continue;
-        }
-        size_t j = (size_t)pair_hash(pr->size, pr->trace) & (cap - 1);
-        while (t[j].trace != PAIR_EMPTY) {
-            j = (j + 1) & (cap - 1);
-        }
-        t[j] = *pr;
-    }
-    free(p->pairs);
-    p->pairs = t;
-    p->pairs_cap = cap;
-}
-
-static struct pair *pair_of(struct pass *p, uint64_t size, uint32_t trace, int make)
-{
-    /* Up to half full: a look-up that misses (a pair made again after it
-     * was dropped, below) probes 2.5 slots on average there, 8.5 at 3/4. */
-    if (make && (p->npairs + 1) * 2 > p->pairs_cap) {
-        pairs_grow(p);
-    }
-    if (p->pairs_cap == 0) {
+    if (info == 0) {
         return NULL;
     }
-    size_t mask = p->pairs_cap - 1;
-    for (size_t j = (size_t)pair_hash(size, trace) & mask;; j = (j + 1) & mask) {
-        struct pair *pr = &p->pairs[j];
-        if (pr->trace == trace && pr->size == size) {
-            return pr;
+    if (info >= p->pairs_cap) {
+        if (!make) {
+            return NULL;
         }
-        if (pr->trace == PAIR_EMPTY) {
-            if (!make) {
-                return NULL;
-            }
-            memset(pr, 0, sizeof *pr);
-            pr->size = size;
-            pr->trace = trace;
-            p->npairs++;
-            return pr;
-        }
+        size_t old = p->pairs_cap;
+        xgrow((void **)&p->pairs, &p->pairs_cap, (size_t)info + 1, sizeof *p->pairs);
+        memset(p->pairs + old, 0, (p->pairs_cap - old) * sizeof *p->pairs);
     }
+    return &p->pairs[info];
 }
 
 /* ---- events ---- */
@@ -177,10 +116,12 @@ static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
     p->out[p->nout].size = size;
     p->out[p->nout].trace = trace;
     p->out[p->nout].flags = flags;
+    p->out[p->nout].info = 0; /* the accounting does not read it */
+    p->out[p->nout].reserved = 0;
     p->nout++;
 }
 
-static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok)
+static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int thread_ok)
 {
     if (trace >= p->ntraces) {
         trace = 0; /* a node not defined yet: no stack, as model.c counts it */
@@ -193,8 +134,8 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok
          * pair for such a block), and a stack with none live needs no
          * look-up at all. */
         uint64_t *tracked = &p->per_node[trace].tracked;
-        struct pair *pr = kind != OTHER || !past_window(p) ? pair_of(p, size, trace, 1)
-                          : *tracked                       ? pair_of(p, size, trace, 0)
+        struct pair *pr = kind != OTHER || !past_window(p) ? pair_of(p, info, 1)
+                          : *tracked                       ? pair_of(p, info, 0)
                                                            : NULL;
         if (pr) {
             pr->live[kind] += pr->live[kind] < UINT32_MAX;
@@ -242,7 +183,7 @@ static int take(struct pass *p, struct pair *pr, int temporary, int thread_ok)
     return -1;
 }
 
-static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary, int thread_ok)
+static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int temporary, int thread_ok)
 {
     if (trace >= p->ntraces || !keeps_trace(p, trace)) {
         p->a->bad_events += trace >= p->ntraces;
@@ -251,7 +192,7 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary,
     if (p->pair_mode) {
         int past = past_window(p);
         uint64_t *tracked = &p->per_node[trace].tracked;
-        struct pair *pr = past && !*tracked ? NULL : pair_of(p, size, trace, 0);
+        struct pair *pr = past && !*tracked ? NULL : pair_of(p, info, 0);
         int kind = pr ? take(p, pr, temporary, thread_ok) : -1;
         if (kind < 0) {
             /* After the window, an uncounted block (on_alloc). */
@@ -276,28 +217,17 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary,
 }
 
 /* A realloc: its free, then its allocation; marked as one when both are kept. */
-static void on_realloc(struct pass *p, uint64_t old_size, uint32_t old_trace, int old_temporary, uint64_t size,
-                       uint32_t trace, int thread_ok)
+static void on_realloc(struct pass *p, const struct memfmt_event *old, const struct memfmt_event *now, int thread_ok)
 {
-    int freed = on_free(p, old_size, old_trace, old_temporary, thread_ok);
+    int freed = on_free(p, old->size, old->trace, old->info, (old->flags & MEMFMT_EV_TEMPORARY) != 0, thread_ok);
     size_t at = p->nout;
-    if (on_alloc(p, size, trace, thread_ok) && freed && at > 0 && p->nout == at + 1) {
+    if (on_alloc(p, now->size, now->trace, now->info, thread_ok) && freed && at > 0 && p->nout == at + 1) {
         p->out[at - 1].flags |= MEMFMT_EV_REALLOC;
     }
 }
 
 static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
-    if (p->pair_mode && p->pairs_cap) {
-        /* Every event looks its pair up in a table larger than the caches:
-         * asking for all the batch's slots first lets the loads overlap
-         * instead of waiting for each in turn. */
-        size_t mask = p->pairs_cap - 1;
-        for (size_t i = 0; i < n; i++) {
-            uint32_t trace = ev[i].trace < p->ntraces ? ev[i].trace : 0;
-            __builtin_prefetch(&p->pairs[(size_t)pair_hash(ev[i].size, trace) & mask]);
-        }
-    }
     if (p->skip_events && !p->pair_mode && !p->a->series && p->a->sizes) {
         /* Nothing restricted, no series: only the histogram needs the
          * events (the heap total is the series'), in one tight loop. */
@@ -316,12 +246,12 @@ static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct memfmt_event *e = &ev[i];
         if (!(e->flags & MEMFMT_EV_FREE)) {
-            on_alloc(p, e->size, e->trace, 1);
+            on_alloc(p, e->size, e->trace, e->info, 1);
         } else if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
-            on_realloc(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, ev[i + 1].size, ev[i + 1].trace, 1);
+            on_realloc(p, e, &ev[i + 1], 1);
             i++;
         } else {
-            on_free(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
+            on_free(p, e->size, e->trace, e->info, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
         }
     }
     flush(p);
@@ -406,17 +336,22 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         break;
     case MEMFMT_REC_MAP: on_map(p, r); return 0;
     case MEMFMT_REC_ALLOC:
-        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, !p->q->thread || r->u.alloc.thread == p->q->thread);
+        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, r->u.alloc.info,
+                 !p->q->thread || r->u.alloc.thread == p->q->thread);
         return 0;
     case MEMFMT_REC_FREE:
         thread_ok = !p->q->thread || r->u.free.thread == p->q->thread;
-        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.temporary, thread_ok);
+        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.info, r->u.free.temporary, thread_ok);
         return 0;
-    case MEMFMT_REC_REALLOC:
+    case MEMFMT_REC_REALLOC: {
         thread_ok = !p->q->thread || r->u.alloc.thread == p->q->thread;
-        on_realloc(p, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary, r->u.alloc.size,
-                   r->u.alloc.trace, thread_ok);
+        struct memfmt_event old = {r->u.alloc.old_size, r->u.alloc.old_trace,
+                                   MEMFMT_EV_FREE | (r->u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0),
+                                   r->u.alloc.old_info, 0};
+        struct memfmt_event now = {r->u.alloc.size, r->u.alloc.trace, 0, r->u.alloc.info, 0};
+        on_realloc(p, &old, &now, thread_ok);
         return 0;
+    }
     case MEMFMT_REC_PROCESS:
         /* The sample rate is the model's, set before the first event
          * (streaming: the model has just read it). */

@@ -79,9 +79,8 @@ struct analysis {
  * memfmt status when the file cannot be opened (*err_errno = errno for
  * MEMFMT_E_IO), or MEMFMT_E_INVALID for a bad query (series_points above
  * TIMESERIES_MAX_POINTS, or an empty window: from_ms >= to_ms). Memory: the model's
- * node count, the (size, stack) pairs with live blocks (and those met since
- * the table was last rebuilt) when a window or a thread
- * is set, the distinct sizes with `sizes` (and the (stack, size) pairs
+ * node count, 12 bytes per (size, stack) pair id of the file when a
+ * window or a thread is set, the distinct sizes with `sizes` (and the (stack, size) pairs
  * with sizes = 2), the points; time: one pass
  * over the file in event batches (events one by one when a thread is
  * chosen: the batches do not carry threads). Free with analysis_free(). */
