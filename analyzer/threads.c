@@ -21,19 +21,17 @@ struct holder {
     uint64_t live;
 };
 
+/* The threads holding live blocks of one (size, trace) pair, indexed by
+ * the pair's info id (the file numbers its pairs: docs/format.md). */
 struct pair {
-    uint64_t size;
-    uint32_t trace;
     struct holder *h;
     uint32_t nh, cap;
 };
 
 struct tpass {
     struct accounting *acct;
-    struct pair *pairs;
-    size_t npairs, pairs_cap;
-    size_t next_compact; /* npairs at which pairs with no holder are dropped */
-    struct idmap pair_map;
+    struct pair *pairs; /* by info id */
+    size_t pairs_cap;
     uint32_t *index_of; /* dense id -> thread index */
     uint32_t *tid_of;
     size_t ndense, dense_cap;
@@ -43,77 +41,22 @@ struct tpass {
     size_t ntids_cap;
 };
 
-static uint64_t pair_hash(uint64_t size, uint32_t trace)
+/* The pair with info id `info`; NULL for id 0, or for an id not met yet
+ * without `make`. */
+static struct pair *pair_of(struct tpass *p, uint32_t info, int make)
 {
-    return idmap_mix(size ^ ((uint64_t)trace << 40 | (uint64_t)trace >> 24));
-}
-
-static uint64_t pair_rehash(const void *ctx, uint32_t i)
-{
-    const struct pair *pr = &((const struct tpass *)ctx)->pairs[i];
-    return pair_hash(pr->size, pr->trace);
-}
-
-struct pair_key {
-    const struct pair *pairs;
-    uint64_t size;
-    uint32_t trace;
-};
-
-static int pair_same(const void *ctx, uint32_t i)
-{
-    const struct pair_key *k = ctx;
-    return k->pairs[i].size == k->size && k->pairs[i].trace == k->trace;
-}
-
-/* Pairs whose blocks are all freed are dropped once their number has
- * doubled since the last time: memory follows the live blocks' pairs. */
-static void compact(struct tpass *p)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < p->npairs; i++) {
-        if (p->pairs[i].nh > 0) {
-            p->pairs[k++] = p->pairs[i];
-        } else {
-            free(p->pairs[i].h);
-        }
-    }
-    p->npairs = k;
-    idmap_release(&p->pair_map);
-    idmap_reserve(&p->pair_map, k + 1, pair_rehash, p);
-    for (size_t i = 0; i < k; i++) {
-        struct pair_key key = {p->pairs, p->pairs[i].size, p->pairs[i].trace};
-        size_t slot;
-        idmap_find(&p->pair_map, pair_hash(key.size, key.trace), pair_same, &key, &slot);
-        idmap_put(&p->pair_map, slot, (uint32_t)i);
-    }
-    p->next_compact = k * 2 > 65536 ? k * 2 : 65536;
-}
-
-static struct pair *pair_of(struct tpass *p, uint64_t size, uint32_t trace, int make)
-{
-    if (make && p->npairs >= p->next_compact) {
-        compact(p);
-    }
-    if (make) {
-        idmap_reserve(&p->pair_map, p->npairs + 1, pair_rehash, p);
-    }
-    struct pair_key k = {p->pairs, size, trace};
-    size_t slot;
-    uint32_t i = idmap_find(&p->pair_map, pair_hash(size, trace), pair_same, &k, &slot);
-    if (i != IDMAP_NONE) {
-        return &p->pairs[i];
-    }
-    if (!make) {
+    if (info == 0) {
         return NULL;
     }
-    xgrow((void **)&p->pairs, &p->pairs_cap, p->npairs + 1, sizeof *p->pairs);
-    idmap_put(&p->pair_map, slot, (uint32_t)p->npairs);
-    struct pair *pr = &p->pairs[p->npairs++];
-    memset(pr, 0, sizeof *pr);
-    pr->size = size;
-    pr->trace = trace;
-    return pr;
+    if (info >= p->pairs_cap) {
+        if (!make) {
+            return NULL;
+        }
+        size_t old = p->pairs_cap;
+        xgrow((void **)&p->pairs, &p->pairs_cap, (size_t)info + 1, sizeof *p->pairs);
+        memset(p->pairs + old, 0, (p->pairs_cap - old) * sizeof *p->pairs);
+    }
+    return &p->pairs[info];
 }
 
 static uint64_t thread_rehash(const void *ctx, uint32_t i)
@@ -183,10 +126,13 @@ static uint32_t holder_pos(const struct tpass *p, const struct pair *pr, uint32_
     return lo;
 }
 
-static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t trace)
+static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t info)
 {
     uint32_t d = dense_of(p, thread, 1);
-    struct pair *pr = pair_of(p, size, trace, 1);
+    struct pair *pr = pair_of(p, info, 1);
+    if (!pr) {
+        return; /* no pair id: not a block any free can name (corrupt input) */
+    }
     int found;
     uint32_t j = holder_pos(p, pr, thread, &found);
     if (!found) {
@@ -205,9 +151,9 @@ static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t t
 }
 
 /* Returns 0 when the free was charged, -1 when no block fits (corrupt input). */
-static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t trace, int temporary)
+static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t info, int temporary)
 {
-    struct pair *pr = pair_of(p, size, trace, 0);
+    struct pair *pr = pair_of(p, info, 0);
     if (!pr || pr->nh == 0) {
         return -1;
     }
@@ -275,7 +221,6 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
         return rc;
     }
     struct tpass p = {0};
-    p.next_compact = 65536;
     p.acct = accounting_new(1);
     if (m->sample_rate) {
         accounting_set_sample_rate(p.acct, m->sample_rate);
@@ -300,11 +245,10 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
     }
     /* By thread index: the order threads are numbered in. */
     qsort(t->v, t->n, sizeof *t->v, by_index);
-    for (size_t i = 0; i < p.npairs; i++) {
+    for (size_t i = 0; i < p.pairs_cap; i++) {
         free(p.pairs[i].h);
     }
     free(p.pairs);
-    idmap_release(&p.pair_map);
     idmap_release(&p.thread_map);
     free(p.index_of);
     free(p.tid_of);
