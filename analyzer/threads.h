@@ -32,8 +32,8 @@ struct threads {
  * negative memfmt status when the file cannot be opened (*err_errno =
  * errno for MEMFMT_E_IO). The peak is the same moment as the summary's;
  * the threads' peak contributions sum to it and their leaks to the total
- * leaked. Memory: the distinct threads and (size, stack) pairs with live
- * blocks. */
+ * leaked. Memory: the distinct threads, 16 bytes per (size, stack) pair
+ * id of the file, and one entry per thread holding live blocks of a pair. */
 int threads_run(const char *path, const struct model *m, struct threads **out, int *err_errno);
 /** Release; accepts NULL. */
 void threads_free(struct threads *t);
