@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Per-node symbolized frames (frames.h): one lookup per node, the frames
- * kept in chunks that never move. Never prints. */
+ * kept in chunks that never move, so that a pointer handed out stays
+ * valid until frames_free() (the call tree keeps them). Never prints. */
 #include "frames.h"
 
 #include <stdio.h>
@@ -11,25 +12,27 @@
 
 #define MAX_INLINE 16
 
+/* Frames per chunk: a node's frames (at most MAX_INLINE) never straddle two. */
+#define CHUNK_FRAMES 4096
+
 struct node_slot {
-    const struct sym_frame *first; /* in a pool chunk */
+    const struct sym_frame *first; /* in a chunk */
     uint16_t count;
     uint8_t done;
 };
 
-/* Frames live in chunks that never move: the call tree and the front ends
- * keep pointers to them (calltree_node.frame) while more nodes are
- * symbolized. */
-#define CHUNK_FRAMES 4096
+struct frame_chunk {
+    struct frame_chunk *next;
+    size_t used;
+    struct sym_frame frames[CHUNK_FRAMES];
+};
 
 struct frames {
     const struct model *m;
     struct symbolizer *sym;
     int *sym_index; /* per model module: symbolizer's index, -2 not registered yet */
     struct node_slot *slots;
-    struct sym_frame **chunks;
-    size_t nchunks, chunks_cap;
-    size_t used; /* frames used in the latest chunk */
+    struct frame_chunk *chunks; /* the newest first */
 };
 
 struct frames *frames_new(const struct model *m)
@@ -57,14 +60,15 @@ void frames_free(struct frames *f)
     symbolize_free(f->sym);
     free(f->sym_index);
     free(f->slots);
-    for (size_t i = 0; i < f->nchunks; i++) {
-        free(f->chunks[i]);
+    while (f->chunks) {
+        struct frame_chunk *next = f->chunks->next;
+        free(f->chunks);
+        f->chunks = next;
     }
-    free(f->chunks);
     free(f);
 }
 
-/* Looks the node up once; the slot then points into the pool. */
+/* Looks the node up once; the slot then points into a chunk. */
 static void resolve(struct frames *f, uint32_t node)
 {
     struct node_slot *s = &f->slots[node];
@@ -92,16 +96,17 @@ static void resolve(struct frames *f, uint32_t node)
         tmp[0].module_offset = n->ip; /* 0 for a gap */
         k = 1;
     }
-    if (f->nchunks == 0 || f->used + (size_t)k > CHUNK_FRAMES) {
-        xgrow((void **)&f->chunks, &f->chunks_cap, f->nchunks + 1, sizeof *f->chunks);
-        f->chunks[f->nchunks++] = xmalloc(CHUNK_FRAMES * sizeof **f->chunks);
-        f->used = 0;
+    struct frame_chunk *c = f->chunks;
+    if (!c || c->used + (size_t)k > CHUNK_FRAMES) {
+        c = xmalloc(sizeof *c);
+        c->next = f->chunks;
+        c->used = 0;
+        f->chunks = c;
     }
-    struct sym_frame *dst = f->chunks[f->nchunks - 1] + f->used;
-    memcpy(dst, tmp, sizeof tmp[0] * (size_t)k);
-    f->used += (size_t)k;
-    s->first = dst;
+    memcpy(c->frames + c->used, tmp, sizeof tmp[0] * (size_t)k);
+    s->first = c->frames + c->used;
     s->count = (uint16_t)k;
+    c->used += (size_t)k;
 }
 
 const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t *n)

@@ -454,10 +454,9 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
     return buf;
 }
 
-void report_print_text(const struct report *r, const struct report_options *o, FILE *out)
+void report_print_summary(const struct model *m, const struct accounting *a, FILE *out)
 {
-    const struct model *m = r->model;
-    const struct acct_totals *t = accounting_totals(m->acct);
+    const struct acct_totals *t = accounting_totals(a);
     uint64_t ms = model_runtime_ms(m);
     char b1[32], b2[160];
     fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
@@ -481,13 +480,15 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     /* Sampling: calls and bytes are exact (counted by every thread), the
      * rest are estimates from the sampled stacks, marked with '~'. */
     const char *est = m->sample_rate ? "~" : "";
-    uint64_t calls = m->has_counts ? m->exact_calls : t->allocations;
-    uint64_t bytes = m->has_counts ? m->exact_bytes : t->allocated_bytes;
+    /* The exact counts are the whole run's: a window's accounting keeps its own. */
+    int exact = m->has_counts && a == m->acct;
+    uint64_t calls = exact ? m->exact_calls : t->allocations;
+    uint64_t bytes = exact ? m->exact_bytes : t->allocated_bytes;
     if (m->sample_rate) {
         fprintf(out, "sampled: one stack per %llu bytes allocated on average; '~' marks estimates\n",
                 (unsigned long long)m->sample_rate);
     }
-    fprintf(out, "calls to allocation functions: %s%llu (%.0f/s)\n", m->has_counts || !m->sample_rate ? "" : "~",
+    fprintf(out, "calls to allocation functions: %s%llu (%.0f/s)\n", exact || !m->sample_rate ? "" : "~",
             (unsigned long long)calls, per_second(calls, ms));
     if (m->sample_rate) {
         fprintf(out, "temporary allocations: not measured when sampling\n");
@@ -504,7 +505,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu blocks\n", est,
             util_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes, est,
             (unsigned long long)t->live_blocks);
-    fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", m->has_counts || !m->sample_rate ? "" : "~",
+    fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", exact || !m->sample_rate ? "" : "~",
             util_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
     /* Direct mappings, beside the heap and never in its figures. */
     fprintf(out, "peak mapped memory (mmap, mremap, brk; not heap): %s (%llu bytes) after %.3f s\n",
@@ -519,6 +520,13 @@ void report_print_text(const struct report *r, const struct report_options *o, F
                 "counted\n",
                 (unsigned long long)m->startup_calls, (unsigned long long)m->startup_bytes);
     }
+}
+
+void report_print_text(const struct report *r, const struct report_options *o, FILE *out)
+{
+    const struct model *m = r->model;
+    const struct acct_totals *t = accounting_totals(m->acct);
+    report_print_summary(m, m->acct, out);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (o->sections && !(o->sections & (1u << s))) {
             continue;

@@ -57,6 +57,12 @@ void report_free(struct report *r);
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */
 uint64_t report_cost(const struct report_stack *st, enum report_section s);
+/** Print the summary lines of the text report (program, runtime, calls,
+ * temporary, peak, RSS, leaked, allocated, mapped) for the costs in `a`:
+ * m->acct for the whole run, or an analysis's accounting (analysis.h) for
+ * a window or filter, whose calls and bytes are then its own even in a
+ * sampled recording. memtui shows these lines as they are. */
+void report_print_summary(const struct model *m, const struct accounting *a, FILE *out);
 /** Print the summary and every section as text. */
 void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
 /** Print everything as one JSON object. */

@@ -74,12 +74,12 @@ def check_svg_sums(path, total, what):
 
 d = tmpdir()
 
-# ---- phases: windows, --at, threads, filters, sizes, timeline ----
-ph = os.path.join(d, "phases.zst")
-check_eq(record([prog("phases")], ph).returncode, 0, "phases: memrec exit status")
-whole = mpj([ph], "phases")
-check_eq(whole["allocations"], 178, "phases: calls (177 + the thread's DTV)")
-check_eq(whole["peak_heap_bytes"], 1400120, "phases: peak")
+# ---- tests/progs/windows.c: windows, --at, threads, filters, sizes, timeline ----
+ph = os.path.join(d, "windows.zst")
+check_eq(record([prog("windows")], ph).returncode, 0, "windows: memrec exit status")
+whole = mpj([ph], "windows")
+check_eq(whole["allocations"], 178, "windows: calls (177 + the thread's DTV)")
+check_eq(whole["peak_heap_bytes"], 1400120, "windows: peak")
 
 w = mpj(["--from", "0.25", "--to", "0.75", ph], "window")
 check_eq(w["allocations"], 20, "window [0.25, 0.75): calls")
@@ -144,7 +144,7 @@ check_eq([(b["bucket"], b["calls"]) for b in s["buckets"]], [(15, 20)], "sizes i
 s = mpj(["--sizes", "--by-stack", "-n", "3", ph], "sizes by stack")["sizes"]
 check_eq([(e["function"], e["calls"], [(z["size"], z["calls"]) for z in e["sizes"]]) for e in s["by_stack"]],
          [("phase_one", 100, [(10001, 100)]), ("phase_one", 50, [(700, 50)]), ("phase_two", 20, [(20001, 20)])],
-         "sizes by stack: phases' three busiest stacks")
+         "sizes by stack: the three busiest stacks")
 tmps = os.path.join(d, "temporaries.zst")
 check_eq(record([prog("temporaries")], tmps).returncode, 0, "temporaries: memrec exit status")
 s = mpj(["--sizes", "--by-stack", "-n", "1", tmps], "temporaries by stack")["sizes"]["by_stack"]
@@ -168,9 +168,9 @@ check("peak (* ^): 1.34 MiB (1400120 bytes) at %.3f s" % (whole["peak_heap_ms"] 
       "timeline text: the peak marked with its time")
 
 # ---- SVG flame graphs ----
-for name in ("chain", "cxx", "inlined", "threads", "mapper", "phases"):
-    path = ph if name == "phases" else os.path.join(d, name + ".zst")
-    if name != "phases":
+for name in ("chain", "cxx", "inlined", "threads", "mapper", "windows"):
+    path = ph if name == "windows" else os.path.join(d, name + ".zst")
+    if name != "windows":
         check_eq(record([prog(name)], path).returncode, 0, "%s: memrec exit status" % name)
     j = report_json(path)
     for cost, field in sorted(SUMMARY.items()):
@@ -183,11 +183,11 @@ frames = check_svg_sums(out, 2, "inlined reversed")
 check_eq([(n, c) for dep, c, n, _ in frames if dep == 1], [("make_block", 2)],
          "reversed: the allocation site (the inlined make_block) first")
 check_eq(sorted(n for dep, _, n, _ in frames if dep == 2), ["build_index", "build_table"], "reversed: its callers")
-out = os.path.join(d, "phases.window.svg")
+out = os.path.join(d, "windows.window.svg")
 mp(["--svg", out, "--cost", "allocated", "--from", "0.25", "--to", "0.75", ph], "svg window")
-frames = check_svg_sums(out, 400020, "phases window svg")
+frames = check_svg_sums(out, 400020, "windows window svg")
 title = ET.parse(out).getroot().find(SVG + "text").text
-check("phases" in title and "allocated" in title and "0.250 s" in title, "svg title: program, cost, window")
+check("windows" in title and "allocated" in title and "0.250 s" in title, "svg title: program, cost, window")
 
 # The embedded script, run by node under a minimal DOM (svg_shim.js): the
 # search's matched share counts each stack once, a click zooms.
@@ -313,9 +313,9 @@ check_eq([(r["temporary"], r["leaked_bytes"], r["leaked_allocations"]) for r in 
 for key, field in (("calls", "allocations"), ("temporary", "temporary"), ("peak_bytes", "peak_heap_bytes"),
                    ("leaked_bytes", "leaked_bytes"), ("allocated_bytes", "allocated_bytes")):
     check_eq(sum(r[key] for r in rows), j[field], "--threads: rows' %s sum to the summary" % key)
-j = mpj(["--threads", ph], "phases threads")
+j = mpj(["--threads", ph], "windows threads")
 check_eq([(r["thread"], r["calls"], r["peak_bytes"], r["leaked_bytes"]) for r in j["threads_section"]],
-         [(1, 171, 1400120, whole["leaked_bytes"] - 280007), (2, 7, 0, 280007)], "--threads: phases' two threads")
+         [(1, 171, 1400120, whole["leaked_bytes"] - 280007), (2, 7, 0, 280007)], "--threads: windows' two threads")
 text = mp(["--threads", "--sections", "leaked", ph], "threads text")
 check("THREADS" in text and "280007" in text, "--threads: text section")
 r = run([MEMPRINT, "--threads", "--from", "1", ph])

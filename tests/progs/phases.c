@@ -1,35 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * Target program for time windows, --at, --thread and the size histogram:
- * three phases separated by sleeps of 500 ms, so that every event of a
- * phase is stamped well inside it (memrec's clock ticks every 10 ms).
+ * Target program for memtui's tests (tests/integration/test_memtui.py):
+ * three phases of allocations, one second apart, so that a time window
+ * can pick one of them. No stdio, exit 0.
  *
- *   phase 1 (from 0 s):    100 x malloc(10001), kept; 50 temporaries of 700
- *   sleep 500 ms
- *   phase 2 (~0.5 s):      20 x malloc(20001), kept; the 100 blocks of phase 1 freed
- *   sleep 500 ms
- *   phase 3 (~1.0 s):      a thread makes 7 x malloc(40001), leaked; main
- *                          frees the 20 blocks of phase 2 after joining it
+ *   t = 0 s    phase_one:   4 x malloc(10007), kept until the end
+ *   t = 1 s    phase_two:   6 x malloc(20011), kept until the end;
+ *              then scratch: 3 x (malloc(5003), free at once): temporaries
+ *   t = 2 s    phase_three: 2 x malloc(30011), leaked
+ *   end        main frees the blocks of phase_one and phase_two
  *
- * Own allocations: 177 calls, 50 temporary, peak 1000100 + 400020 = 1400120
- * (phase 2's blocks all made before phase 1's are freed), leaked 280007 in 7
- * blocks, allocated 1000100 + 35000 + 400020 + 280007 = 1715127. pthread_create
- * adds one calloc of the new thread's DTV in the main thread (EXPECTED.md,
- * threads): 178 calls in all, found by its stack, never freed.
- * A window [0.25 s, 0.75 s) holds phase 2 alone: 20 calls, 400020 bytes,
- * nothing leaked (freed in phase 3), 100 blocks (1000100 bytes) of phase 1
- * freed inside it. At 0.75 s: 170 calls, 400020 bytes live in 20 blocks.
- * Sizes: bucket 10 (512..1023) 50 calls 35000 bytes 50 temporary; bucket 14
- * (8192..16383) 100 calls 1000100 bytes; bucket 15 20 calls 400020 bytes;
- * bucket 16 7 calls 280007 bytes.
+ * Expected (memrec definitions), the whole run: allocations 15,
+ * temporary 3, peak 220116 bytes (4 x 10007 + 6 x 20011 + 2 x 30011, after
+ * phase_three), leaked 60022 bytes in 2 blocks, allocated in total 235125
+ * bytes. At the peak: phase_one 40028, phase_two 120066, phase_three 60022.
+ * Top-down: main calls phase_one, phase_two (which calls scratch) and
+ * phase_three; bottom-up sites phase_one (4 calls), phase_two (6),
+ * scratch (3), phase_three (2).
+ *
+ * The window [500, 1500) ms holds phase_two and scratch only: allocations
+ * 9, temporary 3, peak 125069 (120066 + one scratch block), leaked 0,
+ * allocated 135075.
  */
-#include <pthread.h>
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <time.h>
 
-static void *volatile one[100];
-static void *volatile two[20];
-static void *volatile three[7];
+static void *volatile one[4], *volatile two[6], *volatile three[2];
 
 static void pause_ms(long ms)
 {
@@ -38,48 +35,54 @@ static void pause_ms(long ms)
     }
 }
 
-__attribute__((noinline)) static void phase_one(void)
+/* External linkage and noinline: the frames keep these names. */
+void phase_one(void);
+void phase_two(void);
+void scratch(void);
+void phase_three(void);
+
+__attribute__((noinline)) void phase_one(void)
 {
-    for (int i = 0; i < 100; i++) {
-        one[i] = malloc(10001);
-    }
-    for (int i = 0; i < 50; i++) {
-        void *volatile t = malloc(700);
-        free(t);
+    for (int i = 0; i < 4; i++) {
+        one[i] = malloc(10007);
     }
 }
 
-__attribute__((noinline)) static void phase_two(void)
+__attribute__((noinline)) void scratch(void)
 {
-    for (int i = 0; i < 20; i++) {
-        two[i] = malloc(20001);
-    }
-    for (int i = 0; i < 100; i++) {
-        free(one[i]);
+    for (int i = 0; i < 3; i++) {
+        void *volatile p = malloc(5003);
+        free(p);
     }
 }
 
-__attribute__((noinline)) static void *phase_three(void *arg)
+__attribute__((noinline)) void phase_two(void)
 {
-    (void)arg;
-    for (int i = 0; i < 7; i++) {
-        three[i] = malloc(40001);
+    for (int i = 0; i < 6; i++) {
+        two[i] = malloc(20011);
     }
-    return NULL;
+    scratch();
+    __asm__ volatile("" ::: "memory"); /* scratch() is not a tail call */
+}
+
+__attribute__((noinline)) void phase_three(void)
+{
+    for (int i = 0; i < 2; i++) {
+        three[i] = malloc(30011);
+    }
 }
 
 int main(void)
 {
     phase_one();
-    pause_ms(500);
+    pause_ms(1000);
     phase_two();
-    pause_ms(500);
-    pthread_t t;
-    if (pthread_create(&t, NULL, phase_three, NULL) != 0) {
-        return 1;
+    pause_ms(1000);
+    phase_three();
+    for (int i = 0; i < 4; i++) {
+        free(one[i]);
     }
-    pthread_join(t, NULL);
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < 6; i++) {
         free(two[i]);
     }
     return 0;

@@ -35,7 +35,7 @@ function(memrec_add_prog name source)
     set(MEMREC_PROGS ${MEMREC_PROGS} prog_${name} PARENT_SCOPE)
 endfunction()
 
-foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporaries deep sleeper slow sampled stress
+foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporaries deep sleeper slow sampled stress phases
                      execself forker fdcloser)
     memrec_add_prog(${prog} "${prog}.c")
     set_target_properties(prog_${prog} PROPERTIES
@@ -138,12 +138,12 @@ target_compile_options(prog_mapper_lib PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(prog_mapper_lib PRIVATE -fno-sanitize=all)
 memrec_add_prog(mapper "mapper.c")
 target_link_libraries(prog_mapper PRIVATE prog_mapper_lib)
-# Time windows and the size histogram (phases), comparisons of two runs and
+# Time windows and the size histogram (windows), comparisons of two runs and
 # two builds (diffprog; diffprog_pad has every address moved by a padding
 # function placed before the sites).
-memrec_add_prog(phases "phases.c")
-set_target_properties(prog_phases PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
-target_link_libraries(prog_phases PRIVATE Threads::Threads)
+memrec_add_prog(windows "windows.c")
+set_target_properties(prog_windows PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+target_link_libraries(prog_windows PRIVATE Threads::Threads)
 foreach(variant IN ITEMS diffprog diffprog_pad)
     memrec_add_prog(${variant} "diffprog.c")
     set_target_properties(prog_${variant} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)

@@ -16,6 +16,7 @@
 #include "calltree.h"
 #include "check.h"
 #include "folded.h"
+#include "report.h"
 
 /* ---- writing a recording ---- */
 
@@ -430,6 +431,24 @@ static void test_windows(const char *path, struct model *m)
     CHECK_EQ(accounting_totals(a->acct)->peak_ms, 10);
     CHECK_EQ(a->earlier_freed_blocks, 1);
     CHECK_EQ(a->earlier_freed_bytes, 100);
+    /* The summary's lines of the window (memtui's summary view), and of the whole run. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    report_print_summary(m, a->acct, f);
+    fclose(f);
+    CHECK(strstr(text, "\ncalls to allocation functions: 2 (") != NULL);
+    CHECK(strstr(text, "\ntemporary allocations: 0 (0.0%") != NULL);
+    CHECK(strstr(text, "\npeak heap memory consumption: 1.03 KiB (1050 bytes) after 0.010 s\n") != NULL);
+    CHECK(strstr(text, "\ntotal memory leaked: 50 B (50 bytes) in 1 blocks\n") != NULL);
+    CHECK(strstr(text, "\ntotal bytes allocated: 1.03 KiB (1050 bytes)\n") != NULL);
+    free(text);
+    f = open_memstream(&text, &len);
+    report_print_summary(m, m->acct, f);
+    fclose(f);
+    CHECK(strstr(text, "\ncalls to allocation functions: 7 (") != NULL);
+    CHECK(strstr(text, "\ntotal bytes allocated: 4.29 KiB (4389 bytes)\n") != NULL);
+    free(text);
     analysis_free(a);
 
     /* [0, 10): 100 (freed at 10, after the window: still the window's block) and the temporary 10. */
@@ -592,6 +611,38 @@ static void test_series_and_sizes(const char *path, struct model *m)
     analysis_free(a);
 }
 
+/* Frames handed out stay where they are while more nodes are symbolized
+ * (the call tree keeps pointers to them): a model of 20000 nodes in no
+ * module, each one frame, resolved one after the other. */
+static void test_frames_stay(void)
+{
+    struct model m;
+    memset(&m, 0, sizeof m);
+    m.nnodes = 20000;
+    m.nodes = calloc(m.nnodes, sizeof *m.nodes);
+    for (uint32_t i = 1; i < m.nnodes; i++) {
+        m.nodes[i].parent = i - 1;
+        m.nodes[i].ip = 0x1000 + i;
+        m.nodes[i].module = -1;
+    }
+    struct frames *fr = frames_new(&m);
+    CHECK(fr != NULL);
+    uint32_t n1;
+    const struct sym_frame *first = frames_of_node(fr, 1, &n1);
+    CHECK(n1 == 1 && first != NULL);
+    for (uint32_t i = 2; i < m.nnodes; i++) {
+        uint32_t n;
+        frames_of_node(fr, i, &n);
+    }
+    uint32_t again;
+    CHECK(frames_of_node(fr, 1, &again) == first && again == 1);
+    CHECK_EQ(first[0].module_offset, 0x1001);
+    uint32_t n;
+    CHECK_EQ(frames_of_node(fr, 19999, &n)[0].module_offset, 0x1000 + 19999);
+    frames_free(fr);
+    free(m.nodes);
+}
+
 int main(void)
 {
     int fd;
@@ -601,6 +652,7 @@ int main(void)
     CHECK(model_load(path, &m, &err) == 0);
     CHECK_EQ(m->bad_records, 0);
     test_calltree(m);
+    test_frames_stay();
     test_windows(path, m);
     test_filters(path, m);
     test_series_and_sizes(path, m);

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* Keys to actions in one table, and next to it the help screen's text,
+ * which must name every key of the table (a key added here goes there). */
+#include "tui.h"
+
+#include <curses.h>
+
+struct binding {
+    int key;
+    enum action action;
+};
+
+static const struct binding bindings[] = {
+    {'q', ACT_QUIT},         {KEY_UP, ACT_UP},        {'k', ACT_UP},           {KEY_DOWN, ACT_DOWN},
+    {'j', ACT_DOWN},         {KEY_PPAGE, ACT_PGUP},   {KEY_NPAGE, ACT_PGDN},   {' ', ACT_PGDN},
+    {KEY_HOME, ACT_HOME},    {'g', ACT_HOME},         {KEY_END, ACT_END},      {'G', ACT_END},
+    {'\r', ACT_EXPAND},      {'\n', ACT_EXPAND},      {KEY_ENTER, ACT_EXPAND}, {KEY_RIGHT, ACT_RIGHT},
+    {'l', ACT_RIGHT},        {KEY_LEFT, ACT_LEFT},    {'h', ACT_LEFT},         {KEY_BACKSPACE, ACT_BACK},
+    {127, ACT_BACK},         {8, ACT_BACK},           {'\t', ACT_NEXT_VIEW},   {KEY_BTAB, ACT_PREV_VIEW},
+    {'1', ACT_VIEW1},        {'2', ACT_VIEW2},        {'3', ACT_VIEW3},        {'4', ACT_VIEW4},
+    {'5', ACT_VIEW5},        {'6', ACT_VIEW6},        {'c', ACT_COST_NEXT},    {'C', ACT_COST_PREV},
+    {'s', ACT_SORT_SELF},    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},
+    {'?', ACT_HELP},         {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},
+    {'w', ACT_WINDOW_ENTER}, {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},
+    {'*', ACT_EXPAND_ALL},
+};
+
+enum action action_of_key(int key)
+{
+    for (size_t i = 0; i < sizeof bindings / sizeof bindings[0]; i++) {
+        if (bindings[i].key == key) {
+            return bindings[i].action;
+        }
+    }
+    return ACT_NONE;
+}
+
+static const char *const help[] = {
+    "Views",
+    "  Tab / Shift+Tab      next / previous view",
+    "  1 2 3 4 5 6          Summary, Top-down, Bottom-up, Functions, Flame graph, Over time",
+    "Moving",
+    "  Up Down, k j         previous / next row",
+    "  PgUp PgDn, Space     page up / down",
+    "  Home End, g G        first / last row",
+    "  Enter                expand or collapse; Summary: open in Bottom-up; Functions: callers and",
+    "                       callees; Flame graph: zoom into the selected frame",
+    "  Right, l             expand; Flame graph: next frame on the row",
+    "  Left, h              collapse, or go to the parent; Flame graph: previous frame on the row",
+    "  Backspace            Flame graph: zoom out; Functions: back to the list",
+    "  *                    expand the selected subtree (Top-down, Bottom-up)",
+    "  mouse click          select a row, a frame or a view tab",
+    "Figures",
+    "  c / C                next / previous cost: calls, temporary, peak, leaked, allocated, mapped",
+    "  s                    Functions: sort by self or by inclusive cost",
+    "  d                    detail of the selected frame (name, file:line, module, source)",
+    "Search",
+    "  /                    search function names (Enter to search, Esc to cancel)",
+    "  n / N                next / previous match",
+    "Time window (Over time view)",
+    "  Left Right           move the cursor over the chart",
+    "  m                    mark the window's start, then its end: every view is restricted to it",
+    "  w                    type a window in milliseconds, as FROM-TO",
+    "  x                    clear the window",
+    "  v                    chart heap, mapped memory or RSS",
+    "Other",
+    "  r                    reload a recording that is still being written (also every second)",
+    "  ?, F1                this help (any key closes it)",
+    "  q                    quit (Ctrl+C too)",
+    NULL,
+};
+
+const char *const *action_help(void)
+{
+    return help;
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/* The functions view: every function with its self and inclusive cost
+ * (calltree_func_order(), sorted by either), and for the selected one its
+ * callers and callees with the cost through each call
+ * (calltree_func_links()). */
+#define _GNU_SOURCE
+#include "tui.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+enum { LINK_CALLER = 0, LINK_CALLEE = 1, LINK_HEADING = -1 };
+
+static enum cost_type sort_cost;
+
+static int by_cost(const void *a, const void *b)
+{
+    const struct calltree_link *x = a, *y = b;
+    if (x->incl.v[sort_cost] != y->incl.v[sort_cost]) {
+        return x->incl.v[sort_cost] < y->incl.v[sort_cost] ? 1 : -1;
+    }
+    return x->func < y->func ? -1 : x->func > y->func;
+}
+
+static void drop_links(struct funcs_state *s)
+{
+    free(s->callers);
+    free(s->callees);
+    s->callers = s->callees = NULL;
+    s->ncallers = s->ncallees = 0;
+}
+
+static void rebuild_list(struct app *app)
+{
+    struct funcs_state *s = &app->fn;
+    uint32_t keep = s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
+    uint32_t n;
+    const uint32_t *order = calltree_func_order(app->d.tree, &n);
+    list_clear(&s->l);
+    s->l.sel = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        list_push(&s->l, order[i], 0, 0);
+        if (order[i] == keep) {
+            s->l.sel = i;
+        }
+    }
+}
+
+static void sync(struct app *app)
+{
+    struct funcs_state *s = &app->fn;
+    if (s->generation == app->d.generation) {
+        return;
+    }
+    s->generation = app->d.generation;
+    drop_links(s);
+    s->shown = CALLTREE_NONE;
+    list_clear(&s->l);
+    rebuild_list(app);
+    if (s->selname) {
+        for (uint32_t i = 0; i < s->l.n; i++) {
+            if (strcmp(data_func_name(&app->d, s->l.rows[i].id), s->selname) == 0) {
+                s->l.sel = i;
+                break;
+            }
+        }
+    }
+}
+
+static void show_links(struct app *app, uint32_t f)
+{
+    struct funcs_state *s = &app->fn;
+    drop_links(s);
+    s->shown = f;
+    s->ncallers = calltree_func_links(app->d.tree, f, CALLTREE_CALLERS, &s->callers);
+    s->ncallees = calltree_func_links(app->d.tree, f, CALLTREE_CALLEES, &s->callees);
+    s->links.sel = s->links.top = 0;
+}
+
+static void build_links(struct app *app)
+{
+    struct funcs_state *s = &app->fn;
+    sort_cost = app->d.cost;
+    if (s->ncallers) {
+        qsort(s->callers, s->ncallers, sizeof *s->callers, by_cost);
+    }
+    if (s->ncallees) {
+        qsort(s->callees, s->ncallees, sizeof *s->callees, by_cost);
+    }
+    uint32_t sel = s->links.sel;
+    list_clear(&s->links);
+    list_push(&s->links, 0, 0, LINK_HEADING);
+    for (uint32_t i = 0; i < s->ncallers; i++) {
+        list_push(&s->links, i, 1, LINK_CALLER);
+    }
+    list_push(&s->links, 1, 0, LINK_HEADING);
+    for (uint32_t i = 0; i < s->ncallees; i++) {
+        list_push(&s->links, i, 1, LINK_CALLEE);
+    }
+    s->links.sel = sel < s->links.n ? sel : 0;
+}
+
+uint32_t view_funcs_selected(struct app *app)
+{
+    struct funcs_state *s = &app->fn;
+    sync(app);
+    if (s->shown != CALLTREE_NONE) {
+        const struct row *r = s->links.n ? &s->links.rows[s->links.sel] : NULL;
+        if (r && r->kind == LINK_CALLER) {
+            return s->callers[r->id].func;
+        }
+        if (r && r->kind == LINK_CALLEE) {
+            return s->callees[r->id].func;
+        }
+        return s->shown;
+    }
+    return s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
+}
+
+static void draw_row(struct app *app, int y, int w, int attr, const struct cost_vec *incl, const struct cost_vec *self,
+                     int indent, const char *name)
+{
+    struct data *d = &app->d;
+    uint64_t total = data_total(d);
+    char buf[128];
+    char self_text[32] = "";
+    if (self) {
+        snprintf(self_text, sizeof self_text, "%llu", (unsigned long long)self->v[d->cost]);
+    }
+    uint64_t v = incl->v[d->cost];
+    snprintf(buf, sizeof buf, "%14llu %14s %6.2f%%  %*s", (unsigned long long)v, self_text,
+             total ? 100.0 * (double)v / (double)total : 0.0, indent, "");
+    if (attr != (int)A_NORMAL) {
+        crt_fill(y, 0, w, ' ', attr);
+    }
+    int x = crt_put(y, 0, buf, w, attr);
+    crt_put_hl(y, x, name, w - x, attr, app->search);
+}
+
+void view_funcs_draw(struct app *app, int y, int h, int w)
+{
+    struct funcs_state *s = &app->fn;
+    struct data *d = &app->d;
+    sync(app);
+    char buf[512];
+    int rows = h - 1;
+    if (s->shown == CALLTREE_NONE) {
+        rebuild_list(app);
+        snprintf(buf, sizeof buf, "%14s %14s %7s  function (sorted by %s; s: sort by %s; Enter: callers and callees)",
+                 "inclusive", "self", "share", d->by_self ? "self" : "inclusive", d->by_self ? "inclusive" : "self");
+        crt_put(y, 0, buf, w, A_BOLD);
+        list_scroll(&s->l, rows);
+        for (int r = 0; r < rows && s->l.top + (uint32_t)r < s->l.n; r++) {
+            uint32_t i = s->l.top + (uint32_t)r;
+            const struct calltree_func *f = calltree_func(d->tree, s->l.rows[i].id);
+            draw_row(app, y + 1 + r, w, i == s->l.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL, &f->incl, &f->self, 0,
+                     data_func_name(d, s->l.rows[i].id));
+        }
+        free(s->selname);
+        s->selname = s->l.n ? xstrdup(data_func_name(d, s->l.rows[s->l.sel].id)) : NULL;
+        return;
+    }
+    build_links(app);
+    snprintf(buf, sizeof buf, "%14s %14s %7s  %s (Backspace or Left: back to the list)", "through call", "", "share",
+             data_func_name(d, s->shown));
+    crt_put(y, 0, buf, w, A_BOLD);
+    list_scroll(&s->links, rows);
+    for (int r = 0; r < rows && s->links.top + (uint32_t)r < s->links.n; r++) {
+        uint32_t i = s->links.top + (uint32_t)r;
+        const struct row *row = &s->links.rows[i];
+        int attr = i == s->links.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL;
+        if (row->kind == LINK_HEADING) {
+            uint32_t n = row->id == 0 ? s->ncallers : s->ncallees;
+            snprintf(buf, sizeof buf, "%s (%u)%s", row->id == 0 ? "CALLERS" : "CALLEES", n,
+                     n == 0 ? (row->id == 0 ? ": none, an outermost frame" : ": none, allocates itself") : "");
+            crt_put(y + 1 + r, 0, buf, w, attr | A_BOLD);
+            continue;
+        }
+        const struct calltree_link *lk = row->kind == LINK_CALLER ? &s->callers[row->id] : &s->callees[row->id];
+        draw_row(app, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_name(d, lk->func));
+    }
+}
+
+int view_funcs_key(struct app *app, enum action a, int h)
+{
+    struct funcs_state *s = &app->fn;
+    sync(app);
+    if (a == ACT_SORT_SELF) {
+        data_set_cost(&app->d, app->d.cost, !app->d.by_self);
+        return 1;
+    }
+    if (s->shown == CALLTREE_NONE) {
+        if ((a == ACT_EXPAND || a == ACT_RIGHT) && s->l.n) {
+            show_links(app, s->l.rows[s->l.sel].id);
+            return 1;
+        }
+        return list_move(&s->l, a, h);
+    }
+    if (a == ACT_BACK || a == ACT_LEFT) {
+        uint32_t f = s->shown;
+        s->shown = CALLTREE_NONE;
+        drop_links(s);
+        for (uint32_t i = 0; i < s->l.n; i++) {
+            if (s->l.rows[i].id == f) {
+                s->l.sel = i;
+            }
+        }
+        return 1;
+    }
+    if (a == ACT_EXPAND || a == ACT_RIGHT) {
+        uint32_t f = view_funcs_selected(app);
+        if (f != s->shown && f != CALLTREE_NONE) {
+            show_links(app, f);
+        }
+        return 1;
+    }
+    return list_move(&s->links, a, h);
+}
