@@ -461,9 +461,6 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     char b1[32], b2[160];
     fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
             end_text(m, b2, sizeof b2));
-    if (o->note) {
-        fprintf(out, "%s\n", o->note);
-    }
     if (m->header.flags & MEMFMT_HF_ATTACHED) {
         fprintf(out,
                 "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
@@ -527,6 +524,9 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     const struct model *m = r->model;
     const struct acct_totals *t = accounting_totals(m->acct);
     report_print_summary(m, m->acct, out);
+    if (o->note) {
+        fprintf(out, "%s\n", o->note);
+    }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (o->sections && !(o->sections & (1u << s))) {
             continue;

@@ -44,7 +44,7 @@ struct report_options {
     int max_frames; /* frames printed per stack */
     unsigned sections; /* 0: every section; else bit s for section s (the summary is always printed) */
     int full_names; /* text: C++ names as they are, not shortened (names.h) */
-    const char *note; /* text: one more line after the summary's first, or NULL */
+    const char *note; /* text: one more line after the summary, or NULL */
     const char *json_extra; /* JSON: members added to the object (", \"k\": v..."), or NULL */
 };
 
