@@ -559,7 +559,13 @@ HIDDEN int crash_wait(int64_t *lock_deadline);
 
 /* ---- sigdefer.c: signal handlers' calls while their thread is inside ---- */
 
-#define SIGDEFER_MAX 2048 /* calls queued per thread between two events */
+/* Calls queued per thread during one recorded call. A recorded call can
+ * wait for a second or more when memrec drains the pipe slowly (a loaded
+ * machine, a sanitized memrec), while a fast timer's handler keeps
+ * allocating: 2,048 slots overflowed in 100 ms of a 50 us timer. The queue
+ * is 2.5 MiB of address space per thread that ever queued, of which only
+ * the pages used are touched. */
+#define SIGDEFER_MAX 65536
 
 enum sigdefer_op { SIGDEFER_ALLOC, SIGDEFER_FREE, SIGDEFER_REALLOC };
 
