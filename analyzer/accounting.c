@@ -121,6 +121,11 @@ static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *
 static inline __attribute__((always_inline)) int release(struct accounting *a, int sampled, uint64_t size,
                                                          uint32_t trace, int temporary)
 {
+    if (size > ACCT_MAX_SIZE || (a->per_trace && trace >= a->ntraces)) {
+        /* Never allocated so: refused before the trace can size the table. */
+        a->t.bad_frees++;
+        return MEMFMT_E_CORRUPT;
+    }
     uint64_t one;
     weigh(a, sampled, &size, &one);
     struct acct_cost *c = cost_of(a, trace);
@@ -143,9 +148,13 @@ static inline __attribute__((always_inline)) int release(struct accounting *a, i
     return 0;
 }
 
-static inline __attribute__((always_inline)) void allocate(struct accounting *a, int sampled, uint64_t size,
-                                                           uint32_t trace)
+static inline __attribute__((always_inline)) int allocate(struct accounting *a, int sampled, uint64_t size,
+                                                          uint32_t trace)
 {
+    if (size > ACCT_MAX_SIZE) {
+        a->t.impossible++;
+        return MEMFMT_E_CORRUPT;
+    }
     uint64_t one;
     weigh(a, sampled, &size, &one);
     a->t.allocations += one;
@@ -164,6 +173,7 @@ static inline __attribute__((always_inline)) void allocate(struct accounting *a,
         a->t.peak_ms = a->t.last_ms;
         a->peak_serial = a->serial;
     }
+    return 0;
 }
 
 /* ---- direct mappings ---- */
@@ -234,16 +244,15 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
 {
     a->serial++;
     if (r->tag == MEMFMT_REC_ALLOC) {
-        allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
-        return 0;
+        return allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
     }
     if (r->tag == MEMFMT_REC_FREE) {
         return release(a, a->sampled, r->u.free.size, r->u.free.trace, r->u.free.temporary);
     }
     if (r->tag == MEMFMT_REC_REALLOC) {
         int rc = release(a, a->sampled, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
-        return rc;
+        int arc = allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
+        return rc < 0 ? rc : arc;
     }
     a->serial--; /* not an event */
     if (r->tag == MEMFMT_REC_MAP) {
@@ -266,19 +275,21 @@ feed_events(struct accounting *a, int sampled, const struct memfmt_event *ev, si
         a->serial++;
         if (!(e->flags & MEMFMT_EV_FREE)) {
             int fixed = e->trace >= ntraces;
-            allocate(a, sampled, e->size, fixed ? 0 : e->trace);
-            bad += (uint64_t)fixed;
+            int rc = allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            bad += (uint64_t)(fixed | (rc < 0));
             continue;
         }
-        int rc = release(a, sampled, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0);
-        int not_applied = rc < 0;
+        /* A trace never defined: its allocation was charged to trace 0. */
+        int fixed = e->trace >= ntraces;
+        int rc = release(a, sampled, e->size, fixed ? 0 : e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0);
+        int not_applied = (rc < 0) | fixed;
         if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
             /* The allocation half: the same event, so the same serial, and
              * counted once. */
             e = &ev[++i];
-            int fixed = e->trace >= ntraces;
-            allocate(a, sampled, e->size, fixed ? 0 : e->trace);
-            not_applied |= fixed;
+            fixed = e->trace >= ntraces;
+            rc = allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            not_applied |= fixed | (rc < 0);
         }
         bad += (uint64_t)not_applied;
     }

@@ -25,6 +25,7 @@ struct acct_totals {
     uint64_t peak_rss;
     uint64_t last_ms; /* time of the latest TIME record */
     uint64_t bad_frees; /* frees of blocks that are not live (corrupt input) */
+    uint64_t impossible; /* allocations larger than ACCT_MAX_SIZE, not counted (corrupt input) */
     /* Direct mappings (MAP records), never part of the heap figures above. */
     uint64_t mapped_bytes; /* mapped now (still mapped, at the end) */
     uint64_t mapped_peak; /* max of mapped_bytes over the run */
@@ -48,6 +49,11 @@ struct acct_cost {
     uint64_t mapped_stamp; /* mapping serial of the last change */
 };
 
+/* No allocation can be larger than the user address space of x86-64
+ * (128 TiB): an event claiming more is corrupt input, refused (counted in
+ * acct_totals.impossible) so that it cannot distort every figure. */
+#define ACCT_MAX_SIZE ((uint64_t)1 << 47)
+
 struct accounting;
 
 /** New accounting; with `per_trace`, costs are kept per trace too. */
@@ -55,14 +61,19 @@ struct accounting *accounting_new(int per_trace);
 /** Release; accepts NULL. */
 void accounting_free(struct accounting *a);
 /** Apply one record. Returns 0, or MEMFMT_E_CORRUPT when the record cannot
- * be applied (a free of a block that is not live); totals stay usable. */
+ * be applied (a free of a block that is not live, a size above
+ * ACCT_MAX_SIZE); totals stay usable. The caller checks that an
+ * allocation's trace is one defined so far (the per-trace table is sized by
+ * it); a free naming a trace no allocation was charged to is refused
+ * without growing anything. */
 int accounting_feed(struct accounting *a, const struct memfmt_record *rec);
 /** Apply a batch of events from memfmt_read_batch(), as accounting_feed()
- * would apply them one by one, with one difference: an allocation whose
- * trace is `ntraces` or above (a node not defined yet) is charged to trace
- * 0, no stack. Returns how many events were not applied as they were:
- * such allocations, and frees of blocks that are not live (corrupt input);
- * a realloc with both counts once. */
+ * would apply them one by one, with one difference: an allocation or a
+ * free whose trace is `ntraces` or above (a node not defined yet) is
+ * charged to trace 0, no stack, where such an allocation went. Returns how
+ * many events were not applied as they were: such events, allocations
+ * larger than ACCT_MAX_SIZE, and frees of blocks that are not live
+ * (corrupt input); a realloc with both counts once. */
 uint64_t accounting_feed_events(struct accounting *a, const struct memfmt_event *ev, size_t n, uint32_t ntraces);
 /** The totals so far. */
 const struct acct_totals *accounting_totals(const struct accounting *a);

@@ -123,6 +123,12 @@ static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
 
 static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int thread_ok)
 {
+    if (size > ACCT_MAX_SIZE) {
+        /* Impossible (corrupt input): refused as model.c's accounting
+         * refuses it, so that no figure, series or histogram counts it. */
+        p->a->bad_events++;
+        return 0;
+    }
     if (trace >= p->ntraces) {
         trace = 0; /* a node not defined yet: no stack, as model.c counts it */
     }

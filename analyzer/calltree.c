@@ -4,7 +4,8 @@
  * own frames (outermost first), so the whole tree costs one step per model
  * node and frame, never one per trace and depth. Node ids grow from the
  * root down: a parent's id is always below its children's. Bottom-up walks each
- * allocation site's path to the root once, cut at CALLTREE_MAX_DEPTH. */
+ * allocation site's path to the root once, cut at CALLTREE_MAX_DEPTH, the
+ * first time bottom-up is read. */
 #define _GNU_SOURCE
 #include "calltree.h"
 
@@ -36,6 +37,13 @@ struct calltree {
     char **fkeys; /* per function: name and source file, while building */
     size_t fkeys_cap;
     struct idmap fmap; /* key -> function */
+    /* Bottom-up is built the first time it is asked for: it costs
+     * allocation sites x depth (a chain of 20,000 nodes, each a site, made
+     * 20 million nodes and 2.3 GB), and memprint --folded never reads it.
+     * The latest calltree_sort() is applied when it is built. */
+    int bottom_up_built;
+    int sorted;
+    enum cost_type sort_c;
 };
 
 /* ---- one orientation ---- */
@@ -297,7 +305,6 @@ struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
     t->fr = fr;
     build_top_down(t, a);
     func_inclusive(t);
-    build_bottom_up(t);
     t->forder = xmalloc(((size_t)t->nfuncs + 1) * sizeof *t->forder);
     for (uint32_t i = 0; i < t->nfuncs; i++) {
         t->forder[i] = i;
@@ -328,20 +335,41 @@ void calltree_free(struct calltree *t)
 
 /* ---- reading and sorting ---- */
 
+static void sort_tree(const struct calltree *t, struct tree *tr, enum cost_type c);
+
+/* The tree of orientation `o`, building bottom-up on first use. The tree
+ * is logically const: building it changes what is cached, not what it
+ * says, so the cast is safe (the tools are single-threaded). */
+static const struct tree *tree_of(const struct calltree *ct, enum calltree_orient o)
+{
+    if (o != CALLTREE_BOTTOM_UP) {
+        return &ct->tr[CALLTREE_TOP_DOWN];
+    }
+    struct calltree *t = (struct calltree *)ct;
+    if (!t->bottom_up_built) {
+        t->bottom_up_built = 1;
+        build_bottom_up(t);
+        if (t->sorted) {
+            sort_tree(t, &t->tr[CALLTREE_BOTTOM_UP], t->sort_c);
+        }
+    }
+    return &t->tr[CALLTREE_BOTTOM_UP];
+}
+
 uint32_t calltree_size(const struct calltree *t, enum calltree_orient o)
 {
-    return t->tr[o == CALLTREE_BOTTOM_UP].count;
+    return tree_of(t, o)->count;
 }
 
 const struct calltree_node *calltree_node(const struct calltree *t, enum calltree_orient o, uint32_t id)
 {
-    const struct tree *tr = &t->tr[o == CALLTREE_BOTTOM_UP];
+    const struct tree *tr = tree_of(t, o);
     return id < tr->count ? &tr->n[id] : NULL;
 }
 
 const uint32_t *calltree_children(const struct calltree *t, enum calltree_orient o, uint32_t id, uint32_t *n)
 {
-    const struct tree *tr = &t->tr[o == CALLTREE_BOTTOM_UP];
+    const struct tree *tr = tree_of(t, o);
     *n = 0;
     if (id >= tr->count || tr->nkids[id] == 0) {
         return NULL;
@@ -417,19 +445,26 @@ static int by_func_cost(const void *pa, const void *pb, void *arg)
     return r;
 }
 
+static void sort_tree(const struct calltree *t, struct tree *tr, enum cost_type c)
+{
+    struct sort_ctx s = {t, tr->n, c, 0};
+    for (uint32_t i = 0; i < tr->count; i++) {
+        if (tr->nkids[i] > 1) {
+            qsort_r(tr->kids + tr->first[i], tr->nkids[i], sizeof *tr->kids, by_node_cost, &s);
+        }
+    }
+}
+
 void calltree_sort(struct calltree *t, enum cost_type c, int by_self)
 {
     if ((unsigned)c >= COST_NTYPES) {
         return;
     }
-    for (int o = 0; o < 2; o++) {
-        struct tree *tr = &t->tr[o];
-        struct sort_ctx s = {t, tr->n, c, 0};
-        for (uint32_t i = 0; i < tr->count; i++) {
-            if (tr->nkids[i] > 1) {
-                qsort_r(tr->kids + tr->first[i], tr->nkids[i], sizeof *tr->kids, by_node_cost, &s);
-            }
-        }
+    t->sorted = 1;
+    t->sort_c = c;
+    sort_tree(t, &t->tr[CALLTREE_TOP_DOWN], c);
+    if (t->bottom_up_built) {
+        sort_tree(t, &t->tr[CALLTREE_BOTTOM_UP], c);
     }
     struct sort_ctx s = {t, NULL, c, by_self};
     qsort_r(t->forder, t->nfuncs, sizeof *t->forder, by_func_cost, &s);

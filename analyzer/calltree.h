@@ -73,7 +73,8 @@ struct calltree;
  * ids at or above the model's node count are charged to the root. Nodes
  * are made for traces with some cost only. Memory and time: O(model
  * nodes × inlined frames) for top-down and the functions, plus
- * O(allocation sites × depth, depth <= CALLTREE_MAX_DEPTH) for bottom-up;
+ * O(allocation sites × depth, depth <= CALLTREE_MAX_DEPTH) for bottom-up,
+ * which is built the first time it is read (not here);
  * symbolizes each node once (cached in `fr`). Children come in creation
  * order until calltree_sort(). Returns the tree (free with
  * calltree_free()); dies only on out of memory. */

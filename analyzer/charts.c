@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "names.h"
 #include "util.h"
 
@@ -90,26 +91,7 @@ void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f)
 
 void charts_json_str(const char *s, FILE *f)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = names_utf8_len(p);
-        if (*p == '"' || *p == '\\') {
-            fputc('\\', f);
-            fputc(*p, f);
-        } else if (n == 0 || *p < 0x20 || *p == 0x7f) {
-            /* Not valid UTF-8, or a control: the byte's value, escaped. */
-            fprintf(f, "\\u%04x", *p);
-            n = 1;
-        } else {
-            fwrite(p, 1, n, f);
-        }
-        p += n ? n : 1;
-    }
-    fputc('"', f);
+    esc_json_fputs(s, f);
 }
 
 static const struct accounting *rank_acct;
@@ -167,9 +149,7 @@ void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, st
             fprintf(f, "  %" PRIu64 " calls: %s", calls, name);
             if (file) {
                 fputs(" at ", f);
-                for (const char *p = file; *p; p++) {
-                    fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
-                }
+                esc_text_fputs(file, f);
                 fprintf(f, ":%u", line);
             }
             fputc('\n', f);

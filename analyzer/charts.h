@@ -27,9 +27,7 @@ void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f);
 void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f);
 
 /** A JSON string value of `s` (NULL: null), valid UTF-8 whatever `s`
- * holds: valid UTF-8 characters copied, quote and backslash escaped, control
- * characters and each byte that is not part of valid UTF-8 written as
- * \u00XX (its value). */
+ * holds: esc_json_fputs() (util/escape.h). */
 void charts_json_str(const char *s, FILE *f);
 
 /** The sizes of the `top` call stacks with the most calls in `a` (an

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "charts.h"
+#include "escape.h"
 #include "idmap.h"
 #include "util.h"
 
@@ -276,23 +277,20 @@ static const char *const summary_names[COST_NTYPES] = {
     "total memory leaked",           "total bytes allocated", "peak mapped memory",
 };
 
-static void put_text(const char *s, FILE *f)
+/* Names are frames_name()'s, escaped already; files come from the
+ * recording as they are. */
+static void put_file(const char *s, FILE *f)
 {
-    /* Names and file names come from the recording: no control character
-     * reaches the terminal. */
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
-    }
+    esc_text_fputs(s, f);
 }
 
 void diff_print_text(const struct difftree *d, const char *base_name, const char *new_name, uint32_t top, FILE *f)
 {
     const struct diff_node *root = &d->nodes[0];
     fputs("comparing base: ", f);
-    put_text(base_name, f);
+    esc_text_fputs(base_name, f);
     fputs("\n     with new: ", f);
-    put_text(new_name, f);
+    esc_text_fputs(new_name, f);
     fputs("\n(call stacks matched by function and source file, not by address)\n\n", f);
     fprintf(f, "%-32s %16s %16s %17s\n", "", "base", "new", "change");
     for (int c = 0; c < COST_NTYPES; c++) {
@@ -320,10 +318,10 @@ void diff_print_text(const struct difftree *d, const char *base_name, const char
             int depth = 0;
             for (uint32_t x = ids[i]; x != 0; x = d->nodes[x].parent) {
                 fprintf(f, "      #%-2d ", depth++);
-                put_text(d->nodes[x].name, f);
+                fputs(d->nodes[x].name, f);
                 if (d->nodes[x].file) {
                     fputs(" at ", f);
-                    put_text(d->nodes[x].file, f);
+                    put_file(d->nodes[x].file, f);
                 }
                 fputc('\n', f);
             }

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+#include "symfiles.h"
 #include "util.h"
 
 #define MAX_INLINE 16
@@ -30,7 +32,7 @@ struct frame_chunk {
 struct frames {
     const struct model *m;
     struct symbolizer *sym;
-    int *sym_index; /* per model module: symbolizer's index, -2 not registered yet */
+    struct symfiles *files; /* each file registered with the symbolizer once */
     struct node_slot *slots;
     struct frame_chunk *chunks; /* the newest first */
 };
@@ -44,10 +46,7 @@ struct frames *frames_new(const struct model *m)
         free(f);
         return NULL;
     }
-    f->sym_index = xmalloc(((size_t)m->nmodules + 1) * sizeof *f->sym_index);
-    for (uint32_t i = 0; i < m->nmodules; i++) {
-        f->sym_index[i] = -2;
-    }
+    f->files = symfiles_new(m, f->sym);
     f->slots = xcalloc((size_t)m->nnodes + 1, sizeof *f->slots);
     return f;
 }
@@ -57,8 +56,8 @@ void frames_free(struct frames *f)
     if (!f) {
         return;
     }
+    symfiles_free(f->files);
     symbolize_free(f->sym);
-    free(f->sym_index);
     free(f->slots);
     while (f->chunks) {
         struct frame_chunk *next = f->chunks->next;
@@ -78,23 +77,10 @@ static void resolve(struct frames *f, uint32_t node)
     }
     const struct model_node *n = &f->m->nodes[node];
     struct sym_frame tmp[MAX_INLINE];
-    int k = 0;
-    memset(&tmp[0], 0, sizeof tmp[0]);
-    if (n->ip != 0 && n->module >= 0 && (uint32_t)n->module < f->m->nmodules) {
-        const struct model_module *mod = &f->m->modules[n->module];
-        if (f->sym_index[n->module] == -2) {
-            f->sym_index[n->module] =
-                symbolize_add_module(f->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
-        }
-        if (f->sym_index[n->module] >= 0) {
-            /* A return address points after the call: look up the call. */
-            k = symbolize_lookup(f->sym, f->sym_index[n->module], n->ip - 1, tmp, MAX_INLINE);
-        }
-    }
-    if (k <= 0) {
-        memset(&tmp[0], 0, sizeof tmp[0]);
-        tmp[0].module_offset = n->ip; /* 0 for a gap */
-        k = 1;
+    int k = 1;
+    memset(&tmp[0], 0, sizeof tmp[0]); /* a gap: no function, no module, offset 0 */
+    if (n->ip != 0) {
+        k = symfiles_lookup(f->files, node, tmp, MAX_INLINE);
     }
     struct frame_chunk *c = f->chunks;
     if (!c || c->used + (size_t)k > CHUNK_FRAMES) {
@@ -140,8 +126,9 @@ int frames_node_is_main(struct frames *f, uint32_t node)
 
 char *frames_name_dup(const struct sym_frame *fr)
 {
-    /* The unknown-function form needs the module's name and 16 digits. */
-    size_t cap = (fr->function ? strlen(fr->function) : (fr->module ? strlen(fr->module) : 0)) + 64;
+    /* Escaped names are at most four times as long; the unknown-function
+     * form adds its words and 16 digits. */
+    size_t cap = (fr->function ? strlen(fr->function) : (fr->module ? strlen(fr->module) : 0)) * 4 + 64;
     char *s = xmalloc(cap);
     return (char *)frames_name(fr, s, cap);
 }
@@ -158,17 +145,19 @@ const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap)
     }
     if (frames_is_gap(fr)) {
         snprintf(buf, cap, "[frames omitted]");
-    } else if (fr->function) {
-        snprintf(buf, cap, "%s", fr->function);
+        return buf;
+    }
+    /* Names from the recording, escaped (util/escape.h): no control
+     * character, valid UTF-8 for SVG and JSON consumers. */
+    if (fr->function) {
+        char *e = esc_text(fr->function);
+        snprintf(buf, cap, "%s", e);
+        free(e);
     } else {
         const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
-        mod = mod ? mod + 1 : (fr->module ? fr->module : "?");
-        snprintf(buf, cap, "?? in %s+0x%llx", mod, (unsigned long long)fr->module_offset);
-    }
-    for (char *p = buf; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
-            *p = '?';
-        }
+        char *e = esc_text(mod ? mod + 1 : (fr->module ? fr->module : "?"));
+        snprintf(buf, cap, "?? in %s+0x%llx", e, (unsigned long long)fr->module_offset);
+        free(e);
     }
     return buf;
 }

@@ -26,7 +26,9 @@ void frames_free(struct frames *f);
  * functions inlined at its address, then the real function (symbolize.h).
  * The root (0) has none (*n = 0). A gap node (ip 0: frames the recorder
  * cut) has one frame with function, file and module NULL and offset 0; an
- * address in no module one frame with module NULL and module_offset = ip.
+ * address in no module one frame with module NULL and module_offset = ip;
+ * one in a module that cannot be symbolized, the module and the offset
+ * in it (symfiles.h).
  * The array stays valid until frames_free(). The first call for a node
  * may open files and allocate; later calls are O(1). A node id out of
  * range gives *n = 0. */
@@ -41,8 +43,10 @@ int frames_node_is_main(struct frames *f, uint32_t node);
 
 /** The name of a frame as memprint prints it, into buf (always
  * terminated): the function; "?? in MODULE+0xOFFSET" (module's file name)
- * when it is not known; "[frames omitted]" for a gap. Control characters
- * are written as '?', so a hostile name cannot reach a terminal raw. */
+ * when it is not known; "[frames omitted]" for a gap. Names are escaped
+ * as util/escape.h's text form (\xHH for control characters and bytes
+ * that are not UTF-8), so a hostile name cannot reach a terminal raw and
+ * the name is valid UTF-8 (unless `cap` cuts it inside a character). */
 const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap);
 
 /** frames_name() into a new string of its full length (xmalloc: dies on

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "idmap.h"
 #include "names.h"
 #include "util.h"
@@ -42,21 +43,27 @@ static int selected(const struct report_options *o, int s)
     return !o->sections || (o->sections & (1u << s));
 }
 
-/* Names from the recording: no control character reaches the terminal. */
+/* A name from the recording, shortened unless `full`, escaped (util/escape.h). */
 static void put_name(const char *s, int full, FILE *out)
 {
     char *shortened = full ? NULL : names_shorten(s);
-    for (const char *p = shortened ? shortened : s; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
-    }
+    esc_text_fputs(shortened ? shortened : s, out);
+    free(shortened);
+}
+
+/* A name frames_name() escaped already (the call tree's), shortened unless `full`. */
+static void put_escaped(const char *s, int full, FILE *out)
+{
+    char *shortened = full ? NULL : names_shorten(s);
+    fputs(shortened ? shortened : s, out);
     free(shortened);
 }
 
 /* ---- by site ---- */
 
 struct site {
-    const struct sym_frame *frame; /* the innermost frame of its first stack; NULL: no stack */
+    struct sym_frame frame; /* the innermost frame of its first stack (strings: the report's) */
+    int has_frame; /* 0: no stack */
     uint32_t *stacks; /* indexes into the report's stacks */
     uint32_t nstacks, cap;
     uint64_t cost;
@@ -92,9 +99,14 @@ static int frame_same(const struct sym_frame *a, const struct sym_frame *b)
     return a->module_offset == b->module_offset && strcmp(a->module ? a->module : "", b->module ? b->module : "") == 0;
 }
 
+static const struct sym_frame *site_frame(const struct site *s)
+{
+    return s->has_frame ? &s->frame : NULL;
+}
+
 static uint64_t site_rehash(const void *ctx, uint32_t i)
 {
-    return frame_hash(((const struct sites *)ctx)->v[i].frame);
+    return frame_hash(site_frame(&((const struct sites *)ctx)->v[i]));
 }
 
 struct site_key {
@@ -105,7 +117,7 @@ struct site_key {
 static int site_same(const void *ctx, uint32_t i)
 {
     const struct site_key *k = ctx;
-    return frame_same(k->ss->v[i].frame, k->frame);
+    return frame_same(site_frame(&k->ss->v[i]), k->frame);
 }
 
 static void collect_sites(struct sites *ss)
@@ -113,7 +125,8 @@ static void collect_sites(struct sites *ss)
     const struct report *r = ss->r;
     for (uint32_t i = 0; i < r->nstacks; i++) {
         const struct report_stack *st = &r->stacks[i];
-        const struct sym_frame *f = st->nframes ? &st->frames[0] : NULL;
+        struct sym_frame inner;
+        const struct sym_frame *f = report_frames(r, st, &inner, 1) == 1 ? &inner : NULL;
         idmap_reserve(&ss->map, ss->n + 1, site_rehash, ss);
         struct site_key k = {ss, f};
         size_t slot;
@@ -122,7 +135,10 @@ static void collect_sites(struct sites *ss)
             xgrow((void **)&ss->v, &ss->cap, ss->n + 1, sizeof *ss->v);
             at = (uint32_t)ss->n++;
             memset(&ss->v[at], 0, sizeof ss->v[at]);
-            ss->v[at].frame = f;
+            if (f) {
+                ss->v[at].frame = *f;
+                ss->v[at].has_frame = 1;
+            }
             idmap_put(&ss->map, slot, at);
         }
         struct site *s = &ss->v[at];
@@ -207,7 +223,7 @@ void groups_print_sites(const struct report *r, const struct report_options *o, 
             struct site *site = &ss.v[order[i]];
             fprintf(out, "  %llu %s in %u call stack%s: ", (unsigned long long)site->cost, unit_of(s), site->nstacks,
                     site->nstacks == 1 ? "" : "s");
-            print_site_frame(site->frame, o->full_names, out);
+            print_site_frame(site_frame(site), o->full_names, out);
             fputc('\n', out);
             sort_report = r;
             sort_section = (enum report_section)s;
@@ -223,7 +239,7 @@ void groups_print_sites(const struct report *r, const struct report_options *o, 
                 if (st->nframes <= 1) {
                     fputs("      (the site only)\n", out);
                 }
-                report_print_frames(st, 1, o, out);
+                report_print_frames(r, st, 1, o, out);
                 nst++;
             }
             if (site->nstacks > nst) {
@@ -264,7 +280,7 @@ void groups_print_functions(struct calltree *t, const struct report_options *o, 
             }
             fprintf(out, "  %llu %s inclusive, %llu self: ", (unsigned long long)f->incl.v[c], unit_of(s),
                     (unsigned long long)f->self.v[c]);
-            put_name(f->name, o->full_names, out);
+            put_escaped(f->name, o->full_names, out);
             if (f->frame && f->frame->function && f->frame->file) {
                 fputs(" at ", out);
                 put_name(f->frame->file, 1, out);

@@ -1,29 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* memprint --json: the summary and the top entries of each section as one
- * JSON object, integers exact, strings escaped per RFC 8259. */
+ * JSON object, integers exact, strings escaped per RFC 8259 and always
+ * valid UTF-8 (util/escape.h says how invalid bytes are written). */
+#include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "report.h"
+#include "util.h"
 
+/* Strings from the recording: valid UTF-8 whatever bytes they hold. */
 static void str(FILE *f, const char *s)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-        } else {
-            fputc(c, f);
-        }
-    }
-    fputc('"', f);
+    esc_json_fputs(s, f);
 }
 
 static void field_u(FILE *f, const char *name, uint64_t v, int comma)
@@ -62,7 +51,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     fprintf(f, ", \"baseline_in_use_bytes\": %lld, \"baseline_arena_bytes\": %lld",
             m->has_baseline ? (long long)m->baseline_in_use : -1LL,
             m->has_baseline ? (long long)m->baseline_arena : -1LL);
-    fprintf(f, ", \"complete\": %s", m->has_end && m->stop_rc == 0 ? "true" : "false");
+    fprintf(f, ", \"complete\": %s", model_complete(m) ? "true" : "false");
     field_u(f, "runtime_ms", model_runtime_ms(m), 1);
     /* Sampling: allocations and allocated_bytes are exact, the other
      * figures are estimates, and temporaries are not measured (null). */
@@ -116,8 +105,10 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             field_u(f, "mapped_at_end_bytes", st->mapped_end, 1);
             field_u(f, "mapping_calls", st->mapping_calls, 1);
             fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
-            for (uint32_t k = 0; k < st->nframes; k++) {
-                const struct sym_frame *fr = &st->frames[k];
+            struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
+            uint32_t nframes = report_frames(r, st, frames, st->nframes);
+            for (uint32_t k = 0; k < nframes; k++) {
+                const struct sym_frame *fr = &frames[k];
                 fputs(k ? ", {\"function\": " : "{\"function\": ", f);
                 str(f, fr->function);
                 fputs(", \"file\": ", f);
@@ -127,6 +118,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
                 fprintf(f, ", \"offset\": %llu, \"inlined\": %s}", (unsigned long long)fr->module_offset,
                         fr->inlined ? "true" : "false");
             }
+            free(frames);
             fputs("]}", f);
         }
         fputs("]", f);

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis.h"
 #include "calltree.h"
 #include "charts.h"
 #include "diff.h"
+#include "escape.h"
 #include "folded.h"
 #include "groups.h"
 #include "model.h"
@@ -148,7 +150,11 @@ static void load_model(struct source *s, const struct model_hook *hook)
         die("cannot read '%s': %s", s->path, memfmt_strerror(rc));
     }
     const struct model *m = s->m;
-    if (m->stop_rc < 0) {
+    if (m->stop_rc == MEMFMT_E_TOOBIG) {
+        warning("'%s' has a record larger than %u KiB (the format's limit) at byte %llu of its data: reporting "
+                "what comes before",
+                s->path, MEMFMT_MAX_RECORD >> 10, (unsigned long long)m->stop_offset);
+    } else if (m->stop_rc < 0) {
         warning("'%s' is %s at byte %llu of its data: reporting what comes before", s->path,
                 m->stop_rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(m->stop_rc),
                 (unsigned long long)m->stop_offset);
@@ -160,6 +166,10 @@ static void load_model(struct source *s, const struct model_hook *hook)
                 strsignal(m->end.value));
     } else if (m->has_end && m->end.how == MEMFMT_END_UNKNOWN) {
         warning("the recorded process did not end normally (killed or crashed; memrec was not its parent)");
+    }
+    if (m->impossible_sizes) {
+        warning("'%s': %llu allocation%s larger than 128 TiB (impossible: corrupt data?) not counted", s->path,
+                (unsigned long long)m->impossible_sizes, m->impossible_sizes == 1 ? "" : "s");
     }
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", s->path, (unsigned long long)m->bad_records,
@@ -337,6 +347,22 @@ static void write_out(const char *out, const char *what, write_fn fn, void *ctx)
         }
         return;
     }
+    struct stat sb;
+    if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* A device or a pipe (/dev/null, a FIFO): written to as it is.
+         * Renaming a temporary file over it would replace it (as root,
+         * /dev/null became a regular file). */
+        FILE *f = fopen(out, "w");
+        if (!f) {
+            die("cannot write '%s': %s", out, strerror(errno));
+        }
+        int bad = fn(ctx, f) < 0;
+        bad |= fclose(f) != 0;
+        if (bad) {
+            die("cannot write '%s': %s", out, strerror(errno));
+        }
+        return;
+    }
     size_t len = strlen(out) + 16;
     char *tmp = xmalloc(len);
     snprintf(tmp, len, "%s.tmp", out);
@@ -425,7 +451,8 @@ static void print_threads_json(const struct threads *th, FILE *f)
     fputc(']', f);
 }
 
-static void single(const struct opts *o, const char *path)
+/* Returns 1 when the figures hold the whole recording (model_complete()). */
+static int single(const struct opts *o, const char *path)
 {
     struct source s = {.path = path};
     open_source(&s, o);
@@ -465,9 +492,7 @@ static void single(const struct opts *o, const char *path)
             fputs("}\n", stdout);
         } else {
             fputs("program: ", stdout);
-            for (const char *p = program_of(s.m); *p; p++) {
-                putchar((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p);
-            }
+            esc_text_fputs(program_of(s.m), stdout);
             putchar('\n');
             if (s.note[0]) {
                 printf("%s\n", s.note);
@@ -537,10 +562,13 @@ static void single(const struct opts *o, const char *path)
         free(th_json);
         report_free(r);
     }
+    int whole = model_complete(s.m);
     source_release(&s);
+    return whole;
 }
 
-static void compare(const struct opts *o, const char *path)
+/* Returns 1 when both recordings were read whole. */
+static int compare(const struct opts *o, const char *path)
 {
     struct source b = {.path = o->diff_base}, n = {.path = path};
     open_source(&b, o);
@@ -571,8 +599,10 @@ static void compare(const struct opts *o, const char *path)
     diff_free(d);
     calltree_free(tb);
     calltree_free(tn);
+    int whole = model_complete(b.m) && model_complete(n.m);
     source_release(&b);
     source_release(&n);
+    return whole;
 }
 
 static unsigned parse_sections(const char *list)
@@ -726,13 +756,11 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (o.diff_base) {
-        compare(&o, argv[optind]);
-    } else {
-        single(&o, argv[optind]);
-    }
+    int whole = o.diff_base ? compare(&o, argv[optind]) : single(&o, argv[optind]);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         die("cannot write the report: %s", strerror(errno));
     }
-    return 0;
+    /* 3: the output is written but does not hold the whole recording (the
+     * data stops early, or records were refused): a script can tell. */
+    return whole ? 0 : 3;
 }

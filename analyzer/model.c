@@ -2,13 +2,17 @@
 /* Streams a recording into a struct model (model.h). Each trace node is
  * attributed to the module mapped at its address when the node was read,
  * so a library unloaded and replaced at the same address later still
- * symbolizes right. */
+ * symbolizes right. Every id and count from the file is checked against
+ * what the file defined so far or a limit of model.h before it sizes
+ * anything, and no step costs more than O(log n) per record. */
 #include "model.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrmap.h"
+#include "idmap.h"
 #include "util.h"
 
 /* Events per memfmt_read_batch() call: enough to make the call cost
@@ -77,47 +81,78 @@ static char *shell_line(const char *s, uint32_t n)
     return d;
 }
 
-static int module_contains(const struct model_module *mod, uint64_t ip)
+/* What loading needs besides the model: capacities, the address map of
+ * the modules loaded now, and module id -> index. */
+struct loader {
+    struct model *m;
+    size_t mod_cap, node_cap;
+    uint16_t *depth; /* per node: nodes from it to the root, at most MODEL_MAX_DEPTH */
+    size_t depth_cap;
+    struct addrmap loaded;
+    struct idmap ids; /* module id -> index into m->modules */
+};
+
+static uint64_t module_id_hash(const void *ctx, uint32_t i)
+{
+    const struct model *m = ctx;
+    return idmap_mix(m->modules[i].id);
+}
+
+struct id_key {
+    const struct model *m;
+    uint32_t id;
+};
+
+static int same_id(const void *ctx, uint32_t i)
+{
+    const struct id_key *k = ctx;
+    return k->m->modules[i].id == k->id;
+}
+
+/* Each segment of module `index` into `map`. */
+static void map_module(struct addrmap *map, const struct model_module *mod, uint32_t index)
 {
     for (uint32_t i = 0; i < mod->nsegments; i++) {
         uint64_t lo = mod->bias + mod->segments[i].vaddr;
-        if (ip >= lo && ip < lo + mod->segments[i].memsz) {
-            return 1;
-        }
+        uint64_t hi = lo + mod->segments[i].memsz;
+        addrmap_insert(map, lo, hi < lo ? UINT64_MAX : hi, index);
     }
-    return 0;
 }
 
-/* `loaded_only`: at read time only mapped modules count; at the end, any. */
-static int32_t find_module(const struct model *m, uint64_t ip, int loaded_only)
+/* Returns 0, or -1 when the record is refused: an id 0 or one defined
+ * before (ids are never reused), or one module too many. */
+static int add_module(struct loader *L, const struct memfmt_record *r)
 {
-    for (uint32_t i = m->nmodules; i-- > 0;) {
-        const struct model_module *mod = &m->modules[i];
-        if ((!loaded_only || mod->loaded) && module_contains(mod, ip)) {
-            return (int32_t)i;
-        }
+    struct model *m = L->m;
+    idmap_reserve(&L->ids, (size_t)m->nmodules + 1, module_id_hash, m);
+    struct id_key key = {m, r->u.module.id};
+    size_t slot;
+    if (r->u.module.id == 0 || m->nmodules >= MODEL_MAX_MODULES ||
+        idmap_find(&L->ids, idmap_mix(r->u.module.id), same_id, &key, &slot) != IDMAP_NONE) {
+        return -1;
     }
-    return -1;
-}
-
-static void add_module(struct model *m, const struct memfmt_record *r, size_t *cap)
-{
-    xgrow((void **)&m->modules, cap, (size_t)m->nmodules + 1, sizeof *m->modules);
-    struct model_module *mod = &m->modules[m->nmodules++];
+    xgrow((void **)&m->modules, &L->mod_cap, (size_t)m->nmodules + 1, sizeof *m->modules);
+    uint32_t index = m->nmodules++;
+    struct model_module *mod = &m->modules[index];
     memset(mod, 0, sizeof *mod);
     mod->id = r->u.module.id;
     mod->path = dup_bytes(r->u.module.path, r->u.module.path_len);
     mod->bias = r->u.module.bias;
     mod->build_id_len = r->u.module.build_id_len <= sizeof mod->build_id ? r->u.module.build_id_len : 0;
     memcpy(mod->build_id, r->u.module.build_id, mod->build_id_len);
-    mod->nsegments = r->u.module.nsegments;
+    mod->nsegments = r->u.module.nsegments <= MEMFMT_MAX_SEGMENTS ? r->u.module.nsegments : 0;
+    mod->segments = xmalloc(sizeof(struct memfmt_segment) * (mod->nsegments ? mod->nsegments : 1));
     memcpy(mod->segments, r->u.module.segments, sizeof(struct memfmt_segment) * mod->nsegments);
     mod->loaded = 1;
     mod->sym_index = -1;
+    idmap_put(&L->ids, slot, index);
+    map_module(&L->loaded, mod, index);
+    return 0;
 }
 
-static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_cap, size_t *node_cap)
+static void apply(struct loader *L, const struct memfmt_record *r)
 {
+    struct model *m = L->m;
     switch (r->tag) {
     case MEMFMT_REC_PROCESS:
         /* The weights must be known before the first event. */
@@ -132,14 +167,21 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->exe = dup_bytes(r->u.process.exe, r->u.process.exe_len);
         m->cmdline = shell_line(r->u.process.cmdline, r->u.process.cmdline_len);
         break;
-    case MEMFMT_REC_MODULE: add_module(m, r, mod_cap); break;
-    case MEMFMT_REC_UNMODULE:
-        for (uint32_t i = 0; i < m->nmodules; i++) {
-            if (m->modules[i].id == r->u.unmodule.id) {
-                m->modules[i].loaded = 0;
-            }
+    case MEMFMT_REC_MODULE:
+        if (add_module(L, r) < 0) {
+            m->bad_records++;
         }
         break;
+    case MEMFMT_REC_UNMODULE: {
+        struct id_key key = {m, r->u.unmodule.id};
+        size_t slot;
+        uint32_t i = idmap_find(&L->ids, idmap_mix(r->u.unmodule.id), same_id, &key, &slot);
+        if (i != IDMAP_NONE && m->modules[i].loaded) {
+            m->modules[i].loaded = 0;
+            addrmap_remove_owner(&L->loaded, i);
+        }
+        break;
+    }
     case MEMFMT_REC_THREAD:
         m->nthreads++;
         /* A reused index: the counts so far belong to the thread that ended. */
@@ -156,6 +198,7 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->baseline_arena = r->u.baseline.arena;
         break;
     case MEMFMT_REC_COUNTS:
+        /* The reader checked thread < MEMFMT_MAX_THREADS: at most 16 MiB. */
         if (r->u.counts.thread >= m->counts_cap) {
             xgrow((void **)&m->counts, &m->counts_cap, (size_t)r->u.counts.thread + 1, sizeof *m->counts);
         }
@@ -164,11 +207,23 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
         m->has_counts = 1;
         break;
     case MEMFMT_REC_NODE: {
-        xgrow((void **)&m->nodes, node_cap, (size_t)m->nnodes + 1, sizeof *m->nodes);
+        if (m->nnodes >= MODEL_MAX_NODES) {
+            m->bad_records++; /* ids from here on stay undefined */
+            break;
+        }
+        xgrow((void **)&m->nodes, &L->node_cap, (size_t)m->nnodes + 1, sizeof *m->nodes);
         struct model_node *n = &m->nodes[m->nnodes++];
         n->parent = r->u.node.parent < m->nnodes - 1 ? r->u.node.parent : 0;
         n->ip = r->u.node.ip;
-        n->module = n->ip ? find_module(m, n->ip, 1) : -1;
+        xgrow((void **)&L->depth, &L->depth_cap, m->nnodes, sizeof *L->depth);
+        uint32_t depth = (uint32_t)L->depth[n->parent] + 1; /* depth[0] = 0: the root */
+        if (depth > MODEL_MAX_DEPTH) {
+            n->parent = 0;
+            depth = 1;
+            m->bad_records++;
+        }
+        L->depth[m->nnodes - 1] = (uint16_t)depth;
+        n->module = n->ip ? addrmap_find(&L->loaded, n->ip) : -1;
         break;
     }
     case MEMFMT_REC_END:
@@ -198,6 +253,27 @@ static void apply(struct model *m, const struct memfmt_record *r, size_t *mod_ca
     }
 }
 
+/* Nodes read before their module's record (or after its unload): the
+ * newest module of the whole file that holds the address. */
+static void late_modules(struct model *m)
+{
+    struct addrmap all = ADDRMAP_INIT;
+    int built = 0;
+    for (uint32_t i = 1; i < m->nnodes; i++) {
+        if (m->nodes[i].module >= 0 || !m->nodes[i].ip) {
+            continue;
+        }
+        if (!built) {
+            for (uint32_t k = 0; k < m->nmodules; k++) {
+                map_module(&all, &m->modules[k], k);
+            }
+            built = 1;
+        }
+        m->nodes[i].module = addrmap_find(&all, m->nodes[i].ip);
+    }
+    addrmap_release(&all);
+}
+
 int model_load(const char *path, struct model **out, int *err_errno)
 {
     return model_load_hooked(path, NULL, out, err_errno);
@@ -215,8 +291,8 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     struct model *m = xcalloc(1, sizeof *m);
     m->header = *memfmt_reader_header(rd);
     m->acct = accounting_new(1);
-    size_t mod_cap = 0, node_cap = 0;
-    xgrow((void **)&m->nodes, &node_cap, 1, sizeof *m->nodes);
+    struct loader L = {.m = m, .loaded = ADDRMAP_INIT, .ids = IDMAP_INIT};
+    xgrow((void **)&m->nodes, &L.node_cap, 1, sizeof *m->nodes);
     m->nodes[0].module = -1;
     m->nnodes = 1;
     /* Events come in batches: most of a recording is events, and a
@@ -235,7 +311,7 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
                 hook->events(hook->ctx, m, evs, n);
             }
         } else {
-            apply(m, &rec, &mod_cap, &node_cap);
+            apply(&L, &rec);
             if (hook) {
                 hook->record(hook->ctx, m, &rec);
             }
@@ -249,19 +325,18 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
         }
     }
     memfmt_reader_free(rd);
+    addrmap_release(&L.loaded);
+    free(L.depth);
+    idmap_release(&L.ids);
     accounting_finish(m->acct);
+    m->impossible_sizes = accounting_totals(m->acct)->impossible;
     m->exact_calls = m->retired_calls;
     m->exact_bytes = m->retired_bytes;
     for (size_t i = 0; i < m->counts_cap; i++) {
         m->exact_calls += m->counts[i].calls;
         m->exact_bytes += m->counts[i].bytes;
     }
-    /* Nodes seen before their module's record: try every module now. */
-    for (uint32_t i = 1; i < m->nnodes; i++) {
-        if (m->nodes[i].module < 0 && m->nodes[i].ip) {
-            m->nodes[i].module = find_module(m, m->nodes[i].ip, 0);
-        }
-    }
+    late_modules(m);
     *out = m;
     return 0;
 }
@@ -273,6 +348,7 @@ void model_free(struct model *m)
     }
     for (uint32_t i = 0; i < m->nmodules; i++) {
         free(m->modules[i].path);
+        free(m->modules[i].segments);
     }
     free(m->modules);
     free(m->counts);
@@ -281,6 +357,11 @@ void model_free(struct model *m)
     free(m->cmdline);
     accounting_free(m->acct);
     free(m);
+}
+
+int model_complete(const struct model *m)
+{
+    return m->has_end && m->stop_rc == 0 && m->bad_records == 0;
 }
 
 uint64_t model_runtime_ms(const struct model *m)

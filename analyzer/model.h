@@ -19,10 +19,22 @@ struct model_module {
     uint8_t build_id[64];
     uint32_t build_id_len;
     uint32_t nsegments;
-    struct memfmt_segment segments[MEMFMT_MAX_SEGMENTS];
+    struct memfmt_segment *segments; /* nsegments of them (at most MEMFMT_MAX_SEGMENTS) */
     int loaded; /* not unloaded yet at the current read position */
-    int sym_index; /* symbolizer's index, -1 until registered */
+    int sym_index; /* symbolizer's index; -1 until tried, -2 when it cannot be symbolized */
 };
+
+/* Limits on what a file may define (docs/format.md, "Limits of the
+ * readers"): records beyond them are refused and counted in bad_records.
+ * Both lie far above what a real process makes. */
+#define MODEL_MAX_MODULES (1u << 20)
+#define MODEL_MAX_NODES (1u << 27)
+/* Nodes on the path from a node to the root: the recorder keeps at most
+ * 1024 frames and a gap marker (memrec --max-depth), so a longer chain is
+ * no recording's; a NODE deeper than this is counted as refused and starts
+ * a stack of its own (its parent taken as the root), so that every stack,
+ * and each step that walks one, stays within this depth. */
+#define MODEL_MAX_DEPTH 2048
 
 struct model_node {
     uint32_t parent;
@@ -66,6 +78,7 @@ struct model {
     int stop_rc;
     uint64_t stop_offset;
     uint64_t bad_records; /* records that could not be applied */
+    uint64_t impossible_sizes; /* allocations refused: larger than ACCT_MAX_SIZE */
 };
 
 /** Load the recording at `path`. Returns 0 with *out set (possibly with
@@ -89,6 +102,9 @@ struct model_hook {
 int model_load_hooked(const char *path, const struct model_hook *hook, struct model **out, int *err_errno);
 /** Release; accepts NULL. */
 void model_free(struct model *m);
+/** 1 when the figures hold the whole recording: it has its END record,
+ * the data did not stop early and no record was refused. */
+int model_complete(const struct model *m);
 /** Runtime in milliseconds: the END record's, else the last TIME. */
 uint64_t model_runtime_ms(const struct model *m);
 

@@ -8,180 +8,306 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+#include "idmap.h"
 #include "names.h"
+#include "symfiles.h"
 #include "util.h"
 
 #define MAX_INLINE 16
 
+/* How stacks are built, and why so: a trace's stack is the path from its
+ * node to the root (cut after main()), and stacks whose frames read the
+ * same are one entry. Building each trace's frames and a key string from
+ * them costs depth x traces: a chain of 20,000 nodes with an allocation at
+ * each would take gigabytes. Instead every node gets a *path id*, hash-
+ * consed from its parent's path id and its own frames, so two nodes have
+ * the same path id exactly when their stacks read the same, and each node
+ * costs O(its own frames) once. Frames are made only for the stacks that
+ * are printed (report_frames()), by walking the path. */
+
 /* ---- per-node frames, computed once ---- */
+
+/* A frame as integers, for comparing: interned strings (function, file) and
+ * line, or module and offset for a frame without a name. */
+struct fkey {
+    uint32_t a, b;
+    uint64_t c;
+};
 
 struct node_frames {
     uint32_t first; /* index into the frame pool */
     uint16_t count;
     uint8_t done;
+    uint8_t is_main; /* its outermost frame is main(): the stack stops there */
+    uint64_t hash; /* of its fkeys */
 };
 
-struct builder {
-    struct report *r;
+/* A path: a node's frames after its parent's path. */
+struct path {
+    uint32_t parent; /* path id, 0 = empty */
+    uint32_t node; /* a node whose own frames are this path's first ones */
+    uint32_t depth; /* frames in the whole path */
+    uint32_t omitted; /* gap markers in the whole path */
+};
+
+struct report_index {
     struct node_frames *nf;
+    uint32_t *path_of; /* per node: its path id, 0 = not computed yet */
     struct sym_frame *pool;
+    struct fkey *keys; /* parallel to pool */
     size_t npool, pool_cap;
-    /* merge table: key string -> stack index */
-    char **keys;
-    uint32_t *vals;
-    size_t cap, count;
+    struct path *paths; /* [0] = the empty path */
+    size_t npaths, paths_cap;
+    struct idmap path_map; /* (parent path, node's frames) -> path id */
+    const char **strs; /* string id -> a string with that content; [0] unused */
+    size_t nstrs, strs_cap;
+    struct idmap str_map; /* content -> string id */
+    const char **ptrs; /* string addresses seen, with their string ids */
+    uint32_t *ptr_ids;
+    size_t nptrs, ptrs_cap, ptr_ids_cap;
+    struct idmap ptr_map; /* address -> index into ptrs */
+    uint32_t *walk; /* scratch: nodes of a path being built */
+    size_t walk_cap;
+    struct symfiles *files; /* each file registered with the symbolizer once */
 };
 
-static struct node_frames *frames_of(struct builder *b, uint32_t node)
+static uint64_t str_rehash(const void *ctx, uint32_t i)
 {
-    struct node_frames *nf = &b->nf[node];
+    const struct report_index *ix = ctx;
+    return idmap_hash_str(ix->strs[i]);
+}
+
+struct str_key {
+    const struct report_index *ix;
+    const char *s;
+};
+
+static int same_str(const void *ctx, uint32_t i)
+{
+    const struct str_key *k = ctx;
+    return strcmp(k->ix->strs[i], k->s) == 0;
+}
+
+static uint64_t ptr_rehash(const void *ctx, uint32_t i)
+{
+    const struct report_index *ix = ctx;
+    return idmap_mix((uint64_t)(uintptr_t)ix->ptrs[i]);
+}
+
+static int same_ptr(const void *ctx, uint32_t i)
+{
+    const struct str_key *k = ctx;
+    return k->ix->ptrs[i] == k->s;
+}
+
+/* An id per string content (0 = NULL). Strings are the symbolizer's, which
+ * hands out the same address for the same string most of the time: the
+ * content is hashed once per address. */
+static uint32_t intern(struct report_index *ix, const char *s)
+{
+    if (!s) {
+        return 0;
+    }
+    struct str_key key = {ix, s};
+    size_t pslot;
+    idmap_reserve(&ix->ptr_map, ix->nptrs + 1, ptr_rehash, ix);
+    uint32_t pi = idmap_find(&ix->ptr_map, idmap_mix((uint64_t)(uintptr_t)s), same_ptr, &key, &pslot);
+    if (pi != IDMAP_NONE) {
+        return ix->ptr_ids[pi];
+    }
+    if (!ix->strs) {
+        xgrow((void **)&ix->strs, &ix->strs_cap, 1, sizeof *ix->strs);
+        ix->nstrs = 1; /* id 0 is NULL */
+    }
+    size_t sslot;
+    idmap_reserve(&ix->str_map, ix->nstrs + 1, str_rehash, ix);
+    uint32_t id = idmap_find(&ix->str_map, idmap_hash_str(s), same_str, &key, &sslot);
+    if (id == IDMAP_NONE) {
+        xgrow((void **)&ix->strs, &ix->strs_cap, ix->nstrs + 1, sizeof *ix->strs);
+        id = (uint32_t)ix->nstrs++;
+        ix->strs[id] = s;
+        idmap_put(&ix->str_map, sslot, id);
+    }
+    /* The address map has not changed since its idmap_find(): pslot holds. */
+    xgrow((void **)&ix->ptrs, &ix->ptrs_cap, ix->nptrs + 1, sizeof *ix->ptrs);
+    xgrow((void **)&ix->ptr_ids, &ix->ptr_ids_cap, ix->nptrs + 1, sizeof *ix->ptr_ids);
+    ix->ptrs[ix->nptrs] = s;
+    ix->ptr_ids[ix->nptrs] = id;
+    idmap_put(&ix->ptr_map, pslot, (uint32_t)ix->nptrs++);
+    return id;
+}
+
+static struct node_frames *frames_of(struct report *r, uint32_t node)
+{
+    struct report_index *ix = r->ix;
+    struct node_frames *nf = &ix->nf[node];
     if (nf->done) {
         return nf;
     }
     nf->done = 1;
-    const struct model *m = b->r->model;
+    const struct model *m = r->model;
     const struct model_node *n = &m->nodes[node];
     struct sym_frame tmp[MAX_INLINE];
     int k = 0;
-    if (n->module >= 0) {
-        struct model_module *mod = &m->modules[n->module];
-        if (mod->sym_index < 0) {
-            mod->sym_index = symbolize_add_module(b->r->sym, mod->path, mod->bias, mod->build_id, mod->build_id_len);
-        }
-        if (mod->sym_index >= 0) {
-            /* A return address points after the call: look up the call. */
-            k = symbolize_lookup(b->r->sym, mod->sym_index, n->ip - 1, tmp, MAX_INLINE);
-        }
-    }
-    if (k <= 0) {
+    if (n->ip == 0) {
+        /* The recorder's gap marker: keep its place in the stack. */
         memset(&tmp[0], 0, sizeof tmp[0]);
-        tmp[0].module = NULL;
-        tmp[0].module_offset = n->ip;
         k = 1;
+    } else {
+        k = symfiles_lookup(ix->files, node, tmp, MAX_INLINE);
     }
-    xgrow((void **)&b->pool, &b->pool_cap, b->npool + (size_t)k, sizeof *b->pool);
-    nf->first = (uint32_t)b->npool;
+    size_t old_cap = ix->pool_cap;
+    xgrow((void **)&ix->pool, &ix->pool_cap, ix->npool + (size_t)k, sizeof *ix->pool);
+    if (ix->pool_cap != old_cap || !ix->keys) {
+        ix->keys = xrealloc(ix->keys, ix->pool_cap * sizeof *ix->keys);
+    }
+    nf->first = (uint32_t)ix->npool;
     nf->count = (uint16_t)k;
-    memcpy(b->pool + b->npool, tmp, sizeof tmp[0] * (size_t)k);
-    b->npool += (size_t)k;
+    memcpy(ix->pool + ix->npool, tmp, sizeof tmp[0] * (size_t)k);
+    uint64_t h = (uint64_t)k;
+    for (int i = 0; i < k; i++) {
+        struct fkey *fk = &ix->keys[ix->npool + (size_t)i];
+        if (tmp[i].function) {
+            fk->a = intern(ix, tmp[i].function);
+            fk->b = intern(ix, tmp[i].file) | 0x80000000u;
+            fk->c = (uint64_t)tmp[i].line << 1 | (tmp[i].inlined != 0);
+        } else {
+            fk->a = 0;
+            fk->b = intern(ix, tmp[i].module);
+            fk->c = tmp[i].module_offset;
+        }
+        h = idmap_mix(h ^ fk->a ^ ((uint64_t)fk->b << 32)) ^ fk->c;
+    }
+    nf->hash = idmap_mix(h);
+    const struct sym_frame *last = &tmp[k - 1];
+    nf->is_main = last->function && strcmp(last->function, "main") == 0;
+    ix->npool += (size_t)k;
     return nf;
 }
 
-static uint64_t hash_str(const char *s)
+static int same_frames(const struct report_index *ix, uint32_t x, uint32_t y)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    const struct node_frames *a = &ix->nf[x], *b = &ix->nf[y];
+    if (a->count != b->count || a->hash != b->hash) {
+        return 0;
     }
-    return h;
+    for (uint32_t i = 0; i < a->count; i++) {
+        const struct fkey *p = &ix->keys[a->first + i], *q = &ix->keys[b->first + i];
+        if (p->a != q->a || p->b != q->b || p->c != q->c) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
-static void key_append(char **key, size_t *len, size_t *cap, const char *s)
+static uint64_t path_hash(const struct report_index *ix, uint32_t parent, uint32_t node)
 {
-    size_t n = strlen(s);
-    xgrow((void **)key, cap, *len + n + 2, 1);
-    memcpy(*key + *len, s, n);
-    *len += n;
-    (*key)[(*len)++] = '\x1f';
-    (*key)[*len] = 0;
+    return idmap_mix(ix->nf[node].hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull));
 }
 
-static void table_grow(struct builder *b)
+static uint64_t path_rehash(const void *ctx, uint32_t i)
 {
-    size_t ncap = b->cap ? b->cap * 2 : 1024;
-    char **nk = xcalloc(ncap, sizeof *nk);
-    uint32_t *nv = xmalloc(ncap * sizeof *nv);
-    for (size_t i = 0; i < b->cap; i++) {
-        if (!b->keys[i]) {
-            continue;
-        }
-        size_t j = hash_str(b->keys[i]) & (ncap - 1);
-        while (nk[j]) {
-            j = (j + 1) & (ncap - 1);
-        }
-        nk[j] = b->keys[i];
-        nv[j] = b->vals[i];
-    }
-    free(b->keys);
-    free(b->vals);
-    b->keys = nk;
-    b->vals = nv;
-    b->cap = ncap;
+    const struct report_index *ix = ctx;
+    return path_hash(ix, ix->paths[i].parent, ix->paths[i].node);
 }
 
-/* Returns the stack index for `key`, taking ownership of it, or
- * UINT32_MAX when the key is new (the caller creates the stack). */
-static uint32_t table_find(struct builder *b, char *key, uint32_t new_index)
+struct path_key {
+    const struct report_index *ix;
+    uint32_t parent, node;
+};
+
+static int same_path(const void *ctx, uint32_t i)
 {
-    if ((b->count + 1) * 2 > b->cap) {
-        table_grow(b);
-    }
-    size_t mask = b->cap - 1;
-    size_t j = hash_str(key) & mask;
-    while (b->keys[j]) {
-        if (strcmp(b->keys[j], key) == 0) {
-            free(key);
-            return b->vals[j];
-        }
-        j = (j + 1) & mask;
-    }
-    b->keys[j] = key;
-    b->vals[j] = new_index;
-    b->count++;
-    return UINT32_MAX;
+    const struct path_key *k = ctx;
+    const struct path *p = &k->ix->paths[i];
+    return p->parent == k->parent && same_frames(k->ix, p->node, k->node);
 }
 
-/* Frames of one trace, innermost first, cut after main(). */
-static void collect(struct builder *b, uint32_t trace, struct sym_frame **out, uint32_t *nout, uint32_t *omitted)
+/* The path of `node`'s frames after path `parent`. */
+static uint32_t path_intern(struct report *r, uint32_t parent, uint32_t node)
 {
-    const struct model *m = b->r->model;
-    size_t cap = 0;
-    *out = NULL;
-    *nout = 0;
-    *omitted = 0;
-    for (uint32_t node = trace; node != 0; node = m->nodes[node].parent) {
-        if (m->nodes[node].ip == 0) {
-            /* The recorder's gap marker: keep its place in the stack. */
-            (*omitted)++;
-            xgrow((void **)out, &cap, *nout + 1, sizeof **out);
-            memset(*out + *nout, 0, sizeof **out);
-            (*nout)++;
-            continue;
-        }
-        struct node_frames *nf = frames_of(b, node);
-        xgrow((void **)out, &cap, *nout + nf->count, sizeof **out);
-        memcpy(*out + *nout, b->pool + nf->first, sizeof **out * nf->count);
-        *nout += nf->count;
-        const struct sym_frame *last = &b->pool[nf->first + nf->count - 1];
-        if (last->function && strcmp(last->function, "main") == 0) {
+    struct report_index *ix = r->ix;
+    const struct node_frames *nf = frames_of(r, node);
+    struct path_key key = {ix, parent, node};
+    size_t slot;
+    idmap_reserve(&ix->path_map, ix->npaths + 1, path_rehash, ix);
+    uint32_t id = idmap_find(&ix->path_map, path_hash(ix, parent, node), same_path, &key, &slot);
+    if (id != IDMAP_NONE) {
+        return id;
+    }
+    xgrow((void **)&ix->paths, &ix->paths_cap, ix->npaths + 1, sizeof *ix->paths);
+    id = (uint32_t)ix->npaths++;
+    struct path *p = &ix->paths[id];
+    p->parent = parent;
+    p->node = node;
+    p->depth = ix->paths[parent].depth + nf->count;
+    p->omitted = ix->paths[parent].omitted + (r->model->nodes[node].ip == 0);
+    idmap_put(&ix->path_map, slot, id);
+    return id;
+}
+
+/* The path id of a trace: its nodes up to the root or to main(), each
+ * node's path made once. Iterative: chains are as deep as the file says. */
+static uint32_t path_of(struct report *r, uint32_t trace)
+{
+    struct report_index *ix = r->ix;
+    const struct model *m = r->model;
+    size_t n = 0;
+    uint32_t node = trace;
+    uint32_t base = 0;
+    while (node != 0) {
+        if (ix->path_of[node]) {
+            base = ix->path_of[node];
             break;
         }
+        xgrow((void **)&ix->walk, &ix->walk_cap, n + 1, sizeof *ix->walk);
+        ix->walk[n++] = node;
+        if (m->nodes[node].ip != 0 && frames_of(r, node)->is_main) {
+            break; /* frames outside main() are not shown: base stays empty */
+        }
+        node = m->nodes[node].parent;
     }
+    while (n > 0) {
+        uint32_t x = ix->walk[--n];
+        base = path_intern(r, base, x);
+        ix->path_of[x] = base;
+    }
+    return base;
 }
 
-static char *make_key(const struct sym_frame *f, uint32_t n, uint32_t omitted)
+static void index_free(struct report_index *ix)
 {
-    char *key = NULL;
-    size_t len = 0, cap = 0;
-    char num[64];
-    snprintf(num, sizeof num, "o%u", omitted);
-    key_append(&key, &len, &cap, num);
-    for (uint32_t i = 0; i < n; i++) {
-        if (f[i].function) {
-            snprintf(num, sizeof num, "%u:%d", f[i].line, f[i].inlined);
-            key_append(&key, &len, &cap, f[i].function);
-            key_append(&key, &len, &cap, f[i].file ? f[i].file : "");
-            key_append(&key, &len, &cap, num);
-        } else {
-            snprintf(num, sizeof num, "+%llx", (unsigned long long)f[i].module_offset);
-            key_append(&key, &len, &cap, f[i].module ? f[i].module : "?");
-            key_append(&key, &len, &cap, num);
+    if (!ix) {
+        return;
+    }
+    free(ix->nf);
+    free(ix->path_of);
+    free(ix->pool);
+    free(ix->keys);
+    free(ix->paths);
+    idmap_release(&ix->path_map);
+    idmap_release(&ix->str_map);
+    idmap_release(&ix->ptr_map);
+    symfiles_free(ix->files);
+    free(ix->strs);
+    free(ix->ptrs);
+    free(ix->ptr_ids);
+    free(ix->walk);
+    free(ix);
+}
+
+uint32_t report_frames(const struct report *r, const struct report_stack *st, struct sym_frame *out, uint32_t max)
+{
+    const struct report_index *ix = r->ix;
+    uint32_t k = 0;
+    for (uint32_t p = st->path; p != 0 && k < max; p = ix->paths[p].parent) {
+        const struct node_frames *nf = &ix->nf[ix->paths[p].node];
+        for (uint32_t i = 0; i < nf->count && k < max; i++) {
+            out[k++] = ix->pool[nf->first + i];
         }
     }
-    if (!key) {
-        key = xstrdup("");
-    }
-    return key;
+    return k;
 }
 
 uint64_t report_cost(const struct report_stack *st, enum report_section s)
@@ -224,8 +350,16 @@ struct report *report_new(const struct model *m)
         free(r);
         return NULL;
     }
-    struct builder b = {.r = r};
-    b.nf = xcalloc(m->nnodes ? m->nnodes : 1, sizeof *b.nf);
+    struct report_index *ix = xcalloc(1, sizeof *ix);
+    r->ix = ix;
+    size_t nn = m->nnodes ? m->nnodes : 1;
+    ix->nf = xcalloc(nn, sizeof *ix->nf);
+    ix->path_of = xcalloc(nn, sizeof *ix->path_of);
+    ix->files = symfiles_new(m, r->sym);
+    xgrow((void **)&ix->paths, &ix->paths_cap, 1, sizeof *ix->paths);
+    ix->npaths = 1; /* the empty path */
+    uint32_t *stack_of = NULL; /* path id -> stack index + 1 */
+    size_t stack_of_cap = 0;
     size_t stacks_cap = 0;
     uint32_t ntraces = accounting_ntraces(m->acct);
     for (uint32_t t = 0; t < ntraces; t++) {
@@ -233,19 +367,18 @@ struct report *report_new(const struct model *m)
         if (!c || (c->calls == 0 && c->mapping_calls == 0)) {
             continue;
         }
-        struct sym_frame *frames;
-        uint32_t n, omitted;
-        collect(&b, t < m->nnodes ? t : 0, &frames, &n, &omitted);
-        char *key = make_key(frames, n, omitted);
-        uint32_t idx = table_find(&b, key, r->nstacks);
-        if (idx == UINT32_MAX) {
+        uint32_t p = path_of(r, t < m->nnodes ? t : 0);
+        xgrow((void **)&stack_of, &stack_of_cap, ix->npaths, sizeof *stack_of);
+        uint32_t idx = stack_of[p];
+        if (idx == 0) {
             idx = r->nstacks++;
+            stack_of[p] = idx + 1;
             xgrow((void **)&r->stacks, &stacks_cap, r->nstacks, sizeof *r->stacks);
-            r->stacks[idx].frames = frames;
-            r->stacks[idx].nframes = n;
-            r->stacks[idx].omitted = omitted;
+            r->stacks[idx].path = p;
+            r->stacks[idx].nframes = ix->paths[p].depth;
+            r->stacks[idx].omitted = ix->paths[p].omitted;
         } else {
-            free(frames);
+            idx--;
         }
         struct report_stack *st = &r->stacks[idx];
         st->calls += c->calls;
@@ -258,13 +391,7 @@ struct report *report_new(const struct model *m)
         st->mapped_end += c->mapped;
         st->mapping_calls += c->mapping_calls;
     }
-    for (size_t i = 0; i < b.cap; i++) {
-        free(b.keys[i]);
-    }
-    free(b.keys);
-    free(b.vals);
-    free(b.nf);
-    free(b.pool);
+    free(stack_of);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         r->ranked[s] = xmalloc((r->nstacks ? r->nstacks : 1) * sizeof *r->ranked[s]);
         uint32_t k = 0;
@@ -286,10 +413,8 @@ void report_free(struct report *r)
     if (!r) {
         return;
     }
-    for (uint32_t i = 0; i < r->nstacks; i++) {
-        free(r->stacks[i].frames);
-    }
     free(r->stacks);
+    index_free(r->ix);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         free(r->ranked[s]);
     }
@@ -339,20 +464,26 @@ static void print_frame(const struct sym_frame *f, int depth, int full_names, FI
         fputs("(inlined) ", out);
     }
     if (!f->function) {
-        fprintf(out, "?? in %s+0x%llx\n", base_name(f->module), (unsigned long long)f->module_offset);
+        fputs("?? in ", out);
+        esc_text_fputs(base_name(f->module), out);
+        fprintf(out, "+0x%llx\n", (unsigned long long)f->module_offset);
         return;
     }
     if (full_names) {
-        fputs(f->function, out);
+        esc_text_fputs(f->function, out);
     } else {
         char *s = names_shorten(f->function);
-        fputs(s, out);
+        esc_text_fputs(s, out);
         free(s);
     }
     if (f->file) {
-        fprintf(out, " at %s:%u", f->file, f->line);
+        fputs(" at ", out);
+        esc_text_fputs(f->file, out);
+        fprintf(out, ":%u", f->line);
     }
-    fprintf(out, " in %s\n", base_name(f->module));
+    fputs(" in ", out);
+    esc_text_fputs(base_name(f->module), out);
+    fputc('\n', out);
 }
 
 static double per_second(uint64_t n, uint64_t ms)
@@ -400,12 +531,16 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
     }
 }
 
-static void print_stack(const struct report_stack *st, int max_frames, int full_names, FILE *out)
+static void print_stack(const struct report *r, const struct report_stack *st, int max_frames, int full_names,
+                        FILE *out)
 {
     uint32_t n = st->nframes < (uint32_t)max_frames ? st->nframes : (uint32_t)max_frames;
+    struct sym_frame *frames = xmalloc((n ? n : 1) * sizeof *frames);
+    n = report_frames(r, st, frames, n);
     for (uint32_t i = 0; i < n; i++) {
-        print_frame(&st->frames[i], (int)i, full_names, out);
+        print_frame(&frames[i], (int)i, full_names, out);
     }
+    free(frames);
     if (n < st->nframes) {
         fprintf(out, "      ... %u more frames\n", st->nframes - n);
     }
@@ -414,15 +549,19 @@ static void print_stack(const struct report_stack *st, int max_frames, int full_
     }
 }
 
-void report_print_frames(const struct report_stack *st, uint32_t from, const struct report_options *o, FILE *out)
+void report_print_frames(const struct report *r, const struct report_stack *st, uint32_t from,
+                         const struct report_options *o, FILE *out)
 {
     uint32_t end = st->nframes;
-    if (end - from > (uint32_t)o->max_frames && from < end) {
+    if (from < end && end - from > (uint32_t)o->max_frames) {
         end = from + (uint32_t)o->max_frames;
     }
+    struct sym_frame *frames = xmalloc((end ? end : 1) * sizeof *frames);
+    end = report_frames(r, st, frames, end);
     for (uint32_t i = from; i < end; i++) {
-        print_frame(&st->frames[i], (int)i, o->full_names, out);
+        print_frame(&frames[i], (int)i, o->full_names, out);
     }
+    free(frames);
     if (end < st->nframes) {
         fprintf(out, "      ... %u more frames\n", st->nframes - end);
     }
@@ -459,8 +598,9 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     const struct acct_totals *t = accounting_totals(a);
     uint64_t ms = model_runtime_ms(m);
     char b1[32], b2[160];
-    fprintf(out, "program: %s (pid %u), %s\n", m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), m->pid,
-            end_text(m, b2, sizeof b2));
+    fputs("program: ", out);
+    esc_text_fputs(m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), out);
+    fprintf(out, " (pid %u), %s\n", m->pid, end_text(m, b2, sizeof b2));
     if (m->header.flags & MEMFMT_HF_ATTACHED) {
         fprintf(out,
                 "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
@@ -543,7 +683,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         for (uint32_t i = 0; i < n; i++) {
             const struct report_stack *st = &r->stacks[r->ranked[s][i]];
             print_cost(st, (enum report_section)s, t, m->sample_rate ? "~" : "", out);
-            print_stack(st, o->max_frames, o->full_names, out);
+            print_stack(r, st, o->max_frames, o->full_names, out);
         }
         if (r->nranked[s] > n) {
             fprintf(out, "  ... and %u more call stacks\n", r->nranked[s] - n);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The ranked reports of memprint: call stacks symbolized and merged (traces
  * whose frames read the same are one entry), ranked per cost, printed as
- * text or as one JSON object. */
+ * text or as one JSON object. Building costs O(nodes + traces) plus the
+ * symbolizer's work; printing costs O(frames printed). Every string from
+ * the recording is escaped on output (util/escape.h). */
 #ifndef REPORT_H
 #define REPORT_H
 
@@ -21,18 +23,23 @@ enum report_section {
     REPORT_NSECTIONS,
 };
 
-/* One merged call stack and its costs. */
+/* One merged call stack and its costs. Its frames are not kept (a deep
+ * stack of a file with many traces would cost depth x traces): ask
+ * report_frames() for the ones to show. */
 struct report_stack {
-    struct sym_frame *frames; /* innermost first; strings owned by the symbolizer */
+    uint32_t path; /* report.c's id of the stack's frames, for report_frames() */
     uint32_t nframes;
     uint32_t omitted; /* frames cut by the depth limit when recorded */
     uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
     uint64_t mapped_peak, mapped_end, mapping_calls; /* direct mappings */
 };
 
+struct report_index;
+
 struct report {
     const struct model *model;
     struct symbolizer *sym;
+    struct report_index *ix; /* report.c's: frames of every node, stack paths */
     struct report_stack *stacks;
     uint32_t nstacks;
     uint32_t *ranked[REPORT_NSECTIONS]; /* indexes into stacks, best first */
@@ -53,6 +60,12 @@ struct report_options {
 struct report *report_new(const struct model *m);
 /** Release; accepts NULL. */
 void report_free(struct report *r);
+/** The first `max` frames of `st`, innermost first, into `out`; returns
+ * how many (min(max, st->nframes)). Strings belong to the symbolizer and
+ * live as long as the report. A gap marker (frames dropped by the depth
+ * limit when recording) is a frame with no function, no module and offset
+ * 0. Costs O(frames copied). */
+uint32_t report_frames(const struct report *r, const struct report_stack *st, struct sym_frame *out, uint32_t max);
 /** Section title as printed ("PEAK MEMORY CONSUMERS"). */
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */
@@ -70,6 +83,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
 /** Print the frames of `st` from index `from` (innermost is 0) as the text
  * report does, at most o->max_frames of them, names shortened unless
  * o->full_names. For other layouts of the same stacks (groups.h). */
-void report_print_frames(const struct report_stack *st, uint32_t from, const struct report_options *o, FILE *out);
+void report_print_frames(const struct report *r, const struct report_stack *st, uint32_t from,
+                         const struct report_options *o, FILE *out);
 
 #endif

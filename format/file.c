@@ -11,8 +11,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* ---- writer ---- */
 
@@ -247,8 +249,16 @@ void memfmt_writer_free(memfmt_writer *w)
 
 #define READER_SLICE 4096
 
-/* The decoded window holds at least one whole record of the maximum size. */
+/* The decoded window holds at least one whole record of the maximum size.
+ * It starts small and grows to READER_RAW_CAP only when a record needs it:
+ * most files are small, and a fresh 2.3 MiB buffer per file costs page
+ * faults (the fuzz targets open thousands of files a second). */
 #define READER_RAW_CAP (2 * MEMFMT_MAX_RECORD + (256u << 10))
+#define READER_RAW_START (256u << 10)
+
+/* Files up to this size are decompressed without a thread: starting one
+ * costs more than the overlap saves. */
+#define READER_THREAD_MIN (1u << 20)
 
 /* Decompression runs ahead in a thread of its own, so that zstd (15-20% of
  * an analysis) overlaps the decoding of the records: it hands over pieces
@@ -266,6 +276,7 @@ struct inflater {
     ZSTD_DStream *dctx;
     uint8_t *zin; /* compressed input */
     size_t zin_cap;
+    size_t piece_cap; /* PIECE_CAP, or less for a small file */
     ZSTD_inBuffer zbuf;
     int file_eof;
     size_t frame_left; /* last ZSTD_decompressStream hint: 0 = frame complete */
@@ -300,6 +311,7 @@ struct memfmt_reader {
     int ended; /* a piece with rc <= 0 was taken: end_rc from now on */
     int end_rc;
     uint8_t *raw; /* decompressed window */
+    size_t raw_cap; /* up to READER_RAW_CAP */
     size_t raw_start, raw_end;
     uint64_t raw_base; /* stream offset of raw[0] */
     uint64_t file_consumed;
@@ -354,11 +366,15 @@ static int inflate_some(struct inflater *z, uint8_t *dst, size_t cap, size_t *le
             }
             return z->frame_left == 0 ? 0 : MEMFMT_E_TRUNCATED;
         }
-        if (z->zbuf.pos == 0 && !z->seen_frame && z->zbuf.size >= 4) {
+        if (z->zbuf.pos == 0 && !z->seen_frame && !z->magic_ok && z->zbuf.size >= 4) {
             /* Check the zstd magic before handing arbitrary bytes to zstd,
-             * so "not a recording" is told apart from "corrupt". */
+             * so "not a recording" is told apart from "corrupt". A skippable
+             * frame (magic 0x184D2A50-0x184D2A5F) may come first, as zstd
+             * allows. */
             const uint8_t *m = z->zin;
-            if (!(m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)) {
+            int zstd_frame = m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd;
+            int skippable = (m[0] & 0xf0) == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18;
+            if (!zstd_frame && !skippable) {
                 z->zerr = MEMFMT_E_NOT_MEMREC;
                 return z->zerr;
             }
@@ -377,6 +393,9 @@ static int inflate_some(struct inflater *z, uint8_t *dst, size_t cap, size_t *le
         z->consumed += z->zbuf.pos - before;
         if (ZSTD_isError(ret)) {
             z->zerr = z->seen_frame || z->magic_ok ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
+            if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge) {
+                z->zerr = MEMFMT_E_WINDOW;
+            }
             if (out.pos > *len) {
                 *len = out.pos; /* hand out what did decode first */
                 return 1;
@@ -397,7 +416,7 @@ static void make_piece(struct inflater *z, struct piece *p)
 {
     p->len = 0;
     int rc = 1;
-    while (p->len < PIECE_CAP / 2 && (rc = inflate_some(z, p->data, PIECE_CAP, &p->len)) > 0) {
+    while (p->len < z->piece_cap / 2 && (rc = inflate_some(z, p->data, z->piece_cap, &p->len)) > 0) {
     }
     p->rc = p->len > 0 ? 1 : rc;
     p->saved_errno = z->saved_errno;
@@ -483,9 +502,20 @@ static int refill(memfmt_reader *r)
             return r->end_rc;
         }
     }
-    size_t room = READER_RAW_CAP - r->raw_end;
+    if (r->raw_end == r->raw_cap && r->raw_cap < READER_RAW_CAP) {
+        /* No block is being read here (next_record() cleared it): nothing
+         * points into the window. */
+        size_t ncap = r->raw_cap * 2 < READER_RAW_CAP ? r->raw_cap * 2 : READER_RAW_CAP;
+        uint8_t *nraw = realloc(r->raw, ncap);
+        if (!nraw) {
+            return MEMFMT_E_NOMEM;
+        }
+        r->raw = nraw;
+        r->raw_cap = ncap;
+    }
+    size_t room = r->raw_cap - r->raw_end;
     if (room == 0) {
-        return MEMFMT_E_CORRUPT; /* a record larger than the window */
+        return MEMFMT_E_TOOBIG; /* a record larger than the window */
     }
     size_t n = r->cur->len - r->cur_pos;
     n = n < room ? n : room;
@@ -542,23 +572,41 @@ memfmt_reader *memfmt_reader_open_fd(int fd, int *rc)
     }
     r->z.fd = fd;
     r->z.dctx = ZSTD_createDStream();
+    struct stat st;
+    int is_small = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= (off_t)READER_THREAD_MIN;
+    /* A small file gets small buffers: fresh large ones cost page faults
+     * (the fuzz targets open thousands of files a second). */
     r->z.zin_cap = ZSTD_DStreamInSize();
+    r->z.piece_cap = PIECE_CAP;
+    if (is_small && (size_t)st.st_size + 1 < r->z.zin_cap) {
+        r->z.zin_cap = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
+        r->z.piece_cap = 32u << 10;
+    }
     r->z.zin = malloc(r->z.zin_cap);
-    r->raw = malloc(READER_RAW_CAP);
+    r->raw_cap = is_small ? READER_RAW_START / 4 : READER_RAW_START;
+    r->raw = malloc(r->raw_cap);
+    int want_thread = !is_small;
     int pieces_ok = 1;
-    for (int i = 0; i < PIECES; i++) {
-        r->pieces[i].data = malloc(PIECE_CAP);
+    for (int i = 0; i < (want_thread ? PIECES : 1); i++) {
+        r->pieces[i].data = malloc(r->z.piece_cap);
         pieces_ok &= r->pieces[i].data != NULL;
     }
-    if (!r->z.dctx || !r->z.zin || !r->raw || !pieces_ok) {
+    if (!r->z.dctx || !r->z.zin || !r->raw || !pieces_ok ||
+        ZSTD_isError(ZSTD_DCtx_setParameter(r->z.dctx, ZSTD_d_windowLogMax, MEMFMT_MAX_WINDOW_LOG))) {
         memfmt_reader_free(r);
         *rc = MEMFMT_E_NOMEM;
         return NULL;
     }
     r->z.zbuf.src = r->z.zin;
-    pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
-    r->threaded = pthread_create(&r->thread, NULL, inflate_main, r) == 0;
+    if (want_thread) {
+        pthread_mutex_init(&r->mu, NULL);
+        pthread_cond_init(&r->cv, NULL);
+        r->threaded = pthread_create(&r->thread, NULL, inflate_main, r) == 0;
+        if (!r->threaded) {
+            pthread_mutex_destroy(&r->mu);
+            pthread_cond_destroy(&r->cv);
+        }
+    }
     *rc = read_header(r);
     if (*rc < 0) {
         int e = r->saved_errno; /* the read failed in the decompressing thread */

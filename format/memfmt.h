@@ -23,6 +23,7 @@ enum memfmt_status {
     MEMFMT_E_ZSTD = -8, /* compressor failure */
     MEMFMT_E_EMPTY = -9, /* the file holds no bytes at all */
     MEMFMT_E_INVALID = -10, /* the caller passed something that cannot be written */
+    MEMFMT_E_WINDOW = -11, /* a zstd frame needs a window above MEMFMT_MAX_WINDOW_LOG */
 };
 
 /** Name of a status code, as a lowercase phrase ("truncated"). Never NULL. */
@@ -108,6 +109,12 @@ struct memfmt_header {
 #define MEMFMT_MAX_RECORD (1u << 20)
 #define MEMFMT_MAX_SEGMENTS 64
 #define MEMFMT_MAX_THREADS (1u << 20) /* thread indexes are below this; writers reuse them */
+/* The largest zstd window a reader accepts: 2^27 bytes (128 MiB), what the
+ * zstd command accepts without --memory. memrec writes windows of 2^23 at
+ * most (level 19); a file recompressed with zstd --long=27 still opens. A
+ * frame asking for more is refused with MEMFMT_E_WINDOW before anything is
+ * allocated for it. */
+#define MEMFMT_MAX_WINDOW_LOG 27
 
 /* MODULE flags: what the recorder knew of a module when it was loaded. */
 enum memfmt_module_flags {
@@ -263,7 +270,7 @@ void memfmt_writer_free(memfmt_writer *w);
 
 /* ---- reader: how to use ----
  * r = memfmt_reader_open(path, &rc); if NULL, rc says why (MEMFMT_E_IO with
- * errno, NOT_MEMREC, VERSION, EMPTY, TRUNCATED). Then loop
+ * errno, NOT_MEMREC, VERSION, EMPTY, TRUNCATED, WINDOW). Then loop
  * `while ((rc = memfmt_read(r, &rec)) > 0) ...`; rc == 0 is the clean end of
  * the data, rc < 0 an error at memfmt_reader_offset(r) (offset into the
  * decompressed stream) — records read before it are valid. */
@@ -271,7 +278,9 @@ typedef struct memfmt_reader memfmt_reader;
 
 /** Open and check the header. NULL on failure with the status in *rc. */
 memfmt_reader *memfmt_reader_open(const char *path, int *rc);
-/** Same, reading an already opened descriptor (not closed by the reader). */
+/** Same, reading an already opened descriptor (not closed by the reader).
+ * A regular file of 1 MiB or less is decompressed in the calling thread;
+ * anything larger (or a pipe) in a thread of the reader's own. */
 memfmt_reader *memfmt_reader_open_fd(int fd, int *rc);
 /** The header read at open. */
 const struct memfmt_header *memfmt_reader_header(const memfmt_reader *r);

@@ -287,7 +287,7 @@ int memfmt_decode(const uint8_t *buf, size_t len, struct memfmt_record *rec)
         return rc;
     }
     if (plen > MEMFMT_MAX_RECORD) {
-        return MEMFMT_E_CORRUPT;
+        return MEMFMT_E_TOOBIG;
     }
     if ((uint64_t)(end - p) < plen) {
         return MEMFMT_E_TRUNCATED;

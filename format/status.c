@@ -16,6 +16,7 @@ const char *memfmt_strerror(int code)
     case MEMFMT_E_ZSTD: return "compression error";
     case MEMFMT_E_EMPTY: return "empty file";
     case MEMFMT_E_INVALID: return "invalid argument";
+    case MEMFMT_E_WINDOW: return "compressed with a zstd window larger than 128 MiB (the most a reader accepts)";
     default: return "unknown error";
     }
 }

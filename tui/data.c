@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "report.h"
+#include "escape.h"
 #include "util.h"
 
 static void free_lines(char **lines, uint32_t n)
@@ -50,7 +51,7 @@ static void make_summary(struct data *d)
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         xgrow((void **)&d->summary, &cap, d->nsummary + 1, sizeof *d->summary);
-        d->summary[d->nsummary++] = text_escape(line, d->utf8);
+        d->summary[d->nsummary++] = esc_text_for(line, !d->utf8);
     }
     free(buf);
 }
@@ -237,9 +238,9 @@ const char *data_func_name(struct data *d, uint32_t f)
         /* The raw function name, escaped so that it reads unambiguously;
          * frames_name()'s form (with '?' for controls) when unnamed. */
         if (fn->frame && fn->frame->function) {
-            d->fnames[f] = text_escape(fn->frame->function, d->utf8);
+            d->fnames[f] = esc_text_for(fn->frame->function, !d->utf8);
         } else {
-            d->fnames[f] = text_escape(fn->name, d->utf8);
+            d->fnames[f] = esc_text_for(fn->name, !d->utf8);
         }
     }
     return d->fnames[f];

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
 #include "util.h"
 
 static const char *const view_names[VIEW_COUNT] = {
@@ -100,7 +101,7 @@ static void draw_title(struct app *app, int w)
 {
     char buf[512];
     crt_fill(0, 0, w, ' ', crt_attr(CRT_TITLE));
-    char *path = text_escape(app->d.path, app->d.utf8);
+    char *path = esc_text_for(app->d.path, !app->d.utf8);
     snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s)", path, view_names[app->view],
              cost_name(app->d.cost), cost_titles[app->d.cost]);
     free(path);
@@ -218,7 +219,7 @@ static void draw(struct app *app, const char *prompt, const char *input)
     char buf[512];
     if (prompt) {
         snprintf(buf, sizeof buf, "%s%s", prompt, input);
-        char *e = text_escape(buf, app->d.utf8);
+        char *e = esc_text_for(buf, !app->d.utf8);
         crt_put(h - 1, 0, e, w, A_BOLD);
         free(e);
     } else if (app->status[0]) {

@@ -74,11 +74,6 @@ uint64_t data_total(const struct data *d);
 
 /* ---- text.c: escaping and formatting ---- */
 
-/** `s` for the screen, as a new string the caller frees: control
- * characters, backslash and bytes that are not valid UTF-8 written as
- * \xHH (backslash as \\); with `utf8` = 0 every non-ASCII byte too. NULL
- * gives "?". (A local copy of util/escape's text form, see design.md.) */
-char *text_escape(const char *s, int utf8);
 /** Display width of an escaped string (columns). */
 int text_width(const char *s);
 /** A cost value for a column: exact integer. */

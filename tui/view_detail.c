@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+
 #define CONTEXT 3
 
 /* Write `s` over as many rows as it needs (at most max_rows); returns rows used. */
@@ -56,14 +58,14 @@ void view_detail_draw(struct app *app, const struct sym_frame *fr, const char *n
     char buf[512];
     crt_put(row, 0, "function: ", w, A_BOLD);
     row += put_wrapped(row, 10, name ? name : "?", w - 10, 3, (int)A_NORMAL);
-    char *file = text_escape(fr->file, utf8);
+    char *file = esc_text_for(fr->file, !utf8);
     if (row < end) {
         snprintf(buf, sizeof buf, "%s:%u", fr->file ? file : "(unknown)", fr->line);
         crt_put(row, 0, "file:     ", w, A_BOLD);
         row += put_wrapped(row, 10, buf, w - 10, 2, (int)A_NORMAL);
     }
     if (row < end) {
-        char *mod = text_escape(fr->module, utf8);
+        char *mod = esc_text_for(fr->module, !utf8);
         snprintf(buf, sizeof buf, "%s+0x%llx", fr->module ? mod : "(no module)", (unsigned long long)fr->module_offset);
         free(mod);
         crt_put(row, 0, "module:   ", w, A_BOLD);
@@ -103,7 +105,7 @@ void view_detail_draw(struct app *app, const struct sym_frame *fr, const char *n
                 *p = ' ';
             }
         }
-        char *e = text_escape(line, utf8);
+        char *e = esc_text_for(line, !utf8);
         snprintf(buf, sizeof buf, "%s%6u  ", n == fr->line ? ">" : " ", n);
         int x = crt_put(row, 0, buf, w, n == fr->line ? A_BOLD : (int)A_NORMAL);
         crt_put(row, x, e, w - x, n == fr->line ? A_BOLD : (int)A_NORMAL);

@@ -109,10 +109,10 @@ void xgrow(void **p, size_t *cap, size_t need, size_t elem)
 
 const char *util_bytes(char *buf, size_t cap, uint64_t bytes)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = (double)bytes;
     int u = 0;
-    while (v >= 1024 && u < 4) {
+    while (v >= 1024 && u < 6) {
         v /= 1024;
         u++;
     }

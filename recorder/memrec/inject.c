@@ -94,6 +94,13 @@ const char *inject_obstacle(pid_t pid, char *buf, size_t cap)
         snprintf(buf, cap, "it has exited (zombie)");
         return buf;
     }
+    if (s && (strstr(s, "(stopped)") || strstr(s, "(tracing stop)")) && strstr(s, "stop)") < strchr(s + 1, '\n')) {
+        /* Its threads would take the injected calls, but the recorder's own
+         * thread could not run until it is continued: a detach would wait
+         * for it. */
+        snprintf(buf, cap, "it is stopped (SIGSTOP or job control); continue it first (kill -CONT %d)", (int)pid);
+        return buf;
+    }
     char scope[16];
     if (read_small("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) > 0 && geteuid() != 0) {
         int v = atoi(scope);
@@ -339,11 +346,48 @@ static int in_busy(const struct inject_libc *lc, uint64_t a)
     return 0;
 }
 
+/* Whether the thread was stopped while blocked in a system call that
+ * waits for the outside world: glibc's allocator never makes one of these
+ * (it maps, unmaps, protects and waits for its own locks with futex, and
+ * a thread waiting for a lock holds none of the allocator's), so such a
+ * thread is outside it, whatever its stack holds. The stack words above
+ * the stack pointer are not enough to tell: a frame's unwritten slots keep
+ * return addresses of calls that ended long ago (bash blocked in open() on
+ * a FIFO holds some of malloc's). */
+static int blocked_outside(const struct user_regs_struct *r)
+{
+    static const long waits[] = {
+        SYS_read,     SYS_readv,      SYS_pread64,     SYS_preadv,        SYS_recvfrom,
+        SYS_recvmsg,  SYS_recvmmsg,   SYS_accept,      SYS_accept4,       SYS_connect,
+        SYS_open,     SYS_openat,     SYS_poll,        SYS_ppoll,         SYS_select,
+        SYS_pselect6, SYS_epoll_wait, SYS_epoll_pwait, SYS_nanosleep,     SYS_clock_nanosleep,
+        SYS_wait4,    SYS_waitid,     SYS_pause,       SYS_rt_sigsuspend, SYS_rt_sigtimedwait,
+        SYS_futex,    SYS_msgrcv,     SYS_semtimedop,  SYS_flock,         SYS_sendto,
+        SYS_sendmsg,
+    };
+    long nr = (long)r->orig_rax;
+    long rc = (long)r->rax;
+    /* Interrupted in a system call, the kernel leaves its number in
+     * orig_rax and a restart code (or -EINTR) in rax. */
+    if (nr < 0 || !(rc == -4 || (rc <= -512 && rc >= -516))) {
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof waits / sizeof *waits; i++) {
+        if (waits[i] == nr) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Whether the stopped thread may be inside an allocator function. */
 static int thread_busy(pid_t pid, const struct inject_libc *lc, const struct user_regs_struct *r)
 {
     if (in_busy(lc, r->rip)) {
         return 1;
+    }
+    if (blocked_outside(r)) {
+        return 0;
     }
     uint64_t words[512];
     struct iovec local = {words, sizeof words};
@@ -364,9 +408,36 @@ static void note_signal(struct inject *in, int sig)
     }
 }
 
+static int save_fp(struct inject *in)
+{
+    struct iovec v = {in->xstate, sizeof in->xstate};
+    if (ptrace(PTRACE_GETREGSET, in->tid, (void *)(uintptr_t)NT_X86_XSTATE, &v) == 0) {
+        in->xstate_len = v.iov_len;
+        return 0;
+    }
+    in->xstate_len = 0;
+    return ptrace(PTRACE_GETFPREGS, in->tid, 0, &in->fpregs) == 0 ? 0 : -1;
+}
+
+static void restore_fp(struct inject *in)
+{
+    if (in->xstate_len) {
+        struct iovec v = {in->xstate, in->xstate_len};
+        ptrace(PTRACE_SETREGSET, in->tid, (void *)(uintptr_t)NT_X86_XSTATE, &v);
+    } else {
+        ptrace(PTRACE_SETFPREGS, in->tid, 0, &in->fpregs);
+    }
+}
+
 int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int timeout_ms, char *err, size_t cap)
 {
+    void (*idle)(void *) = in->idle;
+    void *idle_ctx = in->idle_ctx;
+    const volatile int *cancel = in->cancel;
     memset(in, 0, sizeof *in);
+    in->idle = idle;
+    in->idle_ctx = idle_ctx;
+    in->cancel = cancel;
     in->pid = pid;
     in->tid = pid;
     if (ptrace(PTRACE_SEIZE, in->tid, 0, 0) != 0) {
@@ -413,6 +484,11 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
             return -1;
         }
         if (!thread_busy(pid, lc, &in->saved)) {
+            if (save_fp(in) != 0) {
+                snprintf(err, cap, "cannot read its floating-point registers: %s", strerror(errno));
+                ptrace(PTRACE_DETACH, in->tid, 0, 0);
+                return -1;
+            }
             in->t0 = t0;
             /* Below the red zone, 16-byte aligned, with room for strings. */
             in->scratch = (in->saved.rsp - 256) & ~(uint64_t)15;
@@ -423,7 +499,15 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
             ptrace(PTRACE_DETACH, in->tid, 0, 0);
             return -1;
         }
+        if (in->cancel && *in->cancel) {
+            snprintf(err, cap, "interrupted");
+            ptrace(PTRACE_DETACH, in->tid, 0, 0);
+            return -2;
+        }
         ptrace(PTRACE_CONT, in->tid, 0, 0);
+        if (in->idle) {
+            in->idle(in->idle_ctx);
+        }
         nap_ms(attempt < 10 ? 1 : 5);
     }
 }
@@ -508,6 +592,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
 void inject_end(struct inject *in)
 {
     ptrace(PTRACE_SETREGS, in->tid, 0, &in->saved);
+    restore_fp(in);
     in->stopped_ns = now_ns() - in->t0;
     ptrace(PTRACE_DETACH, in->tid, 0, 0);
     for (int i = 0; i < in->npending; i++) {

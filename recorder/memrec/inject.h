@@ -14,6 +14,12 @@ struct inject {
     pid_t pid; /* the process */
     pid_t tid; /* the thread that runs the calls */
     struct user_regs_struct saved; /* its registers when it was stopped */
+    /* Its floating-point and vector registers (the XSAVE area, or the
+     * x87/SSE part where the kernel offers no more): the injected calls
+     * use them, and the code stopped may hold live values there. */
+    uint8_t xstate[8192] __attribute__((aligned(64)));
+    size_t xstate_len; /* 0: only `fpregs` was saved */
+    struct user_fpregs_struct fpregs;
     uint64_t scratch; /* where strings go: below its stack pointer */
     int pending[8]; /* signals that arrived while it was ours, re-sent at the end */
     int npending;
@@ -21,6 +27,10 @@ struct inject {
     uint64_t t0;
     void (*idle)(void *); /* called while waiting for the thread (may be NULL) */
     void *idle_ctx;
+    /* When non-zero, inject_begin() gives up (the user pressed Ctrl+C).
+     * A call already running is always waited for: a thread left in the
+     * middle of dlopen would keep the loader's lock. May be NULL. */
+    const volatile int *cancel;
 };
 
 /* Where a function lives in the target: libc's (or libdl's) dlopen/dlsym. */
@@ -46,8 +56,12 @@ int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap);
 void inject_add_busy_object(pid_t pid, struct inject_libc *lc, const char *base);
 
 /** Stop one thread of `pid` at a point where it is not inside the
- * allocator (retrying for up to `timeout_ms`). Returns 0, or -1 with a
- * reason in `err`. The process's other threads keep running. */
+ * allocator (retrying for up to `timeout_ms`). A thread blocked in a
+ * system call that the allocator never makes (read, accept, poll, a futex
+ * wait...) is taken as it is, whatever stale addresses its stack holds.
+ * Keeps `idle`, `idle_ctx` and `cancel` of `in`; the rest is set here.
+ * Returns 0, or -1 with a reason in `err` (-2 when `*in->cancel` became
+ * non-zero). The process's other threads keep running. */
 int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int timeout_ms, char *err, size_t cap);
 
 /** Copy `len` bytes into the target's scratch area below the stopped

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "accounting.h"
+#include "escape.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
 #include "hub.h"
@@ -35,9 +36,13 @@
 #define PRELOAD_NAME "libmemrec_preload.so"
 #define FLUSH_EVERY_MS 100
 #define RSS_EVERY_MS 10
-#define STOP_GRACE_MS 2000
 
 static volatile sig_atomic_t got_stop; /* SIGINT/SIGTERM/SIGHUP count */
+static volatile sig_atomic_t last_stop; /* the latest of them */
+/* Per signal number, how many were sent to memrec by another process
+ * (kill(1), a service manager): those are passed on to the program. */
+static volatile sig_atomic_t sent_to_us[32];
+static volatile sig_atomic_t program_pid; /* its own signals to us are not sent back */
 static volatile sig_atomic_t got_chld;
 
 struct options {
@@ -95,7 +100,14 @@ static void parse_args(int argc, char **argv, struct options *o)
     /* '+': stop at the program name, its options are its own. */
     while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:hV", longs, NULL)) != -1) {
         switch (c) {
-        case 'o': o->output = optarg; break;
+        case 'o':
+            if (strcmp(optarg, "-") == 0) {
+                /* The recording is binary and finished only at the end: a
+                 * terminal or a pipe reader would get half a file. */
+                die_code(2, "-o -: memrec cannot write the recording to standard output; give a file name");
+            }
+            o->output = optarg;
+            break;
         case 'q': o->quiet = 1; break;
         case 'f': o->follow_fork = 1; break;
         case 'p': {
@@ -386,6 +398,23 @@ static char *child_name(const struct options *o, pid_t pid)
     return name;
 }
 
+/* Why `name` could not be created (errno `e`), as the end of an error line. */
+static const char *create_error(const char *name, int e)
+{
+    struct stat st;
+    if (e == EEXIST && lstat(name, &st) == 0 && S_ISLNK(st.st_mode)) {
+        return stat(name, &st) == 0 ? "it is a symbolic link (memrec never writes through one)"
+                                    : "it is a dangling symbolic link (memrec never writes through one)";
+    }
+    if (e == EEXIST) {
+        return "file exists (memrec never overwrites)";
+    }
+    if (e == ELOOP) {
+        return "it is a symbolic link (memrec never writes through one)";
+    }
+    return strerror(e);
+}
+
 struct session {
     struct options *o;
     struct child child;
@@ -448,7 +477,7 @@ static void serve(struct session *s)
             r = session_add(s, req.pid, name, 0);
             if (!r) {
                 warning("cannot create '%s' for process %d: %s; it is not recorded", name, (int)req.pid,
-                        strerror(errno));
+                        create_error(name, errno));
             } else {
                 r->pidfd = (int)syscall(SYS_pidfd_open, req.pid, 0);
             }
@@ -460,10 +489,17 @@ static void serve(struct session *s)
 
 /* ---- main loop ---- */
 
-static void on_stop(int sig)
+static void on_stop(int sig, siginfo_t *si, void *uc)
 {
-    (void)sig;
+    (void)uc;
     got_stop++;
+    last_stop = sig;
+    /* si_code <= 0: sent by a process (kill, sigqueue, tgkill). A terminal's
+     * Ctrl+C (SI_KERNEL) reaches the whole foreground process group, the
+     * program too: passing it on would deliver it twice. */
+    if (si && si->si_code <= 0 && si->si_pid != program_pid && sig < (int)(sizeof sent_to_us / sizeof *sent_to_us)) {
+        sent_to_us[sig]++;
+    }
 }
 
 static void on_chld(int sig)
@@ -477,7 +513,8 @@ static void on_chld(int sig)
 static void catch_stop_signals(void)
 {
     struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
+    sa.sa_sigaction = on_stop;
+    sa.sa_flags = SA_SIGINFO;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
@@ -537,6 +574,31 @@ static int all_finished(const struct session *s)
     return 1;
 }
 
+/* A program memrec started: SIGINT, SIGTERM and SIGHUP sent to memrec
+ * alone go on to the program, as time(1) does, and the recording goes on
+ * until the program ends; a second one stops the recording at once. */
+static void pass_on_signals(struct session *s, int *passed)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        int sig = sigs[i];
+        while (passed[sig] < sent_to_us[sig]) {
+            passed[sig]++;
+            if (!s->reaped) {
+                kill(s->child.pid, sig);
+            }
+        }
+    }
+    static int said;
+    if (got_stop == 1 && !said && !s->reaped) {
+        said = 1;
+        if (!s->o->quiet) {
+            fprintf(stderr, "memrec: SIG%s %s process %d; recording until it ends (a second signal stops it now)\n",
+                    sigabbrev_np(last_stop), passed[last_stop] ? "passed on to" : "also went to", (int)s->child.pid);
+        }
+    }
+}
+
 /* Read the pipes and serve the socket until every recorded process ended
  * or the user stopped us. */
 static void run(struct session *s)
@@ -544,10 +606,14 @@ static void run(struct session *s)
     uint64_t last_flush = mono_ms(), last_rss = 0, stop_at = 0;
     struct pollfd *pfd = NULL;
     size_t pfd_cap = 0;
+    int passed[sizeof sent_to_us / sizeof *sent_to_us] = {0};
     for (;;) {
         uint64_t now = mono_ms();
         if (got_stop && !stop_at) {
             stop_at = now;
+        }
+        if (got_stop && !s->attached) {
+            pass_on_signals(s, passed);
         }
         if (got_chld) {
             got_chld = 0;
@@ -559,7 +625,7 @@ static void run(struct session *s)
             main_end(s, &how, &value);
             finish(s, s->main, how, value);
         }
-        if (all_finished(s) || (stop_at && (s->attached || got_stop > 1 || now - stop_at > STOP_GRACE_MS))) {
+        if (all_finished(s) || (stop_at && (s->attached || got_stop > 1))) {
             break;
         }
         if (now - last_rss >= RSS_EVERY_MS) {
@@ -627,11 +693,18 @@ static void print_summary(const struct session *s, const struct recording *r)
     const struct merge_stats *ms = merge_stats(r->merge);
     char leaked[32];
     util_bytes(leaked, sizeof leaked, t->live_bytes);
+    /* The name comes from the program (argv[0], or /proc/PID/comm when
+     * attached) and the file name from it: escaped, never raw, so that a
+     * name holding ESC cannot drive the terminal. */
+    char *name = esc_text(s->name);
+    char *outname = esc_text(r->outname);
     if (r->is_main) {
-        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", s->name, (int)r->pid, r->outname);
+        fprintf(stderr, "memrec: recorded '%s' (pid %d) into %s\n", name, (int)r->pid, outname);
     } else {
-        fprintf(stderr, "memrec: recorded child process %d into %s\n", (int)r->pid, r->outname);
+        fprintf(stderr, "memrec: recorded child process %d into %s\n", (int)r->pid, outname);
     }
+    free(name);
+    free(outname);
     if (o->sample_rate[0]) {
         fprintf(stderr, "memrec: sampled one stack per %s bytes: about %llu allocations, %llu leaked (%s)\n",
                 o->sample_rate, (unsigned long long)t->allocations, (unsigned long long)t->live_blocks, leaked);
@@ -658,12 +731,32 @@ static void print_summary(const struct session *s, const struct recording *r)
     }
 }
 
+/* The summary's last line: the command that shows the recording. */
+static void print_next(const struct recording *r)
+{
+    fputs("memrec: next: memprint ", stderr);
+    esc_text_fputs(r->outname, stderr);
+    fputc('\n', stderr);
+}
+
 /* ---- attaching to a running process ---- */
 
 #define ATTACH_TIMEOUT_MS 30000
+/* How long the recorder may take to undo the attach and close its pipe
+ * (it acts within one flush period, 10 ms, plus the last events). */
+#define DETACH_TIMEOUT_MS 3000
+
+/* The file of the recording under way: a failed attach removes it. */
+static const char *attach_outname;
 
 static void attach_fail(pid_t pid, const char *what)
 {
+    if (attach_outname) {
+        unlink(attach_outname);
+    }
+    if (got_stop) {
+        die_code(130, "attach to process %d interrupted: nothing was recorded", (int)pid);
+    }
     die("cannot attach to process %d: %s", (int)pid, what);
 }
 
@@ -698,7 +791,8 @@ static void serve_idle(void *ctx)
 
 /* Where the recorder's entry points are in the target, once loaded. */
 struct attach_state {
-    uint64_t handle, detach_fn;
+    uint64_t handle;
+    uint64_t detach_request; /* its memrec_detach_request: set to 1 to detach */
     struct inject_libc lc;
     uint64_t stopped_ns;
     int recorder_busy; /* the recorder's code is among the busy ranges */
@@ -722,16 +816,15 @@ static void remote_dlerror(struct inject *in, const struct attach_state *a, char
     }
 }
 
-/* Load the recorder into `pid` and start it. Dies with one line on error. */
-static void attach_start(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a)
+/* One try: stop a thread, load the recorder and call memrec_attach().
+ * Returns memrec_attach()'s result; dies with one line on error. */
+static int64_t attach_once(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a,
+                           int timeout_ms)
 {
     char err[512];
-    struct inject in;
-    /* Attached before: a thread may still be returning through the
-     * recorder's code, which the start takes locks of. */
-    inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
-    a->recorder_busy = 1;
-    if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, sizeof err) != 0) {
+    struct inject in = {.cancel = &got_stop};
+    int rb = inject_begin(&in, pid, &a->lc, timeout_ms, err, sizeof err);
+    if (rb != 0) {
         attach_fail(pid, err);
     }
     uint64_t path = inject_put(&in, preload, strlen(preload) + 1);
@@ -746,12 +839,13 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
         attach_fail(pid, err);
     }
     uint64_t name = inject_put(&in, "memrec_attach", sizeof "memrec_attach");
-    uint64_t dname = inject_put(&in, "memrec_detach", sizeof "memrec_detach");
+    uint64_t rname = inject_put(&in, "memrec_detach_request", sizeof "memrec_detach_request");
     uint64_t fn = 0;
-    if (!name || !dname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
-        inject_call(&in, a->lc.dlsym, handle, dname, 0, &a->detach_fn, 2000, err, sizeof err) != 0 || !a->detach_fn) {
+    if (!name || !rname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
+        inject_call(&in, a->lc.dlsym, handle, rname, 0, &a->detach_request, 2000, err, sizeof err) != 0 ||
+        !a->detach_request) {
         inject_end(&in);
-        attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach (a different version?)");
+        attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach_request (a different version?)");
     }
     char v_sock[200], v_target[64], v_depth[64], v_rate[64];
     char *vars[4];
@@ -785,29 +879,74 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
     inject_end(&in);
     a->handle = handle;
     a->stopped_ns = in.stopped_ns;
-    if ((int64_t)rc != 0) {
-        attach_fail(pid, (int64_t)rc == -2 ? "memrec is already recording it" : "the recorder could not start in it");
+    return (int32_t)(uint32_t)rc; /* an int in eax: the upper half of rax is not part of it */
+}
+
+/* Load the recorder into `pid` and start it. Dies with one line on error
+ * (or when Ctrl+C comes before the process was changed). */
+static void attach_start(struct session *s, pid_t pid, const char *preload, const char *sock, struct attach_state *a)
+{
+    /* Attached before: a thread may still be returning through the
+     * recorder's code, which the start takes locks of. */
+    inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
+    uint64_t end = mono_ms() + ATTACH_TIMEOUT_MS;
+    for (;;) {
+        int left = (int)(end > mono_ms() ? end - mono_ms() : 1);
+        int64_t rc = attach_once(s, pid, preload, sock, a, left);
+        if (rc == 0) {
+            return;
+        }
+        if (rc != -3 || mono_ms() > end || got_stop) {
+            attach_fail(pid, rc == -2   ? "memrec is already recording it"
+                             : rc == -3 ? "its thread stayed inside the recorder; try again"
+                                        : "the recorder could not start in it");
+        }
+        /* Stopped inside a hook of an earlier attach: let it run on. */
+        struct timespec t = {0, 2 * 1000 * 1000};
+        nanosleep(&t, NULL);
     }
 }
 
-/* Stop recording `pid` and leave it running. */
+/* Stop recording `pid` and leave it running. No thread of it is stopped:
+ * memrec sets the recorder's memrec_detach_request, and the recorder's
+ * service thread puts the GOT slots back, sends the last events, closes
+ * the pipe and ends; memrec reads the pipe until its end of file. A
+ * thread of the program running the detach could be stopped inside its
+ * own buffer and wait for itself forever. Returns 0, or -1 with a reason. */
 static int attach_stop(struct session *s, pid_t pid, struct attach_state *a, char *err, size_t cap)
 {
-    struct inject in;
-    /* The detach takes the recorder's locks: never stop a thread inside it. */
-    if (!a->recorder_busy) {
-        inject_add_busy_object(pid, &a->lc, PRELOAD_NAME);
-        a->recorder_busy = 1;
-    }
-    if (inject_begin(&in, pid, &a->lc, ATTACH_TIMEOUT_MS, err, cap) != 0) {
+    int one = 1;
+    struct iovec local = {&one, sizeof one};
+    struct iovec remote = {(void *)(uintptr_t)a->detach_request, sizeof one};
+    if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof one) {
+        snprintf(err, cap, "cannot write into its memory: %s", strerror(errno));
         return -1;
     }
-    in.idle = serve_idle;
-    in.idle_ctx = s;
-    uint64_t rc = 0;
-    int r = inject_call(&in, a->detach_fn, 0, 0, 0, &rc, ATTACH_TIMEOUT_MS, err, cap);
-    inject_end(&in);
-    return r;
+    struct recording *r = s->main;
+    recording_close_write(r);
+    uint64_t end = mono_ms() + DETACH_TIMEOUT_MS;
+    int stops = got_stop;
+    while (!r->eof) {
+        serve(s);
+        recording_slurp(r);
+        if (r->eof) {
+            break;
+        }
+        if (kill(pid, 0) != 0) {
+            return 0; /* ended meanwhile: the caller says so */
+        }
+        if (got_stop > stops) {
+            snprintf(err, cap, "interrupted while its recorder finished");
+            return -1;
+        }
+        if (mono_ms() > end) {
+            snprintf(err, cap, "its recorder did not finish within %d ms", DETACH_TIMEOUT_MS);
+            return -1;
+        }
+        struct pollfd p[2] = {{r->rfd, POLLIN, 0}, {s->lfd, POLLIN, 0}};
+        poll(p, 2, 10);
+    }
+    return 0;
 }
 
 static int attach_main(struct options *o)
@@ -839,26 +978,30 @@ static int attach_main(struct options *o)
     char *outname = o->output ? xstrdup(o->output) : default_name(comm, pid);
     s.main = session_add(&s, pid, outname, MEMFMT_HF_ATTACHED);
     if (!s.main) {
-        die("cannot create '%s': %s", outname,
-            errno == EEXIST ? "file exists (memrec never overwrites)" : strerror(errno));
+        die("cannot create '%s': %s", outname, create_error(outname, errno));
     }
+    attach_outname = s.main->outname;
     free(outname);
     s.main->is_main = 1;
     s.main->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     s.name = comm;
 
     attach_start(&s, pid, preload, sock, &a);
+    attach_outname = NULL;
     if (!o->quiet) {
+        /* The process names itself (prctl, its argv[0]): escaped like every name. */
+        char *name = esc_text(comm);
         fprintf(stderr, "memrec: attached to process %d (%s), which was stopped for %.1f ms; Ctrl+C detaches\n",
-                (int)pid, comm, (double)a.stopped_ns / 1e6);
+                (int)pid, name, (double)a.stopped_ns / 1e6);
+        free(name);
     }
     run(&s);
     unsigned how = MEMFMT_END_DETACHED;
     if (!s.main->finished) {
         char err[256];
         if (attach_stop(&s, pid, &a, err, sizeof err) != 0 && kill(pid, 0) == 0) {
-            warning("cannot detach cleanly from process %d: %s; its recorder stops when it finds memrec gone", (int)pid,
-                    err);
+            warning("cannot detach cleanly from process %d: %s; its recorder disarms itself when it finds memrec gone",
+                    (int)pid, err);
         }
         if (kill(pid, 0) != 0) {
             how = MEMFMT_END_UNKNOWN;
@@ -869,7 +1012,7 @@ static int attach_main(struct options *o)
     int failed = s.main->failed;
     if (!o->quiet) {
         print_summary(&s, s.main);
-        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+        print_next(s.main);
     }
     recording_free(s.main);
     free(s.recs);
@@ -898,6 +1041,7 @@ int main(int argc, char **argv)
     sigaction(SIGCHLD, &sa, NULL);
 
     start_child(&s.child, &o, path, sock, preload);
+    program_pid = s.child.pid;
 
     char *outname = o.output ? xstrdup(o.output) : default_name(o.argv[0], s.child.pid);
     s.main = session_add(&s, s.child.pid, outname, 0);
@@ -905,7 +1049,7 @@ int main(int argc, char **argv)
         int e = errno;
         kill(s.child.pid, SIGKILL);
         waitpid(s.child.pid, NULL, 0);
-        die("cannot create '%s': %s", outname, e == EEXIST ? "file exists (memrec never overwrites)" : strerror(e));
+        die("cannot create '%s': %s", outname, create_error(outname, e));
     }
     s.main->is_main = 1;
     free(outname);
@@ -931,17 +1075,15 @@ int main(int argc, char **argv)
     close(s.child.err_fd);
 
     run(&s);
-    if (!s.reaped && got_stop == 0) {
+    if (!s.reaped && got_stop < 2) {
         reap(&s, 0);
     }
-    /* Stopped by a signal: the program got it too and is likely exiting;
-     * give it the rest of the grace period before calling it detached. */
-    for (int i = 0; !s.reaped && i < STOP_GRACE_MS / 10; i++) {
+    if (!s.reaped) {
         reap(&s, WNOHANG);
-        if (!s.reaped) {
-            struct timespec ten_ms = {0, 10 * 1000 * 1000};
-            nanosleep(&ten_ms, NULL);
-        }
+    }
+    if (!s.reaped && !o.quiet) {
+        fprintf(stderr, "memrec: SIG%s again: recording stopped; process %d runs on unrecorded\n",
+                sigabbrev_np(last_stop), (int)s.child.pid);
     }
     unsigned how;
     int value;
@@ -960,7 +1102,10 @@ int main(int argc, char **argv)
         }
     }
     if (!o.quiet) {
-        fprintf(stderr, "memrec: next: memprint %s\n", s.main->outname);
+        /* With --follow-fork, one file per process: name every one. */
+        for (size_t i = 0; i < s.nrecs; i++) {
+            print_next(s.recs[i]);
+        }
     }
     for (size_t i = 0; i < s.nrecs; i++) {
         recording_free(s.recs[i]);
@@ -977,5 +1122,5 @@ int main(int argc, char **argv)
     if (how == MEMFMT_END_SIGNALED) {
         return 128 + value;
     }
-    return 130;
+    return 128 + (last_stop ? last_stop : SIGINT);
 }

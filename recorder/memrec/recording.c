@@ -75,6 +75,7 @@ void recording_free(struct recording *r)
     memfmt_writer_free(r->w);
     free(r->outname);
     free(r->buf);
+    free(r->held);
     free(r);
 }
 
@@ -118,10 +119,61 @@ static int feed(struct recording *r)
     return 0;
 }
 
+/* Bytes recording_slurp() read ahead: merged before anything read later. */
+static void pump_held(struct recording *r)
+{
+    size_t pos = 0;
+    while (pos < r->held_len && !r->failed) {
+        size_t k = r->held_len - pos < READ_CHUNK ? r->held_len - pos : READ_CHUNK;
+        memcpy(r->buf + r->len, r->held + pos, k);
+        r->len += k;
+        pos += k;
+        int rc = feed(r);
+        if (rc < 0) {
+            fail_write(r, rc);
+        }
+    }
+    free(r->held);
+    r->held = NULL;
+    r->held_len = r->held_cap = 0;
+}
+
+void recording_slurp(struct recording *r)
+{
+    /* Past this, merge instead: the process keeps writing. */
+    const size_t max_held = (size_t)256 << 20;
+    while (!r->eof && r->held_len < max_held) {
+        if (r->held_cap - r->held_len < READ_CHUNK) {
+            r->held_cap = r->held_cap ? 2 * r->held_cap : 4 * (size_t)READ_CHUNK;
+            r->held = xrealloc(r->held, r->held_cap);
+        }
+        ssize_t k = read(r->rfd, r->held + r->held_len, READ_CHUNK);
+        if (k == 0) {
+            r->eof = 1;
+        }
+        if (k <= 0) {
+            return;
+        }
+        r->held_len += (size_t)k;
+    }
+    if (r->held_len >= max_held) {
+        pump_held(r);
+    }
+}
+
 void recording_pump(struct recording *r)
 {
-    for (int i = 0; i < 64 && !r->failed; i++) {
+    if (r->held) {
+        pump_held(r);
+    }
+    /* Bounded in time as well, so that the caller's loop answers a signal
+     * soon although the process writes as fast as we merge. */
+    uint64_t t0 = mono_ms();
+    for (int i = 0; i < 64 && !r->failed && (i == 0 || mono_ms() - t0 < 50); i++) {
         ssize_t k = read(r->rfd, r->buf + r->len, READ_CHUNK);
+        if (k == 0) {
+            r->eof = 1;
+        }
         if (k <= 0) {
             return;
         }
@@ -130,6 +182,14 @@ void recording_pump(struct recording *r)
         if (rc < 0) {
             fail_write(r, rc);
         }
+    }
+}
+
+void recording_close_write(struct recording *r)
+{
+    if (r->wfd >= 0) {
+        close(r->wfd);
+        r->wfd = -1;
     }
 }
 
@@ -193,7 +253,7 @@ void recording_finish(struct recording *r, unsigned how, int value, uint64_t max
         error("cannot write '%s': %s", r->outname, strerror(errno));
     }
     close(r->rfd);
-    close(r->wfd);
+    recording_close_write(r);
     if (r->pidfd >= 0) {
         close(r->pidfd);
     }

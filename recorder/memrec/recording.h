@@ -26,9 +26,12 @@ struct recording {
     struct merge *merge;
     uint8_t *buf; /* bytes read, a partial batch at the end */
     size_t len;
+    uint8_t *held; /* read ahead by recording_slurp(), not merged yet */
+    size_t held_len, held_cap;
     uint64_t start_ms;
     uint64_t rss_seen;
     int finished;
+    int eof; /* every write end is closed and the pipe is read to its end */
     int failed; /* writing the file failed (said once, on stderr) */
     int bad_batches;
     unsigned how; /* END record */
@@ -42,6 +45,14 @@ struct recording {
 struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags, int level, uint64_t sample_rate);
 /** Read what the pipe holds now (never blocks) and merge it. */
 void recording_pump(struct recording *r);
+/** Read what the pipe holds now into memory without merging it (merged
+ * by the next recording_pump() or recording_finish()), so that a writer
+ * blocked on a full pipe goes on at once: the detach of memrec --pid waits
+ * for the recorder's last writes. Never blocks; sets `eof`. */
+void recording_slurp(struct recording *r);
+/** Close memrec's own write end: once the process closes its copy, the
+ * pipe reads end of file (`eof`), and the hub hands out no new copy. */
+void recording_close_write(struct recording *r);
 /** Write a resident-set sample if it changed (from /proc/PID/statm). */
 void recording_sample_rss(struct recording *r);
 /** Flush the compressed stream so far (a reader sees it). */

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
 /* memrec --pid: the recorder loaded into a running process. memrec's
  * injector (inject.c) makes one of the process's threads dlopen this
- * library and call memrec_attach(); at Ctrl+C it calls memrec_detach().
+ * library and call memrec_attach(). To detach, memrec sets
+ * memrec_detach_request (writing into this process's memory; no thread is
+ * stopped) and the service thread undoes the attach; it does the same by
+ * itself when memrec is gone (a write fails).
  *
  * The program's calls do not reach our exported functions by themselves
  * (they were bound long ago, and we are not even in the global scope), so
  * attaching rewrites the GOT slots of every loaded object that name the
  * functions we hook (got.c), and detaching puts the old values back.
  * Objects loaded later are patched by the service thread's module scan
- * (within one flush period). Both calls run in a thread stopped by ptrace
- * while the others run on: nothing here may wait for another thread of
- * the program. */
+ * (within one flush period). memrec_attach() runs in a thread stopped by
+ * ptrace while the others run on: nothing there may wait for another
+ * thread of the program. The detach runs in the service thread, which owns
+ * no buffer: it may wait for the owners (a detach run by a program thread
+ * would wait for its own buffer if that thread was stopped inside it). */
 #define _GNU_SOURCE
 #include "got.h"
 #include "init.h"
@@ -38,6 +43,9 @@ static const char *names[NHOOKS];
 static void *ours[NHOOKS];
 static uintptr_t self_base; /* our own load bias: never patched */
 static atomic_int attached;
+/* Set to 1 by memrec (process_vm_writev) to ask for a detach; exported so
+ * that memrec finds it with dlsym. */
+EXPORT atomic_int memrec_detach_request;
 static unsigned patched_gen; /* modules_generation() at the last patching */
 
 static void *choose(void *ctx, const struct got_module *m, const struct got_slot *slot)
@@ -71,11 +79,36 @@ static void patch_all(void)
     dl_iterate_phdr(patch_one, NULL);
 }
 
-void attach_poll(void)
+int attach_poll(void)
 {
-    if (atomic_load(&attached) && modules_generation() != patched_gen) {
+    if (!atomic_load(&attached)) {
+        return 0;
+    }
+    if (atomic_load(&memrec_detach_request)) {
+        return 1;
+    }
+    if (modules_generation() != patched_gen) {
         patch_all();
     }
+    return 0;
+}
+
+int attach_active(void)
+{
+    return atomic_load(&attached);
+}
+
+void attach_disarm(void)
+{
+    if (!atomic_exchange(&attached, 0)) {
+        return;
+    }
+    /* First no new call reaches a hook, then the events of the calls
+     * already inside one are sent, then the pipe is closed: memrec reads
+     * its end of file as the end of the detach. */
+    got_restore(NULL);
+    buffer_detach();
+    atomic_store(&memrec_detach_request, 0);
 }
 
 static int find_ours(void)
@@ -122,13 +155,19 @@ static void send_baseline(void)
 
 /* envp: MEMREC_SOCK, MEMREC_TARGET and options, as memrec would set them
  * in the environment of a program it starts. Returns 0, -1 when memrec
- * cannot be reached or the hooks cannot be found, -2 when already attached. */
+ * cannot be reached or the hooks cannot be found, -2 when already attached,
+ * -3 when the thread was stopped inside the recorder (still running a
+ * hook of an earlier attach, maybe holding its locks): memrec lets it go
+ * and tries again. */
 EXPORT int memrec_attach(char **envp)
 {
     if (atomic_load(&attached)) {
         return -2;
     }
     int saved = tstate.in_hook;
+    if (saved) {
+        return -3;
+    }
     tstate.in_hook = 1;
     int rc = -1;
     resolve_use_default();
@@ -168,19 +207,15 @@ out:
     return rc;
 }
 
-/* Undo memrec_attach(): the old GOT values back, every event sent, the
- * service thread told to end, the pipe closed. The library stays loaded
- * (threads may still be returning through our hooks). */
+/* Ask for the detach (the same as setting memrec_detach_request): the
+ * service thread does it within one flush period. Never waits, so it may
+ * be called from any thread, even one stopped inside the recorder. The
+ * library stays loaded (threads may still be returning through our hooks). */
 EXPORT int memrec_detach(void)
 {
     if (!atomic_load(&attached)) {
         return -1;
     }
-    int saved = tstate.in_hook;
-    tstate.in_hook = 1;
-    atomic_store(&attached, 0);
-    got_restore(NULL);
-    buffer_detach();
-    tstate.in_hook = saved;
+    atomic_store(&memrec_detach_request, 1);
     return 0;
 }

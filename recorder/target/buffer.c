@@ -342,7 +342,9 @@ static void send_batch(const uint8_t *p, size_t n)
                 struct timespec zero = {0, 0};
                 sigtimedwait(&block, NULL, &zero);
             }
-            if (atomic_exchange(&rec_enabled, 0)) {
+            /* Attached, the program's stderr is not ours to write to: the
+             * service thread disarms the recorder without a word. */
+            if (atomic_exchange(&rec_enabled, 0) && !attach_active()) {
                 log_msg("lost the connection to memrec; recording stopped", NULL);
             }
         }
@@ -1145,8 +1147,16 @@ static void *service_main(void *arg)
     while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
         nanosleep(&period, NULL);
         modules_scan();
-        attach_poll();
+        if (attach_poll()) {
+            break;
+        }
         sync_point();
+    }
+    /* Attached (memrec --pid): a detach request, or memrec gone (a write
+     * failed and turned recording off). Either way the program is left as
+     * it was: hooks out, pipe closed, and this thread ends. */
+    if (atomic_load(&service_gen) == gen) {
+        attach_disarm();
     }
     return NULL;
 }

@@ -303,7 +303,10 @@ HIDDEN int buffer_setup(int fd);
 /** Start the service thread (flushes, time and RSS samples). */
 HIDDEN void buffer_start_service(void);
 /** Detach: flush everything, stop recording and the service thread, and
- * close the pipe. A later buffer_setup() starts again. */
+ * close the pipe. A later buffer_setup() starts again. Called by the
+ * service thread (attach_disarm()), which owns no buffer: the flush waits
+ * for every owner to leave its buffer, so a thread that owns one must never
+ * call it. */
 HIDDEN void buffer_detach(void);
 /** Record an allocation / free / realloc of this thread. */
 HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
@@ -424,8 +427,15 @@ HIDDEN void hooks_resolve(void);
 
 /* ---- attach.c: memrec --pid ---- */
 
-/** Attached: hook the objects loaded since the last call (service thread). */
-HIDDEN void attach_poll(void);
+/** Attached: hook the objects loaded since the last call (service thread).
+ * Returns 1 when memrec asked for the detach (then call attach_disarm()). */
+HIDDEN int attach_poll(void);
+/** Whether memrec --pid attached us (and the detach has not begun). */
+HIDDEN int attach_active(void);
+/** Undo the attach: GOT slots back, every buffer sent, recording off, the
+ * pipe closed (buffer_detach()). Only the service thread calls it, at a
+ * detach request or when it ends because memrec is gone; idempotent. */
+HIDDEN void attach_disarm(void);
 
 /* ---- modules.c ---- */
 

@@ -4,9 +4,11 @@
  * until resolution is done allocations come from a static bootstrap pool
  * whose blocks are never returned. */
 #define _GNU_SOURCE
+#include "got.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,9 +61,76 @@ void resolve_use_default(void)
     use_default = 1;
 }
 
+/* What the executable says of one name: bit 0, it imports it (a JUMP_SLOT
+ * or GLOB_DAT relocation of an undefined symbol); bit 1, it defines it. */
+struct exe_probe {
+    const char *name;
+    int seen;
+};
+
+static void *probe_choose(void *ctx, const struct got_module *m, const struct got_slot *slot)
+{
+    (void)m;
+    struct exe_probe *q = ctx;
+    q->seen |= slot->defined_here ? 2 : 1;
+    return NULL; /* look, never write */
+}
+
+static int probe_exe(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct exe_probe *q = data;
+    struct got_module m;
+    got_module_from_phdr(&m, info);
+    got_patch(&m, &q->name, 1, probe_choose, q);
+    return 1; /* the first object is the executable: stop there */
+}
+
+/* A non-PIE executable that takes the address of malloc (Debian's python3
+ * is one) gets a canonical PLT entry: its dynamic symbol "malloc" is
+ * undefined there but has a value, the address of its PLT stub, and
+ * dlsym(RTLD_DEFAULT) returns that stub. The stub jumps through the
+ * executable's own GOT slot, which the attach points at our hook: our
+ * "next malloc" would be ourselves, forever. So when the first definition
+ * lies in the executable and the executable only imports the name, the
+ * next definition is the first one found after it, in load order. */
+static void *after_exe_stub(void *p, const char *name)
+{
+    Dl_info info;
+    struct link_map *lm = NULL;
+    if (!dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || lm->l_prev) {
+        return p;
+    }
+    struct exe_probe q = {name, 0};
+    dl_iterate_phdr(probe_exe, &q);
+    if (q.seen != 1) {
+        return p; /* defined by the executable itself, or not its stub */
+    }
+    for (struct link_map *l = lm->l_next; l; l = l->l_next) {
+        /* A handle of its own, not the link map: the vDSO's map has no
+         * search scope, and dlsym on it would crash. */
+        void *h = l->l_name && l->l_name[0] ? dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+        if (!h) {
+            continue;
+        }
+        void *f = dlsym(h, name);
+        dlclose(h);
+        Dl_info fi;
+        struct link_map *fl = NULL;
+        if (f && f != p && dladdr1(f, &fi, (void **)&fl, RTLD_DL_LINKMAP) && fl && fl != lm) {
+            return f;
+        }
+    }
+    return p;
+}
+
 static void *next(const char *name)
 {
-    return dlsym(use_default ? RTLD_DEFAULT : RTLD_NEXT, name);
+    if (!use_default) {
+        return dlsym(RTLD_NEXT, name);
+    }
+    void *p = dlsym(RTLD_DEFAULT, name);
+    return p ? after_exe_stub(p, name) : NULL;
 }
 
 static void *must(const char *name)

@@ -98,7 +98,8 @@ static unsigned decode_records(const uint8_t *data, size_t size)
         memset(&rec, 0, sizeof rec);
         int n = memfmt_decode(data + pos, size - pos, &rec);
         if (n <= 0) {
-            contract(n == MEMFMT_E_TRUNCATED || n == MEMFMT_E_CORRUPT, "decode fails with TRUNCATED or CORRUPT");
+            contract(n == MEMFMT_E_TRUNCATED || n == MEMFMT_E_CORRUPT || n == MEMFMT_E_TOOBIG,
+                     "decode fails with TRUNCATED, CORRUPT or TOOBIG");
             break;
         }
         contract((size_t)n <= size - pos, "decode consumes no more than it was given");

@@ -97,6 +97,27 @@ memrec_add_prog(dlopener "dlopener.c")
 memrec_add_prog(attachee "attachee.c")
 target_link_libraries(prog_attachee PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(prog_attachee prog_plugin)
+# Attach and detach safety (test_attach_safety): busy threads, the same as a
+# non-PIE executable with canonical PLT entries for malloc and free, and a
+# program blocked in a system call (or inside dlopen, in libidlector.so).
+memrec_add_prog(busy "busy.c")
+target_link_libraries(prog_busy PRIVATE Threads::Threads)
+memrec_add_prog(busy_nopie "busy.c")
+target_compile_definitions(prog_busy_nopie PRIVATE TAKE_ADDRESS)
+set_target_properties(prog_busy_nopie PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+target_compile_options(prog_busy_nopie PRIVATE -fno-pie)
+target_link_options(prog_busy_nopie PRIVATE -no-pie)
+target_link_libraries(prog_busy_nopie PRIVATE Threads::Threads)
+memrec_add_prog(idle "idle.c")
+target_link_libraries(prog_idle PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+add_library(prog_idlector SHARED "${memrec_progs_src_dir}/idlector.c")
+set_target_properties(prog_idlector PROPERTIES OUTPUT_NAME "idlector" LIBRARY_OUTPUT_DIRECTORY "${MEMREC_PROGS_DIR}"
+    INTERPROCEDURAL_OPTIMIZATION OFF)
+target_compile_options(prog_idlector PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(prog_idlector PRIVATE -fno-sanitize=all)
+add_dependencies(prog_idle prog_idlector)
+# Signals sent to memrec alone are passed on (test_forward).
+memrec_add_prog(sigwait "sigwait.c")
 target_link_libraries(prog_dlopener PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(prog_dlopener prog_plugin)
 

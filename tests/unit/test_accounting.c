@@ -146,8 +146,48 @@ static void test_batch(uint64_t sample_rate)
     accounting_free(batch);
 }
 
+/* Ids and sizes from a file cannot size anything (issue 11). */
+static void test_hostile(void)
+{
+    struct accounting *a = accounting_new(1);
+    feed(a, alloc(10001, 1));
+    /* A free naming a trace no allocation was charged to: refused, and the
+     * per-trace table does not grow to the id (2^32 - 1 asked 378 GB). */
+    struct memfmt_record r = free_rec(10001, UINT32_MAX, 0);
+    CHECK(accounting_feed(a, &r) == MEMFMT_E_CORRUPT);
+    r = realloc_rec(10001, 1u << 26, 0, 5, 1);
+    CHECK(accounting_feed(a, &r) == MEMFMT_E_CORRUPT);
+    CHECK_EQ(accounting_ntraces(a), 2);
+    /* An allocation above 128 TiB: refused and counted, no figure moves. */
+    uint64_t before = accounting_totals(a)->allocated_bytes;
+    r = alloc(UINT64_MAX, 1);
+    CHECK(accounting_feed(a, &r) == MEMFMT_E_CORRUPT);
+    CHECK_EQ(accounting_totals(a)->impossible, 1);
+    CHECK_EQ(accounting_totals(a)->allocated_bytes, before);
+    accounting_free(a);
+
+    /* In a batch, an allocation and its free at an undefined trace are
+     * both charged to trace 0, and both counted. */
+    a = accounting_new(1);
+    accounting_set_sample_rate(a, 4096);
+    struct memfmt_event ev[] = {
+        {10001, 1u << 24, 0, 0, 0},
+        {10001, 1u << 24, MEMFMT_EV_FREE, 0, 0},
+        {UINT64_MAX, 1, 0, 0, 0},
+        {ACCT_MAX_SIZE, 1, 0, 0, 0},
+    };
+    CHECK_EQ(accounting_feed_events(a, ev, 4, 2), 3);
+    accounting_finish(a);
+    CHECK_EQ(accounting_ntraces(a), 2);
+    CHECK_EQ(accounting_totals(a)->impossible, 1);
+    CHECK(accounting_totals(a)->live_bytes >= ACCT_MAX_SIZE); /* the largest possible one counts */
+    CHECK_EQ(accounting_cost(a, 0)->live, 0);
+    accounting_free(a);
+}
+
 int main(void)
 {
+    test_hostile();
     test_mapped();
     test_batch(0);
     test_batch(4096);

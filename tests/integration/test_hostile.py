@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: MIT
+"""Hostile recordings (issue 11): memprint on each file of tests/data/hostile/
+(written by tests/data/make_hostile.py) must finish within bounded time and
+memory, measured here (peak resident size of the child from wait4, CPU time
+user + system), with the expected message and exit status. On main before
+the fix these took gigabytes or minutes (figures in docs/format.md, "Limits
+of the readers").
+
+Also: no control character from a recording reaches the terminal (text
+report), and the JSON report is valid UTF-8 whatever bytes the recording
+holds."""
+import json
+import os
+import re
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import *  # noqa: E402,F403
+
+HOSTILE = os.path.join(SRC, "tests", "data", "hostile")
+BAD = os.path.join(SRC, "tests", "data", "bad")
+
+
+def is_asan(binary):
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+ASAN = is_asan(MEMPRINT)
+# The bounds: what the files legitimately need is a few MiB and a few
+# milliseconds. ASan's shadow and quarantine take more memory, and every
+# access costs more, so its bounds are looser.
+RSS_LIMIT_MIB = 300 if ASAN else 100
+CPU_LIMIT_S = 10.0 if ASAN else 3.0
+TIMEOUT = 60
+
+
+def limit_memory():
+    # A regression must show as a failed check, not as a machine in
+    # distress: cap the address space (ASan reserves terabytes of it and is
+    # capped through ASAN_OPTIONS instead).
+    if not ASAN:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def tool_env():
+    env = dict(os.environ)
+    if ASAN:
+        extra = "allocator_may_return_null=1:max_allocation_size_mb=2048"
+        env["ASAN_OPTIONS"] = (env["ASAN_OPTIONS"] + ":" + extra) if env.get("ASAN_OPTIONS") else extra
+    return env
+
+
+def memprint(args):
+    """(exit status, stdout bytes, stderr lines, peak RSS MiB, CPU s); exit
+    status None when it ran out of time."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        # Standard input: a pipe left open, never written (module-stdin.mrec
+        # names it as a module).
+        p = subprocess.Popen([MEMPRINT] + args, stdin=subprocess.PIPE, stdout=out, stderr=err, env=tool_env(),
+                             preexec_fn=limit_memory)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+            if pid == p.pid:
+                break
+            if time.monotonic() > deadline:
+                p.kill()
+                pid, status, usage = os.wait4(p.pid, 0)
+                p.returncode = -9
+                p.stdin.close()
+                return None, b"", [], usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
+            time.sleep(0.005)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        p.stdin.close()
+        out.seek(0)
+        err.seek(0)
+        return (p.returncode, out.read(), err.read().decode(errors="replace").splitlines(), usage.ru_maxrss / 1024.0,
+                usage.ru_utime + usage.ru_stime)
+
+
+FOLDED = os.path.join(tmpdir(), "out.folded")
+
+
+def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
+    """Run memprint (text, then --json, then --folded) on the file; check
+    bounds, exit status and that stderr matches `said` (None: nothing on
+    stderr). Returns (text stdout, parsed JSON or None)."""
+    path = os.path.join(directory, name)
+    results = []
+    modes = [[], ["--json"], ["--folded", FOLDED]] if json_too else [[]]
+    for mode in modes:
+        what = "memprint %s%s" % (" ".join(mode + list(args)) + " " if mode or args else "", name)
+        rc, out, err, rss, cpu = memprint(mode + list(args) + [path])
+        check(rc is not None, "%s: finishes within %d s" % (what, TIMEOUT))
+        check(rss < RSS_LIMIT_MIB, "%s: peak RSS %.1f MiB under %d MiB" % (what, rss, RSS_LIMIT_MIB))
+        check(cpu < CPU_LIMIT_S, "%s: CPU %.2f s under %.0f s" % (what, cpu, CPU_LIMIT_S))
+        check_eq(rc, code, "%s: exit status" % what)
+        if said is None:
+            check_eq(err, [], "%s: nothing on stderr" % what)
+        else:
+            text = " ".join(err)
+            check(re.search(said, text) is not None, "%s: stderr says /%s/: %r" % (what, said, err))
+            check(all(l.startswith("memprint: ") for l in err), "%s: messages start with 'memprint: '" % what)
+            check(any("'%s'" % path in l for l in err), "%s: a message names the file" % what)
+        results.append(out)
+        if mode and mode[0] == "--folded" and os.path.exists(FOLDED):
+            with open(FOLDED, "rb") as f:
+                no_controls("%s (the folded stacks)" % what, f.read(1 << 20))
+            os.unlink(FOLDED)
+    rep = None
+    if code in (0, 3) and json_too:
+        try:
+            rep = json.loads(results[1].decode("utf-8", errors="strict"))
+        except ValueError as e:
+            check(False, "memprint --json %s: valid UTF-8 JSON (%s)" % (name, e))
+    return results[0], rep
+
+
+def no_controls(what, text):
+    """No byte a terminal acts on: C0 controls but newline, DEL, and C1
+    controls (raw 0x80-0x9f bytes, or their two-byte UTF-8 forms)."""
+    bad = [i for i, c in enumerate(text) if (c < 0x20 and c != 0x0a) or c == 0x7f]
+    try:
+        decoded = text.decode("utf-8")
+        c1 = [i for i, c in enumerate(decoded) if 0x80 <= ord(c) <= 0x9f]
+        valid = True
+    except UnicodeDecodeError:
+        c1, valid = [], False
+    check(not bad and not c1 and valid, "%s: no control characters, valid UTF-8 (C0/DEL at %r, C1 at %r)" %
+          (what, bad[:5], c1[:5]))
+
+
+# 1. A free's (or realloc's) trace id sized the per-trace table: 2^24 took
+#    2.9 GB, 2^32-1 "out of memory".
+for name, allocs in (("free-trace-2e24.mrec", 1), ("free-trace-max.mrec", 1), ("realloc-trace-2e26.mrec", 2)):
+    _, rep = expect(name, 3, r"could not be applied")
+    if rep:
+        check_eq(rep["allocations"], allocs, "%s: allocations" % name)
+        check_eq(rep["leaked_bytes"], 0, "%s: the free is applied where its allocation went" % name)
+        check_eq(rep["complete"], False, "%s: JSON says incomplete" % name)
+
+# 2. Modules x nodes: a scan of every module per node (30,000 of each took
+#    11 s). Ids are never reused: 29,999 repeats of module 1 are refused.
+_, rep = expect("modules-same-id-30000.mrec", 3, r"29999 records could not be applied")
+_, rep = expect("modules-30000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 300, "modules-30000: allocations")
+_, rep = expect("unmodule-10000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 10000, "unmodule-10000: allocations")
+# One file at 3,000 addresses is loaded by the symbolizer once (on main:
+# 1 GB for memprint's own file, 32 GB and 190 s for libc).
+_, rep = expect("same-file-3000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 3000, "same-file-3000: allocations")
+
+# 3. A chain of 20,000 nodes with an allocation at each: frames and keys of
+#    every trace took 8 s and 2 GB.
+#    Outputs are kept small: this process's own size would count in the
+#    next child's peak RSS (fork copies it).
+#    A chain deeper than MODEL_MAX_DEPTH (2048) is cut into stacks of at
+#    most 2048 nodes: 9 NODE records refused; the last, deepest-allocating
+#    stack has 20000 - 9 x 2048 = 1568 frames.
+text, rep = expect("deep-chain-20000.mrec", 3, r"9 records could not be applied", args=("-n", "1"))
+if rep:
+    check_eq(rep["allocations"], 20000, "deep-chain: allocations")
+    top = rep["sections"]["most_allocated"][0]
+    check_eq(len(top["frames"]), 1568, "deep-chain: JSON gives the stack whole, cut at 2048 nodes")
+    check_eq(top["allocated_bytes"], 10001 + 19999, "deep-chain: the deepest stack allocated most")
+    check_eq(max(len(e["frames"]) for e in rep["sections"]["peak_consumers"]), 1568, "deep-chain: peak stack")
+check(b"      ... 1520 more frames\n" in text, "deep-chain: text cuts the stack after 48 frames")
+text, _ = expect("deep-chain-20000.mrec", 3, r"9 records could not be applied", args=("-n", "1000", "-f", "2"),
+                 json_too=False)
+check_eq(text.count(b"\n  ... and 19000 more call stacks"), 4, "deep-chain -n 1000: 4 sections say how many more")
+rep = text = None
+
+_, rep = expect("threads-5000.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 5000, "threads-5000: allocations")
+
+# 4. Names that drive a terminal or are not UTF-8 (issue 10 item 6).
+text, rep = expect("names.mrec", 0)
+no_controls("memprint names.mrec (text)", text)
+check(b"program: 'prog\\x1b[2J' '--flag=\\xc2\\x9b31m' '\\xfe\\xffend' (pid 4242)" in text,
+      "names.mrec: the program line shows the escapes: %r" % text.split(b"\n")[0])
+check(b"?? in \\x1b[31mred\\x1b[0m\\xff.so+0x" in text, "names.mrec: the module name is escaped in frames")
+if rep:
+    check_eq(rep["program"], "'prog\x1b[2J' '--flag=\x9b31m' '\u00fe\u00ffend'", "names.mrec: JSON program")
+rc, out, _, _, _ = memprint(["--json", os.path.join(HOSTILE, "names.mrec")])
+check(b"\\u00fe\\u00ffend" in out and b"\\u001b[2J" in out, "names.mrec: JSON escapes the invalid bytes as \\u00XX")
+no_controls("memprint --json names.mrec", out)
+
+# A real program whose function name and file name hold escapes (issue 10
+# item 6): memrec's closing summary and memprint's report show them escaped.
+CC = shutil.which("cc") or shutil.which("gcc")
+if CC is None:
+    print("note: no C compiler: skipping the recorded program with an escaped symbol")
+else:
+    work = tmpdir()
+    exe = os.path.join(work, "evil\x1b[2J")
+    built = subprocess.run([CC, "-g", "-O0", "-o", exe, os.path.join(SRC, "tests", "data", "hostile_symbol.c")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if built.returncode != 0:
+        print("note: cannot build tests/data/hostile_symbol.c (%s): skipping" % built.stdout.decode(errors="replace"))
+    else:
+        out = os.path.join(work, "evil.mrec")
+        r = subprocess.run([MEMREC, "-o", out, exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        check_eq(r.returncode, 0, "memrec of the escaped program: exit status")
+        no_controls("memrec's summary of the escaped program", r.stderr)
+        check(b"recorded '%s/evil\\x1b[2J' (pid " % work.encode() in r.stderr,
+              "memrec's summary shows the program's name escaped: %r" % r.stderr)
+        rc, text, err, _, _ = memprint([out])
+        check_eq(rc, 0, "memprint of the escaped program: exit status")
+        no_controls("memprint of the escaped program", text)
+        check(b"#0  evil\\x1b]0;pwned\\x07\\x1b[2J in evil\\x1b[2J\n" in text,
+              "memprint shows the function and module names escaped")
+        rc, out_json, _, _, _ = memprint(["--json", out])
+        rep = json.loads(out_json.decode("utf-8"))
+        names = [f["function"] for f in rep["sections"]["most_allocated"][0]["frames"]]
+        check("evil\x1b]0;pwned\x07\x1b[2J" in names, "JSON has the function's name (escaped as JSON): %r" % names)
+        no_controls("memprint --json of the escaped program", out_json)
+
+# A module path naming a pipe (memprint's own standard input): the
+# symbolizer opens regular files only, never blocks.
+text, rep = expect("module-stdin.mrec", 0)
+check(b"#0  ?? in 0+0x123\n" in text, "module-stdin: the frame is module and offset: %r" % text[-200:])
+# The same with a FIFO that has no writer, where open() itself blocks: the
+# file is written here (the FIFO's path is this run's).
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import make_hostile  # noqa: E402
+
+fifo_dir = tmpdir()
+fifo = os.path.join(fifo_dir, "fifo")
+os.mkfifo(fifo)
+with open(os.path.join(fifo_dir, "module-fifo.mrec"), "wb") as f:
+    f.write(make_hostile.window_frame(17, make_hostile.module_fifo(fifo.encode())))
+text, rep = expect("module-fifo.mrec", 0, directory=fifo_dir)
+check(b"#0  ?? in fifo+0x123\n" in text, "module-fifo: the frame is module and offset: %r" % text[-200:])
+
+# --folded onto a FIFO (as onto /dev/null): written to, never replaced by
+# a renamed temporary file.
+import threading  # noqa: E402
+
+out_fifo = os.path.join(fifo_dir, "folded-fifo")
+os.mkfifo(out_fifo)
+got = []
+reader = threading.Thread(target=lambda: got.append(open(out_fifo, "rb").read()))
+reader.start()
+rc, _, err, _, _ = memprint(["--folded", out_fifo, os.path.join(HOSTILE, "names.mrec")])
+reader.join(10)
+check_eq(rc, 0, "memprint --folded FIFO: exit status")
+check(stat.S_ISFIFO(os.stat(out_fifo).st_mode), "memprint --folded FIFO: the FIFO is still a FIFO")
+check(bool(got) and b"red" in got[0], "memprint --folded FIFO: the stacks went through it: %r" % got)
+
+# 7. Smaller ones: an impossible sampled size; a skippable frame first; the
+#    zstd window; an oversized record.
+_, rep = expect("sampled-huge-size.mrec", 3, r"1 allocation larger than 128 TiB")
+text, rep = expect("skippable-first.mrec", 0)
+if rep:
+    check(rep["allocations"] == 1 and rep["temporary"] == 1, "skippable-first: read as without the frame")
+_, rep = expect("window-2e27.mrec", 0)
+if rep:
+    check_eq(rep["allocations"], 1, "window-2e27: a 128 MiB window is accepted")
+for name in ("window-2e28.mrec", "window-2e31.mrec"):
+    expect(name, 1, r"zstd window larger than 128 MiB")
+expect("record-too-long.mrec", 3, r"record larger than 1024 KiB \(the format's limit\) at byte 21", directory=BAD)
+
+done()
