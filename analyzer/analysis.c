@@ -46,6 +46,7 @@ struct pass {
     int pair_mode; /* a window or a thread: frees must be told apart */
     struct pair *pairs; /* by info id */
     size_t pairs_cap;
+    uint32_t max_info; /* largest id made so far */
     struct node_state *per_node; /* indexed by trace (node) */
     size_t per_node_cap;
     int stopped; /* the --at moment was reached: the rest is not read */
@@ -65,12 +66,21 @@ static struct pair *pair_of(struct pass *p, uint32_t info, int make)
         return NULL;
     }
     if (info >= p->pairs_cap) {
-        if (!make) {
+        /* Ids are given in order from 1: a new one is at most one more
+         * than the largest so far. Anything else is corrupt input, and
+         * never sizes the array. */
+        if (!make || info > p->max_info + 1) {
             return NULL;
         }
         size_t old = p->pairs_cap;
         xgrow((void **)&p->pairs, &p->pairs_cap, (size_t)info + 1, sizeof *p->pairs);
         memset(p->pairs + old, 0, (p->pairs_cap - old) * sizeof *p->pairs);
+    }
+    if (make && info > p->max_info) {
+        if (info > p->max_info + 1) {
+            return NULL;
+        }
+        p->max_info = info;
     }
     return &p->pairs[info];
 }

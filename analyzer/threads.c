@@ -32,6 +32,7 @@ struct tpass {
     struct accounting *acct;
     struct pair *pairs; /* by info id */
     size_t pairs_cap;
+    uint32_t max_info; /* largest id made so far */
     uint32_t *index_of; /* dense id -> thread index */
     uint32_t *tid_of;
     size_t ndense, dense_cap;
@@ -49,12 +50,21 @@ static struct pair *pair_of(struct tpass *p, uint32_t info, int make)
         return NULL;
     }
     if (info >= p->pairs_cap) {
-        if (!make) {
+        /* Ids are given in order from 1: a new one is at most one more
+         * than the largest so far. Anything else is corrupt input, and
+         * never sizes the array. */
+        if (!make || info > p->max_info + 1) {
             return NULL;
         }
         size_t old = p->pairs_cap;
         xgrow((void **)&p->pairs, &p->pairs_cap, (size_t)info + 1, sizeof *p->pairs);
         memset(p->pairs + old, 0, (p->pairs_cap - old) * sizeof *p->pairs);
+    }
+    if (make && info > p->max_info) {
+        if (info > p->max_info + 1) {
+            return NULL;
+        }
+        p->max_info = info;
     }
     return &p->pairs[info];
 }
@@ -191,11 +201,11 @@ static void on_record(struct tpass *p, const struct memfmt_record *r)
             p->tids[r->u.thread.index] = r->u.thread.tid;
         }
         break;
-    case MEMFMT_REC_ALLOC: on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.trace); break;
-    case MEMFMT_REC_FREE: on_free(p, r->u.free.thread, r->u.free.size, r->u.free.trace, r->u.free.temporary); break;
+    case MEMFMT_REC_ALLOC: on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.info); break;
+    case MEMFMT_REC_FREE: on_free(p, r->u.free.thread, r->u.free.size, r->u.free.info, r->u.free.temporary); break;
     case MEMFMT_REC_REALLOC:
-        on_free(p, r->u.alloc.thread, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.trace);
+        on_free(p, r->u.alloc.thread, r->u.alloc.old_size, r->u.alloc.old_info, r->u.alloc.old_temporary);
+        on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.info);
         break;
     case MEMFMT_REC_TIME:
     case MEMFMT_REC_RSS:
