@@ -26,7 +26,7 @@
 #include "accounting.h"
 #include "escape.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "hub.h"
 #include "inject.h"
 #include "merge.h"

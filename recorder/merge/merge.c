@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mapranges.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "startup.h"
 #include "poolmap.h"
 #include "u64map.h"
@@ -104,6 +104,12 @@ struct latest {
     uint32_t set;
 };
 
+/* A (size, trace) pair of the file's EVENTS blocks, by its info id. */
+struct pair_info {
+    uint64_t size;
+    uint32_t trace;
+};
+
 struct merge {
     memfmt_writer *w;
     struct accounting *acct;
@@ -117,7 +123,7 @@ struct merge {
     size_t latest_cap;
     struct info_cell *info_table; /* (size, trace) -> info id, see info_id() */
     size_t info_table_cap;
-    struct memfmt_info *infos; /* per info id */
+    struct pair_info *infos; /* per info id */
     size_t ninfos, infos_cap;
     struct u64map node_ids; /* hash(parent, ip) chain head -> see node_find */
     uint64_t *node_ip;

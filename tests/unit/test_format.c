@@ -12,6 +12,7 @@
 #include "check.h"
 #include "memfmt.h"
 #include "memfmt_internal.h"
+#include "memwire.h"
 
 static void test_varint(void)
 {
