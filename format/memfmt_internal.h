@@ -16,7 +16,7 @@ struct memfmt_event;
 
 #include "varint.h"
 
-/* ---- file.c: header layout ---- */
+/* ---- writer.c, reader.c: header layout ---- */
 
 /* 16 bytes at the start of the decompressed stream:
  * magic[8], version u16 LE, pointer size u8, little-endian u8, flags u32 LE. */
