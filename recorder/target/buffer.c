@@ -19,7 +19,7 @@
 #include "pipe.h"
 #include "recorder_internal.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include "init.h"
 #include "recorder_internal.h"
 #include "service.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

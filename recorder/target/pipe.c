@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "pipe.h"
 #include "recorder_internal.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <errno.h>
 #include <signal.h>
