@@ -17,19 +17,31 @@
  * no buffer: it may wait for the owners (a detach run by a program thread
  * would wait for its own buffer if that thread was stopped inside it). */
 #define _GNU_SOURCE
-#include "got.h"
-#include "init.h"
-#include "memfmt.h"
-#include "memwire.h"
-#include "pipe.h"
-#include "recorder_internal.h"
-#include "service.h"
+#include "attach.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <malloc.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "conn.h"
+#include "got.h"
+#include "guard.h"
+#include "init.h"
+#include "memfmt.h"
+#include "memwire.h"
+#include "modules.h"
+#include "options.h"
+#include "pipe.h"
+#include "preload.h"
+#include "resolve.h"
+#include "service.h"
+#include "unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

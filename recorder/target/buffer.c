@@ -16,20 +16,34 @@
  * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
  * all events numbered below S have arrived and can write them in order. */
 #define _GNU_SOURCE
-#include "pipe.h"
-#include "recorder_internal.h"
-#include "memfmt.h"
-#include "memwire.h"
+#include "buffer.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
-#include <linux/membarrier.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cfi.h"
+#include "conn.h"
+#include "guard.h"
+#include "mem.h"
+#include "memfmt.h"
+#include "memwire.h"
+#include "options.h"
+#include "pipe.h"
+#include "sample.h"
+#include "sigdefer.h"
+#include "tracetree.h"
+#include "unwind.h"
 
 struct tbuf {
     atomic_int lock; /* see buf_lock() */

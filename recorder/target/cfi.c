@@ -15,7 +15,11 @@
 #include <emmintrin.h>
 #endif
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "ehframe.h"
 
 /* ---- the rule of each pc, cached per thread ---- */
 

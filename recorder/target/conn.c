@@ -6,19 +6,23 @@
  * and when the program closed or replaced our descriptor. System calls
  * only: it runs inside a first malloc, in fork children and in hooks. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
-#include "memwire.h"
+#include "conn.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/types.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "memwire.h"
+#include "options.h"
 
 static char sock_name[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static size_t sock_len; /* 0: memrec is not there */

@@ -6,14 +6,21 @@
  * recorder: it only calls async-signal-safe functions, never allocates, and
  * waits for no lock longer than a bounded moment. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
+#include "crash.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "guard.h"
 
 /* Signals whose default action ends the process at once, usually because
  * the program is broken. SIGKILL cannot be caught; SIGTERM and SIGINT end

@@ -8,16 +8,27 @@
  * its own symbols first. Its own memory comes from mem_map; the loader's
  * allocations for its look-ups run with tstate.in_hook set, unrecorded. */
 #define _GNU_SOURCE
-#include "got.h"
-#include "init.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "got.h"
+#include "guard.h"
+#include "hidden.h"
+#include "init.h"
+#include "log.h"
+#include "mem.h"
+#include "preload.h"
 
 typedef void *(*dlopen_fn)(const char *, int);
 

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #define REG_RBP 6

@@ -6,10 +6,15 @@
  * the environment handed to an exec or a spawn that memrec follows. Never
  * calls malloc: the program's allocator is not ours to use. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
+#include "envhide.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "log.h"
+#include "mem.h"
+#include "options.h"
 
 extern char **environ;
 

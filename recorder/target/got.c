@@ -8,9 +8,13 @@
 
 #include <elf.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "mem.h"
 
 #define GOT_MAX_SAVED 16384
 

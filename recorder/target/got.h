@@ -10,9 +10,10 @@
 #ifndef RECORDER_GOT_H
 #define RECORDER_GOT_H
 
-#include "recorder_internal.h"
-
 #include <link.h>
+#include <stdint.h>
+
+#include "hidden.h"
 
 /* One loaded object, as dl_iterate_phdr describes it. */
 struct got_module {

@@ -2,9 +2,10 @@
 /* Per-thread recorder state. Initial-exec TLS: reading it never calls into
  * the dynamic loader (which may allocate), so the hooks can test it first. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
+#include "guard.h"
 
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 HIDDEN __thread struct thread_state tstate __attribute__((tls_model("initial-exec")));

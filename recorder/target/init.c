@@ -5,17 +5,30 @@
  * flushed after the program's atexit handlers and destructors ran. */
 #define _GNU_SOURCE
 #include "init.h"
-#include "recorder_internal.h"
-#include "service.h"
-#include "memwire.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "conn.h"
+#include "crash.h"
+#include "envhide.h"
+#include "guard.h"
+#include "memwire.h"
+#include "modules.h"
+#include "options.h"
+#include "resolve.h"
+#include "service.h"
+#include "syshooks.h"
+#include "unwind.h"
 
 extern char **environ;
 

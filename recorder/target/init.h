@@ -3,7 +3,13 @@
 #ifndef RECORDER_INIT_H
 #define RECORDER_INIT_H
 
-#include "recorder_internal.h"
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffer.h"
+#include "guard.h"
+#include "sigdefer.h"
 
 /** Start recording if not started yet: resolve the real allocator, read the
  * options, connect to memrec. Idempotent and thread-safe; other threads

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The recorder's only way to speak: single write(2) calls to stderr, capped,
  * because it runs inside someone else's program. Never allocates. */
-#include "recorder_internal.h"
+#include "log.h"
 
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define LOG_MAX_LINES 20

@@ -7,18 +7,24 @@
  * recorder's own mem_map never show, so nothing is counted twice. Before
  * the next definitions are known, the kernel is called directly. */
 #define _GNU_SOURCE
-#include "init.h"
-#include "memfmt.h"
-#include "memwire.h"
-#include "recorder_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "guard.h"
+#include "init.h"
+#include "log.h"
+#include "memfmt.h"
+#include "memwire.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

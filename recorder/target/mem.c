@@ -3,8 +3,9 @@
  * The system calls are made directly: this library exports mmap and munmap
  * (maphooks.c), and a call from here must never land in those hooks. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
+#include "mem.h"
 
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -3,16 +3,26 @@
  * symbolize offline: path, load bias, build-id and loadable segments of
  * each, sent at start and whenever the loader's counters change. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
-#include "memfmt.h"
-#include "memwire.h"
+#include "modules.h"
 
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "conn.h"
+#include "mem.h"
+#include "memfmt.h"
+#include "memwire.h"
+#include "options.h"
+#include "preloaded.h"
 
 #define MAX_MODULES 4096
 #define MAX_PATH_SENT 1024

@@ -2,9 +2,14 @@
 /* MEMREC_* environment options, read once at start-up by scanning environ
  * directly: getenv is fine, but parsing must not allocate, and one table
  * keeps names, defaults and docs together. */
-#include "recorder_internal.h"
+#include "options.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "cfi.h"
+#include "log.h"
 
 HIDDEN struct rec_options opts = {
     .max_depth = 256,

@@ -6,13 +6,20 @@
  * off, it never stops the program. */
 #define _GNU_SOURCE
 #include "pipe.h"
-#include "recorder_internal.h"
-#include "memwire.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "conn.h"
+#include "log.h"
+#include "memwire.h"
 
 /* The pipe to memrec. The program may close or replace its descriptor
  * (daemons close everything): the hooks of close() and friends call

@@ -4,10 +4,12 @@
  * records one pool event in the calling thread's buffer, with a stack for
  * an allocation, as preload.c does for malloc. Runs inside the target:
  * never calls malloc, takes no process-wide lock. */
+#include <stddef.h>
+
+#include "buffer.h"
 #include "init.h"
-#include "memwire.h"
 #include "memrec.h"
-#include "recorder_internal.h"
+#include "memwire.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -7,14 +7,25 @@
  * twice and the recorder's own work never shows. Built with -fexceptions:
  * a throwing operator new must unwind through these frames. */
 #define _GNU_SOURCE
-#include "init.h"
-#include "memfmt.h"
-#include "recorder_internal.h"
+#include "preload.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "buffer.h"
+#include "guard.h"
+#include "init.h"
+#include "log.h"
+#include "memfmt.h"
+#include "options.h"
+#include "resolve.h"
+#include "sample.h"
+#include "sigdefer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

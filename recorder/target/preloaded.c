@@ -5,14 +5,18 @@
  * initialization allocates. Runs inside the target: reads the loader's
  * data in place, never allocates. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
-#include "memfmt.h"
+#include "preloaded.h"
 
 #include <elf.h>
 #include <gnu/libc-version.h>
 #include <link.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
+
+#include "mem.h"
+#include "memfmt.h"
 
 #define MAX_START_OBJECTS 512
 

@@ -4,14 +4,18 @@
  * until resolution is done allocations come from a static bootstrap pool
  * whose blocks are never returned. */
 #define _GNU_SOURCE
-#include "got.h"
-#include "recorder_internal.h"
+#include "resolve.h"
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "got.h"
+#include "log.h"
 
 HIDDEN struct real_funcs real;
 

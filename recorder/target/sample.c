@@ -5,9 +5,16 @@
  * one sample per `rate` bytes, as tcmalloc and Go do): a block of s bytes
  * is sampled with probability 1 - exp(-s/rate), which memprint undoes.
  * Runs inside the target: no malloc, no lock; the set is lock-free. */
-#include "recorder_internal.h"
+#include "sample.h"
 
 #include <math.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guard.h"
+#include "mem.h"
+#include "options.h"
 
 #define SET_BUCKETS (1u << 16)
 #define SET_WAYS 8 /* one cache line per bucket */

@@ -8,11 +8,20 @@
  * program's signals. */
 #define _GNU_SOURCE
 #include "service.h"
-#include "recorder_internal.h"
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
+
+#include "attach.h"
+#include "buffer.h"
+#include "guard.h"
+#include "log.h"
+#include "modules.h"
+#include "options.h"
 
 /* Bumped at detach: a service thread of an earlier attach ends even when a
  * new attach turned recording on again before it woke up. */

@@ -9,12 +9,19 @@
  * before its own next event (buffer.c). Runs in signal handlers: system
  * calls only, no locks, never malloc. */
 #define _GNU_SOURCE
-#include "recorder_internal.h"
+#include "sigdefer.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "guard.h"
+#include "log.h"
+#include "mem.h"
 
 /* The kernel's struct sigaction for rt_sigaction(2). */
 struct k_sigaction {

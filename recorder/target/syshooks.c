@@ -9,9 +9,7 @@
  * Each forwards to the next definition (RTLD_NEXT) with unchanged
  * arguments and errno. */
 #define _GNU_SOURCE
-#include "init.h"
-#include "pipe.h"
-#include "recorder_internal.h"
+#include "syshooks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,14 +17,24 @@
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdatomic.h>
-#include <stdio.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "conn.h"
+#include "envhide.h"
+#include "guard.h"
+#include "init.h"
+#include "mem.h"
+#include "pipe.h"
+#include "unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

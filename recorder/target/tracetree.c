@@ -3,9 +3,13 @@
  * needs no lock. Each distinct (parent, ip) becomes a node once and is
  * reported to the caller, which writes it before the first event using it.
  * Memory comes from mmap. */
-#include "recorder_internal.h"
+#include "tracetree.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "mem.h"
 
 static uint32_t hash(uint32_t parent, uint64_t ip)
 {

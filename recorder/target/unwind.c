@@ -4,8 +4,7 @@
  * so that main() and thread entry points survive a depth limit. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
-#include "cfi.h"
-#include "recorder_internal.h"
+#include "unwind.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -13,9 +12,19 @@
 #include <libunwind.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "cfi.h"
+#include "conn.h"
+#include "guard.h"
+#include "log.h"
+#include "mem.h"
+#include "options.h"
 
 static uintptr_t self_lo, self_hi; /* our executable segment */
 

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+/* Per-thread event buffers, sequence numbers and flush rounds (buffer.c): no global lock on
+ * the hot path; batches go down to pipe.c. */
+#ifndef RECORDER_BUFFER_H
+#define RECORDER_BUFFER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hidden.h"
+
+/** Set up the pipe and start recording. `new_frame` is called (inside the
+ * recorder, the thread's buffer held) for every frame a thread's trace tree
+ * meets for the first time: modules_note_frame(). Returns 0 or -1
+ * (recording off). */
+HIDDEN int buffer_setup(int fd, void (*new_frame)(uint64_t ip));
+/** A flush round: take a sequence number S, flush every thread's buffer,
+ * send SYNC(S) (the service thread, every flush period). */
+HIDDEN void buffer_sync(void);
+/** Detach: flush everything, stop recording, and close the pipe (the
+ * caller stops the service thread first: service_stop()). A later buffer_setup() starts again. Called by the
+ * service thread (attach_disarm()), which owns no buffer: the flush waits
+ * for every owner to leave its buffer, so a thread that owns one must never
+ * call it. */
+HIDDEN void buffer_detach(void);
+/** Record an allocation / free / realloc of this thread. */
+HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
+HIDDEN void buffer_free(unsigned kind, void *p);
+/** Realloc is recorded in two parts around the real call, so that another
+ * thread's reuse of the old address is ordered after the free. */
+HIDDEN uint64_t buffer_realloc_begin(void);
+HIDDEN void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, size_t size);
+/** Send an already encoded file record (module list, process) in order.
+ * May be called while the thread is recording an event. */
+HIDDEN void buffer_record(const uint8_t *rec, size_t len);
+/** Modules were unloaded: every thread restarts its trace tree, so that a
+ * new module at the same address never inherits old nodes. */
+HIDDEN void buffer_modules_gone(void);
+/** Flush every thread's buffer and send everything directly from now on;
+ * then tell memrec the image ends normally, with `status` (-1: not known). */
+HIDDEN void buffer_finish(int status);
+/** Flush every thread's buffer: the process is about to exec. */
+HIDDEN void buffer_before_exec(void);
+/** In a forked child: drop all state without touching the parent's pipe. */
+HIDDEN void buffer_forget(void);
+/** From a fatal signal's handler: send every thread's pending events.
+ * Async-signal-safe; waits for each lock only as `wait_more` allows (it
+ * naps and returns 1, or returns 0 when this lock's wait or the whole
+ * flush's time is over; its *deadline starts at 0 for each lock), so a
+ * lock held by the interrupted code or a stuck thread costs that buffer,
+ * never a deadlock. The interrupted thread's own buffer, when that thread
+ * was holding it, is sent up to its last complete event. */
+HIDDEN void buffer_flush_from_signal(int (*wait_more)(int64_t *deadline));
+/** From a fatal signal's handler, after the flush: tell memrec the process
+ * dies of `sig`. Async-signal-safe. */
+HIDDEN void buffer_say_signaled(int sig);
+
+/** Record a pool event of include/memrec.h (wire tag MEMFMT_W_POOL_ALLOC,
+ * _FREE or _RESET; `p` and `size` only where the tag has them). An
+ * allocation gets the caller's stack and, when sampling, goes through the
+ * same sampling as malloc; frees and resets are always sent, memrec
+ * ignores those of blocks it does not know. Called between enter/leave. */
+HIDDEN void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size);
+
+/** Direct mappings (maphooks.c); recorded in full even when sampling.
+ * buffer_map: an anonymous range was mapped; the stack is captured.
+ * Calls that unmap take a number before the real call (the buffer stays
+ * locked) and end with exactly one of buffer_map_end (success: tag is
+ * MEMFMT_W_UNMAP with kind, old, old_len; MEMFMT_W_MREMAP with all four;
+ * MEMFMT_W_BRK with old and new break in old and p) or buffer_map_cancel
+ * (the call failed). */
+HIDDEN void buffer_map(uintptr_t addr, size_t len);
+HIDDEN uint64_t buffer_map_begin(void);
+HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t old, size_t old_len, uintptr_t p,
+                           size_t len);
+HIDDEN void buffer_map_cancel(uint64_t seq);
+
+/** Send the calls signal handlers queued on this thread (sigdefer.c)
+ * while it was inside the recorder. Called between the recorder's entry
+ * and exit marks (hook_send_deferred() in init.c sets them). */
+HIDDEN void buffer_send_deferred(void);
+
+/** Global switches read on the hot path. */
+HIDDEN extern atomic_int rec_enabled;
+
+#endif

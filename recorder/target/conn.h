@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+/* Reaching memrec (conn.c): whether this process is recorded, and the descriptor of its pipe,
+ * placed out of the program's way. */
+#ifndef RECORDER_CONN_H
+#define RECORDER_CONN_H
+
+#include "hidden.h"
+
+/** Read MEMREC_SOCK, MEMREC_TARGET and MEMREC_FOLLOW from `envp`. */
+HIDDEN void conn_init(char **envp);
+/** Whether memrec wants this process recorded (it is the process memrec
+ * started, or memrec follows forks). */
+HIDDEN int conn_wanted(void);
+/** Whether memrec records fork children too (--follow-fork). */
+HIDDEN int conn_follows_forks(void);
+/** Ask memrec for the pipe (enum memfmt_conn_kind). Returns a close-on-exec
+ * descriptor placed high, or -1 (memrec absent, refused, unreachable). */
+HIDDEN int conn_open(int kind);
+/** close(2) without our own close() hook. */
+HIDDEN int sys_close(int fd);
+/** Move `fd` to a close-on-exec descriptor near the top of the program's
+ * range (RLIMIT_NOFILE, at most 1024), so that the program's own open()
+ * calls get the numbers they would get without us. Returns the new
+ * descriptor (the old one is closed), or -1 when there is no room up
+ * there (`fd` is left as it was). */
+HIDDEN int conn_move_high(int fd);
+
+#endif
