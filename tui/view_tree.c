@@ -28,8 +28,7 @@ static void set_open(struct tree_state *s, uint32_t id, int on)
             return;
         }
         size_t cap = s->nopen;
-        xgrow((void **)&s->open, &cap, (size_t)id + 1, 1);
-        memset(s->open + s->nopen, 0, cap - s->nopen);
+        xgrow((void **)&s->open, &cap, (size_t)id + 1, 1); /* the new part zeroed */
         s->nopen = (uint32_t)cap;
     }
     s->open[id] = (uint8_t)on;
