@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "idmap.h"
 #include "util.h"
 
 #define EVENT_BATCH 512
@@ -20,10 +19,21 @@
 /* Which kind a live block of a (size, trace) pair is. */
 enum { OLD, KEPT, OTHER, NKINDS };
 
+/* A (size, trace) pair's live blocks of each kind, in an array indexed by
+ * the pair's info id: the file numbers its pairs (docs/format.md) and
+ * every event names its pair's id, so telling blocks apart costs one array
+ * access per event, no hashing. Counts are 32 bits: they saturate rather
+ * than wrap, which no real process reaches (4 billion live blocks of one
+ * size and stack). The array grows with the ids met, which the reader
+ * bounds by the pairs the file defines. */
 struct pair {
-    uint64_t size;
-    uint32_t trace;
-    uint64_t live[NKINDS];
+    uint32_t live[NKINDS];
+};
+
+/* What the pass keeps per trace-tree node. */
+struct node_state {
+    uint64_t map_other; /* mapped bytes not kept */
+    uint64_t tracked; /* live blocks of kinds OLD and KEPT of this trace */
 };
 
 struct pass {
@@ -34,10 +44,13 @@ struct pass {
     uint64_t now; /* latest TIME */
     int in_window;
     int pair_mode; /* a window or a thread: frees must be told apart */
-    struct pair *pairs;
-    size_t npairs, pairs_cap;
-    struct idmap pair_map;
-    uint64_t *map_other; /* per node: mapped bytes not kept */
+    struct pair *pairs; /* by info id */
+    size_t pairs_cap;
+    uint32_t max_info; /* largest id made so far */
+    struct node_state *per_node; /* indexed by trace (node) */
+    size_t per_node_cap;
+    int stopped; /* the --at moment was reached: the rest is not read */
+    int skip_events; /* nothing restricted, only sizes asked: the model's accounting is the figures */
     struct ts_values cur, hi;
     struct memfmt_event out[EVENT_BATCH];
     size_t nout;
@@ -45,50 +58,31 @@ struct pass {
 
 /* ---- (size, trace) pairs ---- */
 
-static uint64_t pair_hash(uint64_t size, uint32_t trace)
+/* The pair with info id `info`, made (zero) when `make`; NULL for id 0 or
+ * an id not met yet without `make`. */
+static struct pair *pair_of(struct pass *p, uint32_t info, int make)
 {
-    return idmap_mix(size ^ ((uint64_t)trace << 40 | (uint64_t)trace >> 24));
-}
-
-static uint64_t pair_rehash(const void *ctx, uint32_t i)
-{
-    const struct pair *pr = &((const struct pass *)ctx)->pairs[i];
-    return pair_hash(pr->size, pr->trace);
-}
-
-struct pair_key {
-    const struct pair *pairs;
-    uint64_t size;
-    uint32_t trace;
-};
-
-static int pair_same(const void *ctx, uint32_t i)
-{
-    const struct pair_key *k = ctx;
-    return k->pairs[i].size == k->size && k->pairs[i].trace == k->trace;
-}
-
-static struct pair *pair_of(struct pass *p, uint64_t size, uint32_t trace, int make)
-{
-    if (make) {
-        idmap_reserve(&p->pair_map, p->npairs + 1, pair_rehash, p);
-    }
-    struct pair_key k = {p->pairs, size, trace};
-    size_t slot;
-    uint32_t i = idmap_find(&p->pair_map, pair_hash(size, trace), pair_same, &k, &slot);
-    if (i != IDMAP_NONE) {
-        return &p->pairs[i];
-    }
-    if (!make) {
+    if (info == 0) {
         return NULL;
     }
-    xgrow((void **)&p->pairs, &p->pairs_cap, p->npairs + 1, sizeof *p->pairs);
-    idmap_put(&p->pair_map, slot, (uint32_t)p->npairs);
-    struct pair *pr = &p->pairs[p->npairs++];
-    memset(pr, 0, sizeof *pr);
-    pr->size = size;
-    pr->trace = trace;
-    return pr;
+    if (info >= p->pairs_cap) {
+        /* Ids are given in order from 1: a new one is at most one more
+         * than the largest so far. Anything else is corrupt input, and
+         * never sizes the array. */
+        if (!make || info > p->max_info + 1) {
+            return NULL;
+        }
+        size_t old = p->pairs_cap;
+        xgrow((void **)&p->pairs, &p->pairs_cap, (size_t)info + 1, sizeof *p->pairs);
+        memset(p->pairs + old, 0, (p->pairs_cap - old) * sizeof *p->pairs);
+    }
+    if (make && info > p->max_info) {
+        if (info > p->max_info + 1) {
+            return NULL;
+        }
+        p->max_info = info;
+    }
+    return &p->pairs[info];
 }
 
 /* ---- events ---- */
@@ -96,6 +90,13 @@ static struct pair *pair_of(struct pass *p, uint64_t size, uint32_t trace, int m
 static int keeps_trace(const struct pass *p, uint32_t trace)
 {
     return !p->q->keep || p->q->keep[trace];
+}
+
+/* 1 once the window is over (with no thread chosen: a thread's blocks
+ * must be told from others' to the end). */
+static int past_window(const struct pass *p)
+{
+    return p->q->has_window && !p->q->thread && p->now >= p->q->to_ms;
 }
 
 /* Where a block not kept goes: before the window, or something else. */
@@ -107,6 +108,10 @@ static int not_kept_kind(const struct pass *p)
 static void flush(struct pass *p)
 {
     if (p->nout == 0) {
+        return;
+    }
+    if (p->skip_events) {
+        p->nout = 0;
         return;
     }
     p->a->bad_events += accounting_feed_events(p->a->acct, p->out, p->nout, p->ntraces);
@@ -121,10 +126,12 @@ static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
     p->out[p->nout].size = size;
     p->out[p->nout].trace = trace;
     p->out[p->nout].flags = flags;
+    p->out[p->nout].info = 0; /* the accounting does not read it */
+    p->out[p->nout].reserved = 0;
     p->nout++;
 }
 
-static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok)
+static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int thread_ok)
 {
     if (size > ACCT_MAX_SIZE) {
         /* Impossible (corrupt input): refused as model.c's accounting
@@ -137,7 +144,19 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok
     }
     int kept = p->in_window && thread_ok && keeps_trace(p, trace);
     if (p->pair_mode) {
-        pair_of(p, size, trace, 1)->live[kept ? KEPT : not_kept_kind(p)]++;
+        int kind = kept ? KEPT : not_kept_kind(p);
+        /* After the window, no block of a kind that counts comes any more:
+         * a pair that has none needs no count (on_free takes a missing
+         * pair for such a block), and a stack with none live needs no
+         * look-up at all. */
+        uint64_t *tracked = &p->per_node[trace].tracked;
+        struct pair *pr = kind != OTHER || !past_window(p) ? pair_of(p, info, 1)
+                          : *tracked                       ? pair_of(p, info, 0)
+                                                           : NULL;
+        if (pr) {
+            pr->live[kind] += pr->live[kind] < UINT32_MAX;
+            *tracked += kind != OTHER;
+        }
     }
     if (!kept) {
         return 0;
@@ -149,6 +168,9 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, int thread_ok
     }
     if (p->a->sizes) {
         sizes_add(p->a->sizes, size);
+        if (p->q->sizes > 1) {
+            sizes_add_site(p->a->sizes, trace, size);
+        }
     }
     return 1;
 }
@@ -177,19 +199,23 @@ static int take(struct pass *p, struct pair *pr, int temporary, int thread_ok)
     return -1;
 }
 
-static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary, int thread_ok)
+static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int temporary, int thread_ok)
 {
     if (trace >= p->ntraces || !keeps_trace(p, trace)) {
         p->a->bad_events += trace >= p->ntraces;
         return 0;
     }
     if (p->pair_mode) {
-        struct pair *pr = pair_of(p, size, trace, 0);
+        int past = past_window(p);
+        uint64_t *tracked = &p->per_node[trace].tracked;
+        struct pair *pr = past && !*tracked ? NULL : pair_of(p, info, 0);
         int kind = pr ? take(p, pr, temporary, thread_ok) : -1;
         if (kind < 0) {
-            p->a->bad_events++;
+            /* After the window, an uncounted block (on_alloc). */
+            p->a->bad_events += !past;
             return 0;
         }
+        *tracked -= kind != OTHER && *tracked > 0;
         if (kind == OLD && p->in_window) {
             p->a->earlier_freed_blocks++;
             p->a->earlier_freed_bytes += size;
@@ -207,27 +233,41 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, int temporary,
 }
 
 /* A realloc: its free, then its allocation; marked as one when both are kept. */
-static void on_realloc(struct pass *p, uint64_t old_size, uint32_t old_trace, int old_temporary, uint64_t size,
-                       uint32_t trace, int thread_ok)
+static void on_realloc(struct pass *p, const struct memfmt_event *old, const struct memfmt_event *now, int thread_ok)
 {
-    int freed = on_free(p, old_size, old_trace, old_temporary, thread_ok);
+    int freed = on_free(p, old->size, old->trace, old->info, (old->flags & MEMFMT_EV_TEMPORARY) != 0, thread_ok);
     size_t at = p->nout;
-    if (on_alloc(p, size, trace, thread_ok) && freed && at > 0 && p->nout == at + 1) {
+    if (on_alloc(p, now->size, now->trace, now->info, thread_ok) && freed && at > 0 && p->nout == at + 1) {
         p->out[at - 1].flags |= MEMFMT_EV_REALLOC;
     }
 }
 
 static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
+    if (p->skip_events && !p->pair_mode && !p->a->series && p->a->sizes) {
+        /* Nothing restricted, no series: only the histogram needs the
+         * events (the heap total is the series'), in one tight loop. */
+        for (size_t i = 0; i < n; i++) {
+            if (!(ev[i].flags & MEMFMT_EV_FREE)) {
+                sizes_add(p->a->sizes, ev[i].size);
+                if (p->q->sizes > 1) {
+                    sizes_add_site(p->a->sizes, ev[i].trace < p->ntraces ? ev[i].trace : 0, ev[i].size);
+                }
+            } else if (ev[i].flags & MEMFMT_EV_TEMPORARY) {
+                sizes_add_temporary(p->a->sizes, ev[i].size);
+            }
+        }
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         const struct memfmt_event *e = &ev[i];
         if (!(e->flags & MEMFMT_EV_FREE)) {
-            on_alloc(p, e->size, e->trace, 1);
+            on_alloc(p, e->size, e->trace, e->info, 1);
         } else if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
-            on_realloc(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, ev[i + 1].size, ev[i + 1].trace, 1);
+            on_realloc(p, e, &ev[i + 1], 1);
             i++;
         } else {
-            on_free(p, e->size, e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
+            on_free(p, e->size, e->trace, e->info, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
         }
     }
     flush(p);
@@ -243,13 +283,13 @@ static void on_map(struct pass *p, const struct memfmt_record *r)
     int thread_ok = !p->q->thread || r->u.map.thread == p->q->thread;
     if (r->u.map.delta >= 0) {
         if (!(p->in_window && thread_ok && keeps_trace(p, trace))) {
-            p->map_other[trace] += (uint64_t)r->u.map.delta;
+            p->per_node[trace].map_other += (uint64_t)r->u.map.delta;
             return;
         }
     } else {
         uint64_t gone = (uint64_t)0 - (uint64_t)r->u.map.delta;
-        uint64_t from_other = gone < p->map_other[trace] ? gone : p->map_other[trace];
-        p->map_other[trace] -= from_other;
+        uint64_t from_other = gone < p->per_node[trace].map_other ? gone : p->per_node[trace].map_other;
+        p->per_node[trace].map_other -= from_other;
         gone -= from_other;
         const struct acct_cost *c = accounting_cost(p->a->acct, trace);
         uint64_t have = c ? c->mapped : 0;
@@ -289,6 +329,13 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
     case MEMFMT_REC_NODE:
         if (p->ntraces < p->m->nnodes) {
             p->ntraces++;
+            /* Mapped bytes per node, grown as nodes come (streaming: the
+             * model grows along). */
+            if (p->ntraces + 1 > p->per_node_cap) {
+                size_t old = p->per_node_cap;
+                xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)p->ntraces + 1, sizeof *p->per_node);
+                memset(p->per_node + old, 0, (p->per_node_cap - old) * sizeof *p->per_node);
+            }
         }
         return 0;
     case MEMFMT_REC_TIME:
@@ -305,18 +352,29 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         break;
     case MEMFMT_REC_MAP: on_map(p, r); return 0;
     case MEMFMT_REC_ALLOC:
-        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, !p->q->thread || r->u.alloc.thread == p->q->thread);
+        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, r->u.alloc.info,
+                 !p->q->thread || r->u.alloc.thread == p->q->thread);
         return 0;
     case MEMFMT_REC_FREE:
         thread_ok = !p->q->thread || r->u.free.thread == p->q->thread;
-        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.temporary, thread_ok);
+        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.info, r->u.free.temporary, thread_ok);
         return 0;
-    case MEMFMT_REC_REALLOC:
+    case MEMFMT_REC_REALLOC: {
         thread_ok = !p->q->thread || r->u.alloc.thread == p->q->thread;
-        on_realloc(p, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary, r->u.alloc.size,
-                   r->u.alloc.trace, thread_ok);
+        struct memfmt_event old = {r->u.alloc.old_size, r->u.alloc.old_trace,
+                                   MEMFMT_EV_FREE | (r->u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0),
+                                   r->u.alloc.old_info, 0};
+        struct memfmt_event now = {r->u.alloc.size, r->u.alloc.trace, 0, r->u.alloc.info, 0};
+        on_realloc(p, &old, &now, thread_ok);
         return 0;
-    case MEMFMT_REC_PROCESS: return 0; /* the sample rate is the model's, set before the first event */
+    }
+    case MEMFMT_REC_PROCESS:
+        /* The sample rate is the model's, set before the first event
+         * (streaming: the model has just read it). */
+        if (p->m->sample_rate && accounting_totals(p->a->acct)->allocations == 0) {
+            accounting_set_sample_rate(p->a->acct, p->m->sample_rate);
+        }
+        return 0;
     default: break;
     }
     accounting_feed(p->a->acct, r); /* TIME, RSS, END: the clock and the RSS peak */
@@ -336,26 +394,20 @@ void analysis_free(struct analysis *a)
     free(a);
 }
 
-int analysis_run(const char *path, const struct model *m, const struct analysis_query *q, struct analysis **out,
-                 int *err_errno)
+static int query_ok(const struct analysis_query *q)
 {
-    *out = NULL;
-    *err_errno = 0;
-    if (q->series_points > TIMESERIES_MAX_POINTS || (q->has_window && q->from_ms >= q->to_ms)) {
-        return MEMFMT_E_INVALID;
-    }
-    int rc;
-    memfmt_reader *rd = memfmt_reader_open(path, &rc);
-    if (!rd) {
-        *err_errno = errno;
-        return rc;
-    }
+    return q->series_points <= TIMESERIES_MAX_POINTS && !(q->has_window && q->from_ms >= q->to_ms);
+}
+
+/* A pass over `m`'s recording (which may still be loading: streaming). */
+static struct pass *pass_new(const struct model *m, const struct analysis_query *q, uint64_t end_ms)
+{
     struct analysis *a = xcalloc(1, sizeof *a);
     a->acct = accounting_new(1);
     if (m->sample_rate) {
         accounting_set_sample_rate(a->acct, m->sample_rate);
     }
-    a->end_ms = q->has_at ? q->at_ms : model_runtime_ms(m);
+    a->end_ms = end_ms;
     if (q->series_points) {
         a->series = timeseries_new(q->series_points, a->end_ms);
     }
@@ -368,39 +420,36 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
     p->a = a;
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
-    p->map_other = xcalloc((size_t)m->nnodes + 1, sizeof *p->map_other);
+    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points;
+    xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)m->nnodes + 1, sizeof *p->per_node);
+    memset(p->per_node, 0, p->per_node_cap * sizeof *p->per_node);
     p->in_window = !q->has_window || q->from_ms == 0;
-    /* The batches carry no thread: with a thread chosen, read records. */
-    struct memfmt_record rec;
-    struct memfmt_event *evs = xmalloc(EVENT_BATCH * sizeof *evs);
-    size_t n = 0;
-    for (;;) {
-        if (q->thread) {
-            rc = memfmt_read(rd, &rec);
-        } else {
-            rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n);
-        }
-        if (rc <= 0) {
-            break;
-        }
-        if (!q->thread && n > 0) {
-            on_events(p, evs, n);
-            continue;
-        }
-        flush(p); /* the order of events and records is the file's */
-        if (on_record(p, &rec)) {
-            break;
-        }
+    return p;
+}
+
+/* Called by the reader for one batch of events or one record. */
+static void pass_events(struct pass *p, const struct memfmt_event *ev, size_t n)
+{
+    if (!p->stopped) {
+        on_events(p, ev, n);
     }
+}
+
+static void pass_record(struct pass *p, const struct memfmt_record *rec)
+{
+    if (p->stopped) {
+        return;
+    }
+    flush(p); /* the order of events and records is the file's */
+    if (on_record(p, rec)) {
+        p->stopped = 1;
+    }
+}
+
+static struct analysis *pass_finish(struct pass *p)
+{
+    struct analysis *a = p->a;
     flush(p);
-    if (rc < 0) {
-        a->stop_rc = rc;
-        a->stop_offset = memfmt_reader_offset(rd);
-        if (rc == MEMFMT_E_IO) {
-            *err_errno = memfmt_reader_errno(rd);
-        }
-    }
-    memfmt_reader_free(rd);
     accounting_finish(a->acct);
     if (a->series) {
         timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
@@ -411,13 +460,120 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         a->series->mapped_peak_ms = t->mapped_peak_ms;
         a->series->rss_peak = t->peak_rss;
     }
-    free(evs);
     free(p->pairs);
-    idmap_release(&p->pair_map);
-    free(p->map_other);
+    free(p->per_node);
     free(p);
-    *out = a;
+    return a;
+}
+
+int analysis_run(const char *path, const struct model *m, const struct analysis_query *q, struct analysis **out,
+                 int *err_errno)
+{
+    *out = NULL;
+    *err_errno = 0;
+    if (!query_ok(q)) {
+        return MEMFMT_E_INVALID;
+    }
+    int rc;
+    memfmt_reader *rd = memfmt_reader_open(path, &rc);
+    if (!rd) {
+        *err_errno = errno;
+        return rc;
+    }
+    struct pass *p = pass_new(m, q, q->has_at ? q->at_ms : model_runtime_ms(m));
+    /* Everything is re-accounted here: the model's figures are not the query's. */
+    p->skip_events = 0;
+    /* The batches carry no thread: with a thread chosen, read records. */
+    struct memfmt_record rec;
+    struct memfmt_event *evs = xmalloc(EVENT_BATCH * sizeof *evs);
+    size_t n = 0;
+    while (!p->stopped) {
+        if (q->thread) {
+            rc = memfmt_read(rd, &rec);
+        } else {
+            rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n);
+        }
+        if (rc <= 0) {
+            break;
+        }
+        if (!q->thread && n > 0) {
+            pass_events(p, evs, n);
+        } else {
+            pass_record(p, &rec);
+        }
+    }
+    struct analysis *a = p->a;
+    if (rc < 0) {
+        a->stop_rc = rc;
+        a->stop_offset = memfmt_reader_offset(rd);
+        if (rc == MEMFMT_E_IO) {
+            *err_errno = memfmt_reader_errno(rd);
+        }
+    }
+    memfmt_reader_free(rd);
+    free(evs);
+    *out = pass_finish(p);
     return 0;
+}
+
+/* ---- streaming: the pass fed by model_load ---- */
+
+struct analysis_stream {
+    struct analysis_query q; /* a copy: the caller's may go */
+    struct pass *p; /* made at the first record, when the model exists */
+};
+
+int analysis_streamable(const struct analysis_query *q)
+{
+    return query_ok(q) && !q->keep && !q->series_points && !q->thread;
+}
+
+static void stream_events(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n)
+{
+    struct analysis_stream *s = ctx;
+    if (!s->p) {
+        s->p = pass_new(m, &s->q, 0);
+    }
+    pass_events(s->p, ev, n);
+}
+
+static void stream_record(void *ctx, const struct model *m, const struct memfmt_record *rec)
+{
+    struct analysis_stream *s = ctx;
+    if (!s->p) {
+        s->p = pass_new(m, &s->q, 0);
+    }
+    pass_record(s->p, rec);
+}
+
+struct analysis_stream *analysis_stream_new(const struct analysis_query *q, struct model_hook *hook)
+{
+    if (!analysis_streamable(q)) {
+        return NULL;
+    }
+    struct analysis_stream *s = xcalloc(1, sizeof *s);
+    s->q = *q;
+    hook->ctx = s;
+    /* A restricted query's figures replace the model's: its events need
+     * not be accounted twice. With only sizes asked, the model's are the
+     * figures (skip_events). */
+    hook->replaces_events = q->has_window || q->has_at;
+    hook->events = stream_events;
+    hook->record = stream_record;
+    return s;
+}
+
+struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m)
+{
+    if (!s->p) {
+        s->p = pass_new(m, &s->q, 0); /* nothing was read */
+    }
+    struct analysis *a = pass_finish(s->p);
+    a->end_ms = s->q.has_at ? s->q.at_ms : model_runtime_ms(m);
+    a->stop_rc = m->stop_rc;
+    a->stop_offset = m->stop_offset;
+    free(s);
+    return a;
 }
 
 /* ---- function filter ---- */

@@ -54,7 +54,7 @@ struct analysis_query {
     uint32_t thread; /* 0: every thread; else only allocations (and mappings) of this thread index */
     const uint8_t *keep; /* per model node (m->nnodes entries): nonzero keeps stacks ending there; NULL: all */
     uint32_t series_points; /* 0: no series; else 1..TIMESERIES_MAX_POINTS points */
-    int sizes; /* fill the size histogram */
+    int sizes; /* 1: fill the size histogram; 2: and the sizes of each call stack (sizes_of_traces) */
 };
 #define ANALYSIS_QUERY_INIT                                                                                            \
     {                                                                                                                  \
@@ -79,14 +79,42 @@ struct analysis {
  * memfmt status when the file cannot be opened (*err_errno = errno for
  * MEMFMT_E_IO), or MEMFMT_E_INVALID for a bad query (series_points above
  * TIMESERIES_MAX_POINTS, or an empty window: from_ms >= to_ms). Memory: the model's
- * node count, the distinct (size, stack) pairs when a window or a thread
- * is set, the distinct sizes with `sizes`, the points; time: one pass
+ * node count, 12 bytes per (size, stack) pair id of the file when a
+ * window or a thread is set, the distinct sizes with `sizes` (and the (stack, size) pairs
+ * with sizes = 2), the points; time: one pass
  * over the file in event batches (events one by one when a thread is
  * chosen: the batches do not carry threads). Free with analysis_free(). */
 int analysis_run(const char *path, const struct model *m, const struct analysis_query *q, struct analysis **out,
                  int *err_errno);
 /** Release; accepts NULL. */
 void analysis_free(struct analysis *a);
+
+/*
+ * Streaming: the same pass fed by model_load()'s own reading, so that a
+ * query costs no second read of the file:
+ *
+ *     struct model_hook hook;
+ *     struct analysis_stream *s = analysis_stream_new(&q, &hook);   // NULL: not streamable
+ *     rc = model_load_hooked(path, &hook, &m, &err);
+ *     struct analysis *a = analysis_stream_finish(s, m);           // also after a failed load? no: only with m
+ *
+ * Only queries that need nothing from the whole model before reading can
+ * stream: no keep mask (the function filter symbolizes the model's
+ * traces), no series (its points are spaced over the run's length), no
+ * thread (model_load reads events in batches, which carry no thread).
+ * With nothing restricted (only `sizes`), the events are not accounted
+ * again: a->acct then holds no allocation figures, and the model's are
+ * the query's.
+ */
+struct analysis_stream;
+/** 1 when `q` can be computed while the model loads. */
+int analysis_streamable(const struct analysis_query *q);
+/** A streaming pass for `q` (copied), with `hook` set for
+ * model_load_hooked(); NULL when `q` is not streamable. */
+struct analysis_stream *analysis_stream_new(const struct analysis_query *q, struct model_hook *hook);
+/** After model_load_hooked() returned 0 with `m`: the figures (free with
+ * analysis_free()); `s` is freed. stop_rc and stop_offset are the model's. */
+struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m);
 
 /** A keep mask for analysis_query.keep: a trace's stack is kept when one
  * of its frames (from main() inwards) has a name (frames_name()) matching

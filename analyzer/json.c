@@ -80,9 +80,17 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     field_u(f, "mapped_peak_ms", t->mapped_peak_ms, 1);
     field_u(f, "mapped_at_end_bytes", t->mapped_bytes, 1);
     field_u(f, "mapping_calls", t->mapping_calls, 1);
+    if (o->json_extra) {
+        fputs(o->json_extra, f);
+    }
     fputs(", \"sections\": {", f);
+    int first = 1;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
-        fprintf(f, "%s\"%s\": [", s ? ", " : "", section_keys[s]);
+        if (o->sections && !(o->sections & (1u << s))) {
+            continue;
+        }
+        fprintf(f, "%s\"%s\": [", first ? "" : ", ", section_keys[s]);
+        first = 0;
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
         for (uint32_t i = 0; i < n; i++) {
             const struct report_stack *st = &r->stacks[r->ranked[s][i]];

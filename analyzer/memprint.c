@@ -1,35 +1,78 @@
 // SPDX-License-Identifier: MIT
 /* memprint: reads a memrec recording and prints the summary and the ranked
- * reports, as text or JSON. main() only: options, dispatch, exit codes. */
+ * reports, as text or JSON, or one of the analyses (flame graphs, a
+ * comparison, sizes, heap over time), for the whole run or a window or
+ * filter. main() only: options, dispatch, exit codes; every figure comes
+ * from the analyzer library. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "calltree.h"
+#include "charts.h"
+#include "diff.h"
+#include "escape.h"
 #include "folded.h"
+#include "groups.h"
 #include "model.h"
 #include "report.h"
+#include "svg.h"
+#include "threads.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memprint [--json] [-n N] [-f FRAMES] FILE\n"
-               "       memprint --folded OUT [--cost TYPE] FILE\n"
+    fprintf(f, "usage: memprint [OPTIONS] FILE\n"
+               "       memprint --diff BASE [OPTIONS] NEW\n"
                "\n"
-               "Prints the summary and the ranked reports of a memrec recording.\n"
+               "Prints the summary and the ranked reports of a memrec recording, or one of\n"
+               "its analyses.\n"
                "\n"
+               "Output:\n"
                "  -j, --json          one JSON object instead of text\n"
-               "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
-               "                      instead of the report\n"
-               "  -c, --cost TYPE     cost of --folded: calls, temporary, peak, leaked,\n"
-               "                      allocated, mapped (default peak)\n"
                "  -n, --top N         entries per section (default 10)\n"
                "  -f, --frames N      frames printed per call stack (default 48)\n"
+               "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
+               "                      temporary, leaked, allocated, mapped (default all)\n"
+               "      --full-names    C++ names in full (text shortens long template lists)\n"
+               "      --threads       add a section of each thread's calls, peak contribution and\n"
+               "                      leaks (a second pass over the file; whole run only)\n"
+               "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
+               "                      site, its call stacks below) or 'function' (inclusive cost)\n"
+               "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
+               "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
+               "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
+               "                      leaked, allocated, mapped (default peak)\n"
+               "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
+               "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
+               "      --sizes         histogram of requested sizes instead of the report\n"
+               "      --by-stack      --sizes: also the sizes of the -n call stacks with the most\n"
+               "                      calls (a table of every stack and size: slower)\n"
+               "      --timeline      heap, mapped memory and RSS over the run instead of the\n"
+               "                      report (with --json: the series)\n"
+               "      --points N      points of the --timeline --json series (default 1000,\n"
+               "                      at most 5000)\n"
+               "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
+               "                      with --folded or --svg: a differential flame graph)\n"
+               "\n"
+               "What is counted (every figure, section and export follows):\n"
+               "      --from T        only allocations made at or after T seconds ('peak': the\n"
+               "                      heap peak's time)\n"
+               "      --to T          only allocations made before T seconds\n"
+               "      --at T          the run up to T seconds: leaked = live at T\n"
+               "      --thread N      only allocations of thread N (1: the first thread)\n"
+               "      --function RE   only stacks through a function matching RE (extended\n"
+               "                      regular expression)\n"
+               "      --exclude RE    no stack through a function matching RE\n"
+               "\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n");
 }
@@ -45,119 +88,78 @@ static int parse_count(const char *s, const char *what)
     return (int)v;
 }
 
-/* Folded stacks into `out`: written to a temporary name and renamed when
- * complete, so a failed run never leaves a file that looks whole. */
-static void write_folded(const struct model *m, const char *out, enum cost_type cost)
-{
-    struct frames *fr = frames_new(m);
-    if (!fr) {
-        die("cannot start the symbolizer (libdw)");
-    }
-    struct calltree *t = calltree_build(fr, m->acct);
-    calltree_sort(t, cost, 0);
-    struct stat st;
-    if (strcmp(out, "-") == 0) {
-        if (folded_write(t, cost, stdout) < 0 || fflush(stdout) != 0) {
-            die("cannot write the folded stacks: %s", strerror(errno));
-        }
-    } else if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* A device or a pipe (/dev/null, a FIFO): written to as it is.
-         * Renaming a temporary file over it would replace it (as root,
-         * /dev/null became a regular file). */
-        FILE *f = fopen(out, "w");
-        if (!f) {
-            die("cannot write '%s': %s", out, strerror(errno));
-        }
-        int bad = folded_write(t, cost, f) < 0;
-        bad |= fclose(f) != 0;
-        if (bad) {
-            die("cannot write '%s': %s", out, strerror(errno));
-        }
-    } else {
-        size_t len = strlen(out) + 16;
-        char *tmp = xmalloc(len);
-        snprintf(tmp, len, "%s.tmp", out);
-        FILE *f = fopen(tmp, "w");
-        if (!f) {
-            die("cannot write '%s': %s", tmp, strerror(errno));
-        }
-        int bad = folded_write(t, cost, f) < 0;
-        bad |= fclose(f) != 0;
-        if (bad || rename(tmp, out) != 0) {
-            int e = errno;
-            unlink(tmp);
-            die("cannot write '%s': %s", out, strerror(e));
-        }
-        free(tmp);
-    }
-    calltree_free(t);
-    frames_free(fr);
-}
+enum {
+    OPT_SVG = 256,
+    OPT_FLAME,
+    OPT_REVERSE,
+    OPT_SIZES,
+    OPT_TIMELINE,
+    OPT_POINTS,
+    OPT_DIFF,
+    OPT_FROM,
+    OPT_TO,
+    OPT_AT,
+    OPT_THREAD,
+    OPT_FUNCTION,
+    OPT_EXCLUDE,
+    OPT_FULL_NAMES,
+    OPT_SECTIONS,
+    OPT_GROUP,
+    OPT_THREADS,
+    OPT_BY_STACK
+};
 
-int main(int argc, char **argv)
-{
-    util_progname = "memprint";
-    static const struct option longs[] = {
-        {"json", no_argument, NULL, 'j'},         {"top", required_argument, NULL, 'n'},
-        {"frames", required_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {"folded", required_argument, NULL, 'F'},
-        {"cost", required_argument, NULL, 'c'},   {NULL, 0, NULL, 0},
-    };
-    struct report_options ro = {10, 48};
-    int json = 0;
-    const char *folded = NULL;
-    enum cost_type cost = COST_PEAK;
-    int cost_set = 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "jn:f:hVF:c:", longs, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = 1; break;
-        case 'n': ro.top = parse_count(optarg, "entry count"); break;
-        case 'f': ro.max_frames = parse_count(optarg, "frame count"); break;
-        case 'F': folded = optarg; break;
-        case 'c':
-            cost_set = 1;
-            if (cost_parse(optarg, &cost) < 0) {
-                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
-            }
-            break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); return 0;
-        default:
-            if (optopt && optopt != '?') {
-                die_code(2, "unknown option '-%c' (see memprint --help)", optopt);
-            }
-            die_code(2, "unknown option '%s' (see memprint --help)", argv[optind - 1]);
-        }
-    }
-    if (cost_set && !folded) {
-        die_code(2, "--cost applies to --folded only (see memprint --help)");
-    }
-    if (optind != argc - 1) {
-        usage(stderr);
-        return 2;
-    }
-    const char *path = argv[optind];
+struct opts {
+    int json;
+    struct report_options ro;
+    const char *folded, *svg;
+    enum cost_type cost;
+    int cost_set, flame, reverse, sizes, timeline;
+    uint32_t points;
+    const char *diff_base;
+    const char *from, *to, *at;
+    uint32_t thread;
+    const char *function, *exclude;
+    int group; /* 0 stack, 1 site, 2 function */
+    int threads;
+    int by_stack;
+};
+
+/* One recording and the accounting its query gives. */
+struct source {
+    const char *path;
     struct model *m;
+    struct frames *fr; /* NULL until needed */
+    uint8_t *keep;
+    struct analysis *a; /* NULL when nothing is restricted */
+    const struct accounting *acct; /* a->acct or m->acct */
+    struct model view; /* the model with acct: what the reports read */
+    struct analysis_query q;
+    char note[512];
+    char json[512];
+};
+
+static void load_model(struct source *s, const struct model_hook *hook)
+{
     int err;
-    int rc = model_load(path, &m, &err);
+    int rc = model_load_hooked(s->path, hook, &s->m, &err);
     if (rc < 0) {
         if (rc == MEMFMT_E_IO) {
-            die("cannot read '%s': %s", path, strerror(err));
+            die("cannot read '%s': %s", s->path, strerror(err));
         }
-        die("cannot read '%s': %s", path, memfmt_strerror(rc));
+        die("cannot read '%s': %s", s->path, memfmt_strerror(rc));
     }
+    const struct model *m = s->m;
     if (m->stop_rc == MEMFMT_E_TOOBIG) {
         warning("'%s' has a record larger than %u KiB (the format's limit) at byte %llu of its data: reporting "
                 "what comes before",
-                path, MEMFMT_MAX_RECORD >> 10, (unsigned long long)m->stop_offset);
+                s->path, MEMFMT_MAX_RECORD >> 10, (unsigned long long)m->stop_offset);
     } else if (m->stop_rc < 0) {
-        warning("'%s' is %s at byte %llu of its data: reporting what comes before", path,
+        warning("'%s' is %s at byte %llu of its data: reporting what comes before", s->path,
                 m->stop_rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(m->stop_rc),
                 (unsigned long long)m->stop_offset);
     } else if (!m->has_end) {
-        warning("'%s' ends before memrec finished it (memrec was killed?): reporting what it holds", path);
+        warning("'%s' ends before memrec finished it (memrec was killed?): reporting what it holds", s->path);
     }
     if (m->has_end && m->end.how == MEMFMT_END_SIGNALED) {
         warning("the recorded process did not end normally: killed by signal %d (%s)", m->end.value,
@@ -166,36 +168,599 @@ int main(int argc, char **argv)
         warning("the recorded process did not end normally (killed or crashed; memrec was not its parent)");
     }
     if (m->impossible_sizes) {
-        warning("'%s': %llu allocation%s larger than 128 TiB (impossible: corrupt data?) not counted", path,
+        warning("'%s': %llu allocation%s larger than 128 TiB (impossible: corrupt data?) not counted", s->path,
                 (unsigned long long)m->impossible_sizes, m->impossible_sizes == 1 ? "" : "s");
     }
     if (m->bad_records) {
-        warning("'%s': %llu record%s could not be applied (corrupt data?)", path, (unsigned long long)m->bad_records,
+        warning("'%s': %llu record%s could not be applied (corrupt data?)", s->path, (unsigned long long)m->bad_records,
                 m->bad_records == 1 ? "" : "s");
     }
-    if (folded) {
-        /* Exit 3 as for the report: the stacks do not hold the whole recording. */
-        int whole = model_complete(m);
-        write_folded(m, folded, cost);
-        model_free(m);
-        return whole ? 0 : 3;
+}
+
+/* Seconds (or "peak": the heap peak's time, which needs the model `m`)
+ * into milliseconds. */
+static uint64_t parse_time(const char *s, const struct model *m, const char *opt)
+{
+    if (strcmp(s, "peak") == 0) {
+        return m ? accounting_totals(m->acct)->peak_ms : 0;
     }
-    struct report *r = report_new(m);
-    if (!r) {
-        die("cannot start the symbolizer (libdw)");
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == 0 || *end || errno || !isfinite(v) || v < 0 || v > 1e12) {
+        die_code(2, "invalid time '%s' for %s (expected seconds, e.g. 1.5, or 'peak')", s, opt);
     }
-    if (json) {
-        report_print_json(r, &ro, stdout);
+    return (uint64_t)llround(v * 1000.0);
+}
+
+static struct frames *frames_of(struct source *s)
+{
+    if (!s->fr) {
+        s->fr = frames_new(s->m);
+        if (!s->fr) {
+            die("cannot start the symbolizer (libdw)");
+        }
+    }
+    return s->fr;
+}
+
+static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...)
+{
+    if (at >= cap) {
+        return at;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + at, cap - at, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + (size_t)n;
+}
+
+/* The query the options ask for, run on `s`; the note and JSON members
+ * that say what was counted. */
+static void make_query(struct source *s, const struct opts *o, const struct model *m)
+{
+    struct analysis_query *q = &s->q;
+    *q = (struct analysis_query)ANALYSIS_QUERY_INIT;
+    if (o->from || o->to) {
+        q->has_window = 1;
+        q->from_ms = o->from ? parse_time(o->from, m, "--from") : 0;
+        q->to_ms = o->to ? parse_time(o->to, m, "--to") : UINT64_MAX;
+        if (o->to && strcmp(o->to, "peak") == 0) {
+            q->to_ms++; /* the peak's own moment is in the window */
+        }
+        if (q->from_ms >= q->to_ms) {
+            die_code(2, "empty time window: --from must come before --to");
+        }
+    }
+    if (o->at) {
+        q->has_at = 1;
+        /* Reading stops at the first clock tick at or after T: with
+         * 'peak', the events stamped with the peak's tick are read. */
+        q->at_ms = parse_time(o->at, m, "--at") + (strcmp(o->at, "peak") == 0);
+    }
+    q->thread = o->thread;
+    q->sizes = o->sizes ? 1 + o->by_stack : 0;
+    if (o->timeline) {
+        q->series_points = o->json ? o->points : CHARTS_COLUMNS;
+    }
+}
+
+static int uses_peak(const char *t)
+{
+    return t && strcmp(t, "peak") == 0;
+}
+
+/* Loads `s` and runs the query the options ask for: during the load when
+ * it can (analysis.h, streaming: one read of the file), else in a second
+ * pass. Then the note and JSON members that say what was counted. */
+static void open_source(struct source *s, const struct opts *o)
+{
+    struct analysis_query *q = &s->q;
+    int need_model = uses_peak(o->from) || uses_peak(o->to) || uses_peak(o->at) || o->function || o->exclude;
+    struct analysis_stream *st = NULL;
+    struct model_hook hook;
+    if (!need_model) {
+        make_query(s, o, NULL);
+        int wanted = q->has_window || q->has_at || q->thread || q->sizes || q->series_points;
+        st = wanted ? analysis_stream_new(q, &hook) : NULL;
+    }
+    load_model(s, st ? &hook : NULL);
+    const struct model *m = s->m;
+    make_query(s, o, m);
+    if (o->function || o->exclude) {
+        char err[256];
+        if (analysis_keep_functions(frames_of(s), o->function, o->exclude, &s->keep, err, sizeof err) < 0) {
+            die_code(2, "invalid regular expression for --%s: %s", o->function ? "function" : "exclude", err);
+        }
+        q->keep = s->keep;
+    }
+    int restricted = q->has_window || q->has_at || q->thread || q->keep;
+    if (st) {
+        s->a = analysis_stream_finish(st, m);
+    } else if (restricted || q->sizes || q->series_points) {
+        int err;
+        int rc = analysis_run(s->path, m, q, &s->a, &err);
+        if (rc < 0) {
+            die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+        }
+    }
+    /* Unrestricted, the model's figures are the query's (a streamed pass
+     * then accounts no events: analysis.h). */
+    s->acct = restricted ? s->a->acct : m->acct;
+    s->view = *m;
+    s->view.acct = (struct accounting *)s->acct;
+    if (restricted) {
+        s->view.has_counts = 0; /* the exact per-thread counts are the whole run's */
+    }
+    size_t n = 0, j = 0;
+    if (q->has_window) {
+        n = add(s->note, sizeof s->note, n, "window: allocations made from %.3f s", (double)q->from_ms / 1000.0);
+        if (q->to_ms != UINT64_MAX) {
+            n = add(s->note, sizeof s->note, n, " to %.3f s", (double)q->to_ms / 1000.0);
+        }
+        n = add(s->note, sizeof s->note, n,
+                ", followed to the end; %llu blocks (%llu bytes) allocated before it and freed in it are not "
+                "counted",
+                (unsigned long long)s->a->earlier_freed_blocks, (unsigned long long)s->a->earlier_freed_bytes);
+        j = add(s->json, sizeof s->json, j, ", \"window_from_ms\": %llu, \"window_to_ms\": %lld",
+                (unsigned long long)q->from_ms, q->to_ms == UINT64_MAX ? -1LL : (long long)q->to_ms);
+        j = add(s->json, sizeof s->json, j, ", \"earlier_freed_blocks\": %llu, \"earlier_freed_bytes\": %llu",
+                (unsigned long long)s->a->earlier_freed_blocks, (unsigned long long)s->a->earlier_freed_bytes);
+    }
+    if (q->has_at) {
+        n = add(s->note, sizeof s->note, n, "%sat %.3f s: the run up to that moment (leaked: live then)", n ? "; " : "",
+                (double)q->at_ms / 1000.0);
+        j = add(s->json, sizeof s->json, j, ", \"at_ms\": %llu", (unsigned long long)q->at_ms);
+    }
+    if (q->thread) {
+        n = add(s->note, sizeof s->note, n, "%sthread %u only", n ? "; " : "", q->thread);
+        j = add(s->json, sizeof s->json, j, ", \"thread\": %u", q->thread);
+    }
+    if (q->keep) {
+        /* The expressions are the user's own, from the command line. */
+        n = add(s->note, sizeof s->note, n, "%sstacks filtered by function", n ? "; " : "");
+        j = add(s->json, sizeof s->json, j, ", \"function_filter\": true");
+    }
+}
+
+static void source_release(struct source *s)
+{
+    analysis_free(s->a);
+    free(s->keep);
+    frames_free(s->fr);
+    model_free(s->m);
+}
+
+/* ---- writing files ---- */
+
+typedef int (*write_fn)(void *ctx, FILE *f);
+
+/* Into `out` ('-': stdout): written to a temporary name and renamed when
+ * complete, so a failed run never leaves a file that looks whole. */
+static void write_out(const char *out, const char *what, write_fn fn, void *ctx)
+{
+    if (strcmp(out, "-") == 0) {
+        if (fn(ctx, stdout) < 0 || fflush(stdout) != 0) {
+            die("cannot write the %s: %s", what, strerror(errno));
+        }
+        return;
+    }
+    struct stat sb;
+    if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* A device or a pipe (/dev/null, a FIFO): written to as it is.
+         * Renaming a temporary file over it would replace it (as root,
+         * /dev/null became a regular file). */
+        FILE *f = fopen(out, "w");
+        if (!f) {
+            die("cannot write '%s': %s", out, strerror(errno));
+        }
+        int bad = fn(ctx, f) < 0;
+        bad |= fclose(f) != 0;
+        if (bad) {
+            die("cannot write '%s': %s", out, strerror(errno));
+        }
+        return;
+    }
+    size_t len = strlen(out) + 16;
+    char *tmp = xmalloc(len);
+    snprintf(tmp, len, "%s.tmp", out);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        die("cannot write '%s': %s", tmp, strerror(errno));
+    }
+    int bad = fn(ctx, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, out) != 0) {
+        int e = errno;
+        unlink(tmp);
+        die("cannot write '%s': %s", out, strerror(e));
+    }
+    free(tmp);
+}
+
+struct folded_ctx {
+    const struct calltree *t;
+    const struct difftree *d;
+    enum cost_type cost;
+};
+
+static int folded_cb(void *ctx, FILE *f)
+{
+    struct folded_ctx *c = ctx;
+    return c->d ? diff_write_folded(c->d, c->cost, f) : folded_write(c->t, c->cost, f);
+}
+
+static int svg_cb(void *ctx, FILE *f)
+{
+    return svg_write(ctx, f);
+}
+
+static const char *program_of(const struct model *m)
+{
+    return m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?");
+}
+
+static struct svg *make_svg(const struct opts *o, const struct source *s, const struct source *base, char *title,
+                            size_t title_cap)
+{
+    const char *unit = o->cost == COST_CALLS || o->cost == COST_TEMPORARY ? "calls" : "bytes";
+    size_t n = add(title, title_cap, 0, "%s%s: %s (%s)", base ? "change from base to new, " : "", program_of(s->m),
+                   cost_name(o->cost), unit);
+    if (s->note[0]) {
+        add(title, title_cap, n, "; %s", s->note);
+    }
+    struct svg_options so = {title, base ? "width: new cost; red: grew, blue: shrank" : NULL, unit, o->flame,
+                             base != NULL};
+    return svg_new(&so);
+}
+
+/* ---- the outputs ---- */
+
+static void print_threads_text(const struct threads *th, FILE *f)
+{
+    fprintf(f, "\nTHREADS (a free is charged to its own thread's block of that size and stack when it has one)\n");
+    fprintf(f, "  %8s %8s %12s %12s %16s %16s %16s\n", "thread", "tid", "calls", "temporary", "allocated", "peak share",
+            "leaked");
+    for (uint32_t i = 0; i < th->n; i++) {
+        const struct thread_costs *t = &th->v[i];
+        fprintf(f, "  %8u %8u %12llu %12llu %16llu %16llu %16llu\n", t->index, t->tid,
+                (unsigned long long)t->c.v[COST_CALLS], (unsigned long long)t->c.v[COST_TEMPORARY],
+                (unsigned long long)t->c.v[COST_ALLOCATED], (unsigned long long)t->c.v[COST_PEAK],
+                (unsigned long long)t->c.v[COST_LEAKED]);
+    }
+    if (th->n == 0) {
+        fprintf(f, "  (none)\n");
+    }
+}
+
+static void print_threads_json(const struct threads *th, FILE *f)
+{
+    fputc('[', f);
+    for (uint32_t i = 0; i < th->n; i++) {
+        const struct thread_costs *t = &th->v[i];
+        fprintf(f,
+                "%s{\"thread\": %u, \"tid\": %u, \"calls\": %llu, \"temporary\": %llu, \"allocated_bytes\": %llu, "
+                "\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"leaked_allocations\": %llu}",
+                i ? ", " : "", t->index, t->tid, (unsigned long long)t->c.v[COST_CALLS],
+                (unsigned long long)t->c.v[COST_TEMPORARY], (unsigned long long)t->c.v[COST_ALLOCATED],
+                (unsigned long long)t->c.v[COST_PEAK], (unsigned long long)t->c.v[COST_LEAKED],
+                (unsigned long long)t->leaked_blocks);
+    }
+    fputc(']', f);
+}
+
+/* Returns 1 when the figures hold the whole recording (model_complete()). */
+static int single(const struct opts *o, const char *path)
+{
+    struct source s = {.path = path};
+    open_source(&s, o);
+    if (o->folded || o->svg) {
+        struct calltree *t = calltree_build(frames_of(&s), s.acct);
+        calltree_sort(t, o->cost, 0);
+        if (o->folded) {
+            struct folded_ctx c = {t, NULL, o->cost};
+            write_out(o->folded, "folded stacks", folded_cb, &c);
+        }
+        if (o->svg) {
+            char title[1024];
+            struct svg *g = make_svg(o, &s, NULL, title, sizeof title);
+            svg_add_tree(g, t, o->reverse ? CALLTREE_BOTTOM_UP : CALLTREE_TOP_DOWN, o->cost, "all");
+            write_out(o->svg, "flame graph", svg_cb, g);
+            svg_free(g);
+        }
+        calltree_free(t);
+    } else if (o->sizes || o->timeline) {
+        if (o->json) {
+            printf("{\"runtime_ms\": %llu", (unsigned long long)model_runtime_ms(s.m));
+            fputs(s.json, stdout);
+            if (o->sizes) {
+                fputs(", \"sizes\": {", stdout);
+                charts_sizes_json(s.a->sizes, (uint32_t)o->ro.top, stdout);
+                if (o->by_stack) {
+                    fputs(", ", stdout);
+                    charts_sizes_by_stack(s.a->sizes, s.acct, frames_of(&s), (uint32_t)o->ro.top, 10, 1, stdout);
+                }
+                fputs("}", stdout);
+            }
+            if (o->timeline) {
+                fputs(", \"timeline\": {", stdout);
+                charts_timeline_json(s.a->series, stdout);
+                fputs("}", stdout);
+            }
+            fputs("}\n", stdout);
+        } else {
+            fputs("program: ", stdout);
+            esc_text_fputs(program_of(s.m), stdout);
+            putchar('\n');
+            if (s.note[0]) {
+                printf("%s\n", s.note);
+            }
+            if (o->sizes) {
+                putchar('\n');
+                charts_sizes_text(s.a->sizes, (uint32_t)o->ro.top, stdout);
+                if (o->by_stack) {
+                    charts_sizes_by_stack(s.a->sizes, s.acct, frames_of(&s), (uint32_t)o->ro.top, 10, 0, stdout);
+                }
+            }
+            if (o->timeline) {
+                putchar('\n');
+                charts_timeline_text(s.a->series, 12, stdout);
+            }
+        }
     } else {
-        report_print_text(r, &ro, stdout);
+        struct report *r = report_new(&s.view);
+        if (!r) {
+            die("cannot start the symbolizer (libdw)");
+        }
+        struct report_options ro = o->ro;
+        ro.note = s.note[0] ? s.note : NULL;
+        ro.json_extra = s.json[0] ? s.json : NULL;
+        struct threads *th = NULL;
+        char *th_json = NULL;
+        if (o->threads) {
+            int err;
+            int rc = threads_run(path, s.m, &th, &err);
+            if (rc < 0) {
+                die("cannot read '%s' again: %s", path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+            }
+            if (o->json) {
+                size_t len = 0;
+                FILE *f = open_memstream(&th_json, &len);
+                if (!f) {
+                    die("out of memory");
+                }
+                fputs(", \"threads_section\": ", f);
+                print_threads_json(th, f);
+                fclose(f);
+                ro.json_extra = th_json; /* no restriction with --threads: s.json is empty */
+            }
+        }
+        if (o->json) {
+            report_print_json(r, &ro, stdout);
+        } else if (o->group) {
+            /* The summary, then the sections ranked another way. */
+            unsigned sections = ro.sections;
+            ro.sections = 1u << REPORT_NSECTIONS;
+            report_print_text(r, &ro, stdout);
+            ro.sections = sections;
+            if (o->group == 1) {
+                groups_print_sites(r, &ro, stdout);
+            } else {
+                struct calltree *t = calltree_build(frames_of(&s), s.acct);
+                groups_print_functions(t, &ro, stdout);
+                calltree_free(t);
+            }
+        } else {
+            report_print_text(r, &ro, stdout);
+        }
+        if (th && !o->json) {
+            print_threads_text(th, stdout);
+        }
+        threads_free(th);
+        free(th_json);
+        report_free(r);
     }
-    /* 3: the report is printed but does not hold the whole recording (the
-     * data stops early, or records were refused): a script can tell. */
-    int complete = model_complete(m);
-    report_free(r);
-    model_free(m);
+    int whole = model_complete(s.m);
+    source_release(&s);
+    return whole;
+}
+
+/* Returns 1 when both recordings were read whole. */
+static int compare(const struct opts *o, const char *path)
+{
+    struct source b = {.path = o->diff_base}, n = {.path = path};
+    open_source(&b, o);
+    open_source(&n, o);
+    struct calltree *tb = calltree_build(frames_of(&b), b.acct);
+    struct calltree *tn = calltree_build(frames_of(&n), n.acct);
+    struct difftree *d = diff_build(tb, tn);
+    if (o->folded || o->svg) {
+        if (o->folded) {
+            struct folded_ctx c = {NULL, d, o->cost};
+            write_out(o->folded, "folded stacks", folded_cb, &c);
+        }
+        if (o->svg) {
+            char title[1024];
+            struct svg *g = make_svg(o, &n, &b, title, sizeof title);
+            diff_add_svg(d, o->cost, g);
+            write_out(o->svg, "flame graph", svg_cb, g);
+            svg_free(g);
+        }
+    } else if (o->json) {
+        diff_print_json(d, program_of(b.m), program_of(n.m), (uint32_t)o->ro.top, stdout);
+    } else {
+        if (n.note[0]) {
+            printf("%s (both recordings)\n", n.note);
+        }
+        diff_print_text(d, program_of(b.m), program_of(n.m), (uint32_t)o->ro.top, stdout);
+    }
+    diff_free(d);
+    calltree_free(tb);
+    calltree_free(tn);
+    int whole = model_complete(b.m) && model_complete(n.m);
+    source_release(&b);
+    source_release(&n);
+    return whole;
+}
+
+static unsigned parse_sections(const char *list)
+{
+    static const char *const names[REPORT_NSECTIONS] = {"calls", "peak", "temporary", "leaked", "allocated", "mapped"};
+    unsigned mask = 0;
+    char *copy = xstrdup(list);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int s = 0; s < REPORT_NSECTIONS; s++) {
+            if (strcmp(tok, names[s]) == 0) {
+                mask |= 1u << s;
+                found = 1;
+            }
+        }
+        if (!found) {
+            die_code(2, "invalid section '%s' (expected calls, peak, temporary, leaked, allocated or mapped)", tok);
+        }
+    }
+    free(copy);
+    if (!mask) {
+        die_code(2, "--sections needs at least one section");
+    }
+    return mask;
+}
+
+int main(int argc, char **argv)
+{
+    util_progname = "memprint";
+    static const struct option longs[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"top", required_argument, NULL, 'n'},
+        {"frames", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"folded", required_argument, NULL, 'F'},
+        {"cost", required_argument, NULL, 'c'},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {"flame", no_argument, NULL, OPT_FLAME},
+        {"reverse", no_argument, NULL, OPT_REVERSE},
+        {"sizes", no_argument, NULL, OPT_SIZES},
+        {"timeline", no_argument, NULL, OPT_TIMELINE},
+        {"points", required_argument, NULL, OPT_POINTS},
+        {"diff", required_argument, NULL, OPT_DIFF},
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"at", required_argument, NULL, OPT_AT},
+        {"thread", required_argument, NULL, OPT_THREAD},
+        {"function", required_argument, NULL, OPT_FUNCTION},
+        {"exclude", required_argument, NULL, OPT_EXCLUDE},
+        {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+        {"sections", required_argument, NULL, OPT_SECTIONS},
+        {"group", required_argument, NULL, OPT_GROUP},
+        {"threads", no_argument, NULL, OPT_THREADS},
+        {"by-stack", no_argument, NULL, OPT_BY_STACK},
+        {NULL, 0, NULL, 0},
+    };
+    struct opts o = {0};
+    o.ro.top = 10;
+    o.ro.max_frames = 48;
+    o.cost = COST_PEAK;
+    o.points = 1000;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "jn:f:hVF:c:", longs, NULL)) != -1) {
+        switch (c) {
+        case 'j': o.json = 1; break;
+        case 'n': o.ro.top = parse_count(optarg, "entry count"); break;
+        case 'f': o.ro.max_frames = parse_count(optarg, "frame count"); break;
+        case 'F': o.folded = optarg; break;
+        case 'c':
+            o.cost_set = 1;
+            if (cost_parse(optarg, &o.cost) < 0) {
+                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
+            }
+            break;
+        case OPT_SVG: o.svg = optarg; break;
+        case OPT_FLAME: o.flame = 1; break;
+        case OPT_REVERSE: o.reverse = 1; break;
+        case OPT_SIZES: o.sizes = 1; break;
+        case OPT_TIMELINE: o.timeline = 1; break;
+        case OPT_POINTS:
+            o.points = (uint32_t)parse_count(optarg, "point count");
+            if (o.points < 2 || o.points > 5000) {
+                die_code(2, "invalid point count '%s' (expected 2 to 5000)", optarg);
+            }
+            break;
+        case OPT_DIFF: o.diff_base = optarg; break;
+        case OPT_FROM: o.from = optarg; break;
+        case OPT_TO: o.to = optarg; break;
+        case OPT_AT: o.at = optarg; break;
+        case OPT_THREAD:
+            o.thread = (uint32_t)parse_count(optarg, "thread number");
+            if (o.thread == 0) {
+                die_code(2, "invalid thread number '0' (threads are numbered from 1)");
+            }
+            break;
+        case OPT_FUNCTION: o.function = optarg; break;
+        case OPT_EXCLUDE: o.exclude = optarg; break;
+        case OPT_FULL_NAMES: o.ro.full_names = 1; break;
+        case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
+        case OPT_THREADS: o.threads = 1; break;
+        case OPT_BY_STACK: o.by_stack = 1; break;
+        case OPT_GROUP:
+            if (strcmp(optarg, "stack") == 0) {
+                o.group = 0;
+            } else if (strcmp(optarg, "site") == 0) {
+                o.group = 1;
+            } else if (strcmp(optarg, "function") == 0) {
+                o.group = 2;
+            } else {
+                die_code(2, "invalid --group '%s' (expected stack, site or function)", optarg);
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); return 0;
+        default:
+            if (optopt && optopt != '?' && optopt < 256) {
+                die_code(2, "unknown option '-%c' (see memprint --help)", optopt);
+            }
+            die_code(2, "unknown option '%s' (see memprint --help)", argv[optind - 1]);
+        }
+    }
+    if (o.cost_set && !o.folded && !o.svg) {
+        die_code(2, "--cost applies to --folded and --svg only (see memprint --help)");
+    }
+    if ((o.flame || o.reverse) && !o.svg) {
+        die_code(2, "--flame and --reverse apply to --svg only (see memprint --help)");
+    }
+    if (o.reverse && o.diff_base) {
+        die_code(2, "--reverse does not apply to --diff (see memprint --help)");
+    }
+    if ((o.sizes || o.timeline) && (o.folded || o.svg || o.diff_base)) {
+        die_code(2, "--sizes and --timeline do not combine with --folded, --svg or --diff");
+    }
+    if (o.by_stack && !o.sizes) {
+        die_code(2, "--by-stack applies to --sizes only");
+    }
+    if (o.group && (o.json || o.folded || o.svg || o.sizes || o.timeline || o.diff_base)) {
+        die_code(2, "--group applies to the text report only");
+    }
+    if (o.threads && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg || o.sizes ||
+                      o.timeline || o.diff_base)) {
+        die_code(2, "--threads applies to the whole run's report only");
+    }
+    if (o.at && (o.from || o.to)) {
+        die_code(2, "--at does not combine with --from or --to");
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    int whole = o.diff_base ? compare(&o, argv[optind]) : single(&o, argv[optind]);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         die("cannot write the report: %s", strerror(errno));
     }
-    return complete ? 0 : 3;
+    /* 3: the output is written but does not hold the whole recording (the
+     * data stops early, or records were refused): a script can tell. */
+    return whole ? 0 : 3;
 }

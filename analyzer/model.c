@@ -276,6 +276,11 @@ static void late_modules(struct model *m)
 
 int model_load(const char *path, struct model **out, int *err_errno)
 {
+    return model_load_hooked(path, NULL, out, err_errno);
+}
+
+int model_load_hooked(const char *path, const struct model_hook *hook, struct model **out, int *err_errno)
+{
     int rc;
     *err_errno = 0;
     memfmt_reader *rd = memfmt_reader_open(path, &rc);
@@ -299,9 +304,17 @@ int model_load(const char *path, struct model **out, int *err_errno)
     size_t n;
     while ((rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n)) > 0) {
         if (n > 0) {
-            m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
+            if (!hook || !hook->replaces_events) {
+                m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
+            }
+            if (hook) {
+                hook->events(hook->ctx, m, evs, n);
+            }
         } else {
             apply(&L, &rec);
+            if (hook) {
+                hook->record(hook->ctx, m, &rec);
+            }
         }
     }
     if (rc < 0) {

@@ -6,6 +6,7 @@
 #ifndef MODEL_H
 #define MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "accounting.h"
@@ -84,6 +85,21 @@ struct model {
  * stop_rc telling that the data ended early), or a negative memfmt status
  * when nothing could be read (then *err_errno holds errno for MEMFMT_E_IO). */
 int model_load(const char *path, struct model **out, int *err_errno);
+/* What model_load_hooked() hands on, after the model has applied it:
+ * each batch of events and each other record, in file order, with the
+ * model as it stands (its nodes so far). For a pass that must not read
+ * the file a second time (analysis.h's streaming). */
+struct model_hook {
+    void *ctx;
+    /* Nonzero: the hook's pass replaces the model's figures, so the events
+     * are not accounted in m->acct (its totals then hold no allocation;
+     * records such as TIME and MAP are still applied). */
+    int replaces_events;
+    void (*events)(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n);
+    void (*record)(void *ctx, const struct model *m, const struct memfmt_record *rec);
+};
+/** model_load(), calling `hook` (NULL: none) for what it reads. */
+int model_load_hooked(const char *path, const struct model_hook *hook, struct model **out, int *err_errno);
 /** Release; accepts NULL. */
 void model_free(struct model *m);
 /** 1 when the figures hold the whole recording: it has its END record,

@@ -10,6 +10,7 @@
 
 #include "escape.h"
 #include "idmap.h"
+#include "names.h"
 #include "symfiles.h"
 #include "util.h"
 
@@ -450,7 +451,7 @@ static int is_gap(const struct sym_frame *f)
     return !f->function && !f->module && f->module_offset == 0;
 }
 
-static void print_frame(const struct sym_frame *f, int depth, FILE *out)
+static void print_frame(const struct sym_frame *f, int depth, int full_names, FILE *out)
 {
     if (is_gap(f)) {
         fputs("      ... frames omitted: a stack deeper than the depth limit, or a signal handler's call made inside "
@@ -468,7 +469,13 @@ static void print_frame(const struct sym_frame *f, int depth, FILE *out)
         fprintf(out, "+0x%llx\n", (unsigned long long)f->module_offset);
         return;
     }
-    esc_text_fputs(f->function, out);
+    if (full_names) {
+        esc_text_fputs(f->function, out);
+    } else {
+        char *s = names_shorten(f->function);
+        esc_text_fputs(s, out);
+        free(s);
+    }
     if (f->file) {
         fputs(" at ", out);
         esc_text_fputs(f->file, out);
@@ -524,13 +531,14 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
     }
 }
 
-static void print_stack(const struct report *r, const struct report_stack *st, int max_frames, FILE *out)
+static void print_stack(const struct report *r, const struct report_stack *st, int max_frames, int full_names,
+                        FILE *out)
 {
     uint32_t n = st->nframes < (uint32_t)max_frames ? st->nframes : (uint32_t)max_frames;
     struct sym_frame *frames = xmalloc((n ? n : 1) * sizeof *frames);
     n = report_frames(r, st, frames, n);
     for (uint32_t i = 0; i < n; i++) {
-        print_frame(&frames[i], (int)i, out);
+        print_frame(&frames[i], (int)i, full_names, out);
     }
     free(frames);
     if (n < st->nframes) {
@@ -538,6 +546,24 @@ static void print_stack(const struct report *r, const struct report_stack *st, i
     }
     if (st->nframes == 0) {
         fprintf(out, "      (no stack)\n");
+    }
+}
+
+void report_print_frames(const struct report *r, const struct report_stack *st, uint32_t from,
+                         const struct report_options *o, FILE *out)
+{
+    uint32_t end = st->nframes;
+    if (from < end && end - from > (uint32_t)o->max_frames) {
+        end = from + (uint32_t)o->max_frames;
+    }
+    struct sym_frame *frames = xmalloc((end ? end : 1) * sizeof *frames);
+    end = report_frames(r, st, frames, end);
+    for (uint32_t i = from; i < end; i++) {
+        print_frame(&frames[i], (int)i, o->full_names, out);
+    }
+    free(frames);
+    if (end < st->nframes) {
+        fprintf(out, "      ... %u more frames\n", st->nframes - end);
     }
 }
 
@@ -638,7 +664,13 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     const struct model *m = r->model;
     const struct acct_totals *t = accounting_totals(m->acct);
     report_print_summary(m, m->acct, out);
+    if (o->note) {
+        fprintf(out, "%s\n", o->note);
+    }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
+        if (o->sections && !(o->sections & (1u << s))) {
+            continue;
+        }
         fprintf(out, "\n%s\n", report_title((enum report_section)s));
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
         if (r->nranked[s] == 0) {
@@ -651,7 +683,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         for (uint32_t i = 0; i < n; i++) {
             const struct report_stack *st = &r->stacks[r->ranked[s][i]];
             print_cost(st, (enum report_section)s, t, m->sample_rate ? "~" : "", out);
-            print_stack(r, st, o->max_frames, out);
+            print_stack(r, st, o->max_frames, o->full_names, out);
         }
         if (r->nranked[s] > n) {
             fprintf(out, "  ... and %u more call stacks\n", r->nranked[s] - n);

@@ -49,6 +49,10 @@ struct report {
 struct report_options {
     int top; /* entries per section */
     int max_frames; /* frames printed per stack */
+    unsigned sections; /* 0: every section; else bit s for section s (the summary is always printed) */
+    int full_names; /* text: C++ names as they are, not shortened (names.h) */
+    const char *note; /* text: one more line after the summary, or NULL */
+    const char *json_extra; /* JSON: members added to the object (", \"k\": v..."), or NULL */
 };
 
 /** Build the reports of `m` (which must outlive the report). Returns NULL
@@ -76,5 +80,10 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
 void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
 /** Print everything as one JSON object. */
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f);
+/** Print the frames of `st` from index `from` (innermost is 0) as the text
+ * report does, at most o->max_frames of them, names shortened unless
+ * o->full_names. For other layouts of the same stacks (groups.h). */
+void report_print_frames(const struct report *r, const struct report_stack *st, uint32_t from,
+                         const struct report_options *o, FILE *out);
 
 #endif

@@ -441,6 +441,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 errors.append((f"{w} round {r}: memprint --json: unexpected most_allocated entries",
                                show([tools["memprint"], "--json", "-n", str(JSON_ENTRIES), mr_file]), repr(e)))
+    runtime_ms = int(reports["memrec"].get("runtime_ms") or 0) if "memrec" in reports else 0
     del reports  # the -n 100000 reports can be large
 
     # Analysis: memprint vs heaptrack_print, output to /dev/null.
@@ -451,7 +452,28 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
         analyzers.append(("heaptrack_print", [tools["heaptrack_print"], ht_file]))
     if r % 2 == 0:
         analyzers.reverse()
-    for name, argv in analyzers:
+
+    # Analyses (issue 13): memprint's exports and restrictions on the same
+    # recording, next to heaptrack_print's flame graph and diff (a file with
+    # itself: the time of a comparison, whatever it finds).
+    analyses = []
+    if res["mr_size"] is not None:
+        a, b = runtime_ms / 4000.0, runtime_ms / 2000.0
+        mp = tools["memprint"]
+        analyses += [
+            ("mp_folded", [mp, "--folded", base + ".folded", mr_file]),
+            ("mp_svg", [mp, "--svg", base + ".svg", mr_file]),
+            ("mp_sizes", [mp, "--sizes", mr_file]),
+            ("mp_window", [mp, "--from", f"{a:.3f}", "--to", f"{b:.3f}", mr_file]),
+            ("mp_diff", [mp, "--diff", mr_file, mr_file]),
+        ]
+    if ht_file and tools.get("heaptrack_print"):
+        hp = tools["heaptrack_print"]
+        analyses += [
+            ("hp_flame", [hp, "--print-flamegraph", base + ".ht.folded", ht_file]),
+            ("hp_diff", [hp, "--diff", ht_file, ht_file]),
+        ]
+    for name, argv in analyzers + analyses:
         err = f"{base}.{name}.err"
         m = measure(argv, "/dev/null", err, timeout, f"{base}.{name}.rss" if TIME else None)
         if m["timed_out"] or m["rc"] != 0 or m["maxrss_kib"] is None:
@@ -461,6 +483,9 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
         res[name] = m
         progress(f"  {w} r{r} {name:15s} wall {m['wall']:7.3f} s  peak {m['maxrss_kib'] / 1024:7.1f} MB")
     return res
+
+
+ANALYSES = ("mp_folded", "mp_svg", "mp_sizes", "mp_window", "mp_diff", "hp_flame", "hp_diff")
 
 
 def derive(res):
@@ -493,6 +518,16 @@ def derive(res):
     d["mp_mb"] = mp["maxrss_kib"] / 1024 if mp else None
     d["hp_mb"] = hp["maxrss_kib"] / 1024 if hp else None
     d["mb_ratio"] = ratio(d["mp_mb"], d["hp_mb"])
+    for name in ANALYSES:
+        x = res.get(name)
+        d[name + "_s"] = x["wall"] if x else None
+        d[name + "_cpu"] = x["cpu"] if x else None
+        d[name + "_mb"] = x["maxrss_kib"] / 1024 if x else None
+        # Against plain memprint on the same recording (heaptrack_print's against plain heaptrack_print).
+        plain = mp if name.startswith("mp_") else hp
+        d[name + "_x"] = ratio(x and x["wall"], plain and plain["wall"])
+        d[name + "_cpu_x"] = ratio(x and x["cpu"], plain and plain["cpu"])
+        d[name + "_mb_x"] = ratio(d[name + "_mb"], plain and plain["maxrss_kib"] / 1024)
     return d
 
 
@@ -710,7 +745,13 @@ def main():
         ["workload", "x wall", "x cpu", "B/alloc", "totals", ">1%", "error", "(own frame)", "share", "there",
          "1 sd"],
     ]
-    rows, sp_rows = [], []
+    an_headers = [
+        ["", "memprint", "--folded", "--svg", "--sizes", "window", "--diff", "ht_print", "ht_print", "memprint",
+         "--folded", "--svg", "--sizes", "window", "--diff"],
+        ["workload", "s", "x cpu", "x cpu", "x cpu", "x cpu", "s", "-F s", "--diff s", "peak MB", "x MB", "x MB",
+         "x MB", "x MB", "x MB"],
+    ]
+    rows, sp_rows, an_rows = [], [], []
     summary = {}
     for w in selected:
         ds = [derive(res) for res in all_rounds.get(w, [])]
@@ -731,6 +772,13 @@ def main():
             site if len(site) <= 32 else site[:14] + "..." + site[-15:],
             fmt(a.get("worst_share"), ".1%"), fmt(a.get("worst_sigma"), ".1%"), fmt(a.get("max_sigma"), ".1%"),
         ])
+        an_rows.append([
+            w, fmt(m["mp_s"], ".3f"), fmt(m["mp_folded_cpu_x"], ".2f"), fmt(m["mp_svg_cpu_x"], ".2f"),
+            fmt(m["mp_sizes_cpu_x"], ".2f"), fmt(m["mp_window_cpu_x"], ".2f"), fmt(m["mp_diff_s"], ".3f"),
+            fmt(m["hp_flame_s"], ".3f"), fmt(m["hp_diff_s"], ".3f"), fmt(m["mp_mb"], ".1f"),
+            fmt(m["mp_folded_mb_x"], ".2f"), fmt(m["mp_svg_mb_x"], ".2f"), fmt(m["mp_sizes_mb_x"], ".2f"),
+            fmt(m["mp_window_mb_x"], ".2f"), fmt(m["mp_diff_mb_x"], ".2f"),
+        ])
         rows.append([
             w, fmt(m["native_s"], ".3f"), fmt_rate(m["allocs"]),
             fmt(m["mr_x"], ".2f"), fmt(m["ht_x"], ".2f"), fmt(m["added"], ".3f"),
@@ -750,6 +798,15 @@ def main():
     print()
     print(f"medians over rounds; ratio columns are medians of per-round ratios; "
           f"load average at end {loadavg()}")
+    if an_rows:
+        print()
+        print("analyses (memprint --folded, --svg, --sizes, a window [1/4, 1/2) of the run, --diff of a recording "
+              "with itself; heaptrack_print -F and --diff likewise):")
+        print()
+        print_table(an_headers, an_rows)
+        print()
+        print("x cpu, x MB: medians of per-round ratios to plain memprint's CPU time and peak RSS on the same "
+              "recording (target: <= 1.5 for --folded, --svg, --sizes, window)")
     if sp_rows:
         print()
         print(f"sampling mode: memrec --sample-rate {args.sample_rate}")

@@ -369,12 +369,16 @@ int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *ou
             o->trace = st->infos[d.old_info].trace;
             o->flags = MEMFMT_EV_FREE | (d.temporary ? MEMFMT_EV_TEMPORARY : 0) |
                        (d.type == MEMFMT_OP_REALLOC ? MEMFMT_EV_REALLOC : 0);
+            o->info = d.old_info;
+            o->reserved = 0;
             o++;
         }
         if (d.type != MEMFMT_OP_FREE) {
             o->size = st->infos[d.info].size;
             o->trace = st->infos[d.info].trace;
             o->flags = 0;
+            o->info = d.info;
+            o->reserved = 0;
             o++;
         }
         rc = 0;

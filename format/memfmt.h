@@ -304,14 +304,16 @@ enum memfmt_event_flags {
     MEMFMT_EV_REALLOC = 1 << 2, /* the free half of a realloc: its allocation is the next entry */
 };
 
-/** One event of a batch: the size and trace of the block allocated or
- * freed. A realloc takes two entries, in the same batch: its free
- * (MEMFMT_EV_FREE | MEMFMT_EV_REALLOC), then its allocation. Threads,
- * kinds and info ids are left out. */
+/** One event of a batch: the size, trace and info id of the block
+ * allocated or freed. A realloc takes two entries, in the same batch: its
+ * free (MEMFMT_EV_FREE | MEMFMT_EV_REALLOC), then its allocation. Threads
+ * and kinds are left out. */
 struct memfmt_event {
     uint64_t size; /* requested bytes */
     uint32_t trace; /* leaf node id, 0 = no stack */
     uint32_t flags; /* enum memfmt_event_flags */
+    uint32_t info; /* id of the block's (size, trace) pair, from 1 (docs/format.md): an index, not a hash key */
+    uint32_t reserved; /* 0 */
 };
 
 /** Next record, or the next events of an EVENTS block into `evs` (`cap`

@@ -126,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     struct report *r = report_new(m);
     fuzz_contract(r != NULL, "the symbolizer starts");
-    struct report_options o = {3, 8};
+    struct report_options o = {.top = 3, .max_frames = 8};
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         fuzz_contract(r->nranked[s] <= r->nstacks, "no more ranked entries than stacks");
         for (uint32_t i = 0; i < r->nranked[s] && i < 3; i++) {

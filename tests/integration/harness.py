@@ -109,3 +109,15 @@ def has_frame(entry, function, file_suffix=None, line=None, inlined=None):
             continue
         return True
     return False
+
+
+# Cost type (memprint --cost) -> the summary's field in memprint --json: the
+# figure an export of that cost must sum to.
+SUMMARY_FIELD = {
+    "calls": "allocations",
+    "temporary": "temporary",
+    "peak": "peak_heap_bytes",
+    "leaked": "leaked_bytes",
+    "allocated": "allocated_bytes",
+    "mapped": "mapped_peak_bytes",
+}

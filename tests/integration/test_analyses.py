@@ -11,15 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
 
-# cost type -> the summary's field in memprint --json
-SUMMARY = {
-    "calls": "allocations",
-    "temporary": "temporary",
-    "peak": "peak_heap_bytes",
-    "leaked": "leaked_bytes",
-    "allocated": "allocated_bytes",
-    "mapped": "mapped_peak_bytes",
-}
+SUMMARY = SUMMARY_FIELD
 
 
 def folded(path, cost, out):

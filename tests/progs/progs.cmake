@@ -59,6 +59,9 @@ if(CMAKE_CXX_COMPILER)
         CXX_STANDARD_REQUIRED ON
         CXX_EXTENSIONS OFF)
     target_compile_options(prog_cxx PRIVATE -fsized-deallocation)
+    # Long template names in stacks (memprint's shortened names).
+    memrec_add_prog(templates "templates.cpp")
+    set_target_properties(prog_templates PROPERTIES CXX_STANDARD 11 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
     # include/memrec.h compiled as C++.
     memrec_add_prog(pool_cxx "pool_cxx.cpp")
     target_include_directories(prog_pool_cxx PRIVATE "${PROJECT_SOURCE_DIR}/include")
@@ -156,3 +159,15 @@ target_compile_options(prog_mapper_lib PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(prog_mapper_lib PRIVATE -fno-sanitize=all)
 memrec_add_prog(mapper "mapper.c")
 target_link_libraries(prog_mapper PRIVATE prog_mapper_lib)
+# Time windows and the size histogram (windows), comparisons of two runs and
+# two builds (diffprog; diffprog_pad has every address moved by a padding
+# function placed before the sites).
+memrec_add_prog(windows "windows.c")
+set_target_properties(prog_windows PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+target_link_libraries(prog_windows PRIVATE Threads::Threads)
+foreach(variant IN ITEMS diffprog diffprog_pad)
+    memrec_add_prog(${variant} "diffprog.c")
+    set_target_properties(prog_${variant} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
+endforeach()
+target_compile_definitions(prog_diffprog_pad PRIVATE DIFFPROG_PADDING)
+target_compile_options(prog_diffprog_pad PRIVATE -O1 -falign-functions=256)

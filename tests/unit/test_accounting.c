@@ -93,20 +93,20 @@ static void test_mapped(void)
 static void test_batch(uint64_t sample_rate)
 {
     struct memfmt_event ev[] = {
-        {100, 1, 0},
-        {50, 2, 0},
-        {50, 2, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY},
-        {1000, 2, 0},
-        {7, 3, 0},
-        {1000, 2, MEMFMT_EV_FREE},
-        {10, 1, 0},
-        {10, 1, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY | MEMFMT_EV_REALLOC},
-        {20, 1, 0},
-        {20, 1, MEMFMT_EV_FREE | MEMFMT_EV_REALLOC},
-        {5000, 9, 0}, /* trace 9 is not defined: trace 0, and counted */
-        {5000, 3, MEMFMT_EV_FREE}, /* trace 3 holds no such block: refused */
-        {64, 9, 0}, /* the same */
-        {7, 3, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY},
+        {100, 1, 0, 0, 0},
+        {50, 2, 0, 0, 0},
+        {50, 2, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY, 0, 0},
+        {1000, 2, 0, 0, 0},
+        {7, 3, 0, 0, 0},
+        {1000, 2, MEMFMT_EV_FREE, 0, 0},
+        {10, 1, 0, 0, 0},
+        {10, 1, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY | MEMFMT_EV_REALLOC, 0, 0},
+        {20, 1, 0, 0, 0},
+        {20, 1, MEMFMT_EV_FREE | MEMFMT_EV_REALLOC, 0, 0},
+        {5000, 9, 0, 0, 0}, /* trace 9 is not defined: trace 0, and counted */
+        {5000, 3, MEMFMT_EV_FREE, 0, 0}, /* trace 3 holds no such block: refused */
+        {64, 9, 0, 0, 0}, /* the same */
+        {7, 3, MEMFMT_EV_FREE | MEMFMT_EV_TEMPORARY, 0, 0},
     };
     enum { N = sizeof ev / sizeof ev[0], NTRACES = 4 };
     struct accounting *one = accounting_new(1), *batch = accounting_new(1);
@@ -171,10 +171,10 @@ static void test_hostile(void)
     a = accounting_new(1);
     accounting_set_sample_rate(a, 4096);
     struct memfmt_event ev[] = {
-        {10001, 1u << 24, 0},
-        {10001, 1u << 24, MEMFMT_EV_FREE},
-        {UINT64_MAX, 1, 0},
-        {ACCT_MAX_SIZE, 1, 0},
+        {10001, 1u << 24, 0, 0, 0},
+        {10001, 1u << 24, MEMFMT_EV_FREE, 0, 0},
+        {UINT64_MAX, 1, 0, 0, 0},
+        {ACCT_MAX_SIZE, 1, 0, 0, 0},
     };
     CHECK_EQ(accounting_feed_events(a, ev, 4, 2), 3);
     accounting_finish(a);

@@ -344,12 +344,61 @@ static void test_calltree(struct model *m)
     frames_free(fr);
 }
 
+/* The same query streamed during a load (analysis_stream_*) must give the
+ * figures of analysis_run's own pass, trace by trace. */
+static void check_streamed(const char *path, const struct analysis_query *q, const struct analysis *a)
+{
+    struct model_hook hook;
+    struct analysis_stream *st = analysis_stream_new(q, &hook);
+    if (!st) {
+        CHECK(!analysis_streamable(q));
+        return;
+    }
+    struct model *m2;
+    int err;
+    CHECK(model_load_hooked(path, &hook, &m2, &err) == 0);
+    struct analysis *b = analysis_stream_finish(st, m2);
+    int restricted = q->has_window || q->has_at;
+    /* A restricted query replaces the model's figures: the load did not
+     * account the events a second time. */
+    CHECK_EQ(hook.replaces_events, restricted);
+    if (restricted) {
+        CHECK_EQ(accounting_totals(m2->acct)->allocations, 0);
+    }
+    for (int c = 0; c < COST_NTYPES && restricted; c++) {
+        CHECK_EQ(cost_total(b->acct, (enum cost_type)c), cost_total(a->acct, (enum cost_type)c));
+        for (uint32_t t = 0; t < m2->nnodes; t++) {
+            struct cost_vec x, y;
+            cost_of_trace(a->acct, t, &x);
+            cost_of_trace(b->acct, t, &y);
+            CHECK_EQ(x.v[c], y.v[c]);
+        }
+    }
+    CHECK_EQ(b->earlier_freed_blocks, a->earlier_freed_blocks);
+    CHECK_EQ(b->earlier_freed_bytes, a->earlier_freed_bytes);
+    CHECK_EQ(b->end_ms, a->end_ms);
+    CHECK_EQ(b->bad_events, 0);
+    if (a->sizes) {
+        CHECK(b->sizes != NULL);
+        for (int k = 0; b->sizes && k < SIZES_NBUCKETS; k++) {
+            CHECK_EQ(b->sizes->buckets[k].calls, a->sizes->buckets[k].calls);
+            CHECK_EQ(b->sizes->buckets[k].bytes, a->sizes->buckets[k].bytes);
+            CHECK_EQ(b->sizes->buckets[k].temporary, a->sizes->buckets[k].temporary);
+        }
+    }
+    analysis_free(b);
+    model_free(m2);
+}
+
 static struct analysis *run(const char *path, struct model *m, const struct analysis_query *q)
 {
     struct analysis *a = NULL;
     int err;
     CHECK(analysis_run(path, m, q, &a, &err) == 0);
     CHECK(a && a->stop_rc == 0 && a->bad_events == 0);
+    if (a) {
+        check_streamed(path, q, a);
+    }
     return a;
 }
 

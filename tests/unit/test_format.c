@@ -411,16 +411,18 @@ static size_t read_flat(int fd, int batched, struct memfmt_event *out, size_t ca
             n += k;
         } else if (rec.tag == MEMFMT_REC_FREE) {
             out[n++] = (struct memfmt_event){rec.u.free.size, rec.u.free.trace,
-                                             MEMFMT_EV_FREE | (rec.u.free.temporary ? MEMFMT_EV_TEMPORARY : 0)};
+                                             MEMFMT_EV_FREE | (rec.u.free.temporary ? MEMFMT_EV_TEMPORARY : 0),
+                                             rec.u.free.info, 0};
         } else if (rec.tag == MEMFMT_REC_REALLOC) {
             out[n++] = (struct memfmt_event){rec.u.alloc.old_size, rec.u.alloc.old_trace,
                                              MEMFMT_EV_FREE | MEMFMT_EV_REALLOC |
-                                                 (rec.u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0)};
-            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0};
+                                                 (rec.u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0),
+                                             rec.u.alloc.old_info, 0};
+            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0, rec.u.alloc.info, 0};
         } else if (rec.tag == MEMFMT_REC_ALLOC) {
-            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0};
+            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0, rec.u.alloc.info, 0};
         } else {
-            out[n++] = (struct memfmt_event){0, 0, rec.tag << 8};
+            out[n++] = (struct memfmt_event){0, 0, rec.tag << 8, 0, 0};
         }
     }
     *offset = memfmt_reader_offset(r);

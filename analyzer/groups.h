@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+/* Other rankings of the report's call stacks (memprint --group): by
+ * allocation site (the innermost frame's function, source file and line, with
+ * the site's call stacks below it, like heaptrack_print's merged view) or
+ * by function (inclusive and self costs from the call tree). Text only;
+ * never prints but to the stream it is given. */
+#ifndef GROUPS_H
+#define GROUPS_H
+
+#include <stdio.h>
+
+#include "calltree.h"
+#include "report.h"
+
+/** For each section o->sections selects (all when 0): the o->top sites
+ * with the largest cost, each with its cost, its number of call stacks and
+ * up to three of them (most costly first, printed from the site's caller).
+ * Memory: O(stacks). */
+void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out);
+/** For each section o->sections selects: the o->top functions with the
+ * largest inclusive cost (stacks through them, each once), with their self
+ * cost (stacks ending in them). Sorts `t`. */
+void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out);
+/** The cost type a report section ranks by. */
+enum cost_type groups_section_cost(enum report_section s);
+
+#endif

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: MIT
+/* Interactive SVG flame graphs (svg.h). Frames are kept as given (name,
+ * depth, cost, and the cost offset of their left edge), drawn at write
+ * time; the script only moves what is drawn. Names reach the file only as
+ * escaped XML text, never inside the script or an attribute unescaped. */
+#include "svg.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+#include "util.h"
+
+#define WIDTH 1200.0
+#define PAD 10.0
+#define FRAME_H 16
+#define TOP 64
+#define BOTTOM 34
+#define CHAR_W 7.0
+#define MIN_PX 0.1
+
+struct svg_node {
+    char *name; /* valid UTF-8, no control characters */
+    uint32_t depth;
+    uint64_t x; /* cost offset of the left edge */
+    uint64_t cost, base;
+};
+
+struct svg {
+    struct svg_options o;
+    struct svg_node *nodes;
+    size_t n, cap;
+    uint64_t *next; /* per depth: the cost offset where the next frame starts */
+    size_t next_cap;
+    uint32_t max_depth;
+    uint32_t skip_below; /* UINT32_MAX, or frames deeper than this are dropped */
+};
+
+struct svg *svg_new(const struct svg_options *o)
+{
+    struct svg *g = xcalloc(1, sizeof *g);
+    g->o = *o;
+    g->skip_below = UINT32_MAX;
+    return g;
+}
+
+void svg_free(struct svg *g)
+{
+    if (!g) {
+        return;
+    }
+    for (size_t i = 0; i < g->n; i++) {
+        free(g->nodes[i].name);
+    }
+    free(g->nodes);
+    free(g->next);
+    free(g);
+}
+
+/* A copy that is valid UTF-8 with no control characters ('?' instead). */
+static char *clean(const char *s)
+{
+    size_t len = strlen(s);
+    char *d = xmalloc(len + 1);
+    size_t j = 0;
+    for (size_t i = 0; i < len;) {
+        const unsigned char *p = (const unsigned char *)s + i;
+        size_t n = names_utf8_len(p);
+        if (n == 0 || (n == 1 && (p[0] < 0x20 || p[0] == 0x7f))) {
+            d[j++] = '?';
+            i++;
+            continue;
+        }
+        memcpy(d + j, p, n);
+        j += n;
+        i += n;
+    }
+    d[j] = 0;
+    return d;
+}
+
+void svg_frame(struct svg *g, uint32_t depth, const char *name, uint64_t cost, uint64_t base)
+{
+    if (depth > g->skip_below) {
+        return;
+    }
+    g->skip_below = UINT32_MAX;
+    if (g->n > 0 && depth > g->nodes[g->n - 1].depth + 1) {
+        g->skip_below = depth - 1; /* a hole in the depths: not a tree, drop the subtree */
+        return;
+    }
+    xgrow((void **)&g->next, &g->next_cap, (size_t)depth + 2, sizeof *g->next);
+    if (g->n == 0 || depth == 0) {
+        g->next[0] = 0;
+    }
+    uint64_t x = g->next[depth];
+    g->next[depth] = x + cost;
+    g->next[depth + 1] = x;
+    xgrow((void **)&g->nodes, &g->cap, g->n + 1, sizeof *g->nodes);
+    struct svg_node *nd = &g->nodes[g->n++];
+    nd->name = clean(name);
+    nd->depth = depth;
+    nd->x = x;
+    nd->cost = cost;
+    nd->base = base;
+    if (depth > g->max_depth) {
+        g->max_depth = depth;
+    }
+}
+
+/* ---- writing ---- */
+
+static void put_text(const char *s, size_t max_bytes, FILE *f)
+{
+    for (size_t i = 0; s[i] && i < max_bytes; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default: fputc(s[i], f); break;
+        }
+    }
+}
+
+/* Bytes of the first `chars` characters of a valid UTF-8 string. */
+static size_t prefix_bytes(const char *s, size_t chars)
+{
+    size_t i = 0;
+    while (s[i] && chars > 0) {
+        i++;
+        while ((s[i] & 0xc0) == 0x80) {
+            i++;
+        }
+        chars--;
+    }
+    return i;
+}
+
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) {
+        n += (*s & 0xc0) != 0x80;
+    }
+    return n;
+}
+
+static uint32_t hash_name(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    }
+    return h;
+}
+
+static void fill_of(const struct svg *g, const struct svg_node *nd, uint64_t max_delta, char *buf, size_t cap)
+{
+    if (!g->o.diff) {
+        uint32_t h = hash_name(nd->name);
+        snprintf(buf, cap, "rgb(%u,%u,%u)", 205 + h % 50, (h >> 8) % 180 + 40, (h >> 16) % 55);
+        return;
+    }
+    uint64_t d = nd->cost > nd->base ? nd->cost - nd->base : nd->base - nd->cost;
+    unsigned k = max_delta ? (unsigned)(40 + 180 * (double)d / (double)max_delta) : 0;
+    if (d == 0) {
+        snprintf(buf, cap, "rgb(224,224,224)");
+    } else if (nd->cost > nd->base) {
+        snprintf(buf, cap, "rgb(255,%u,%u)", 255 - k, 255 - k);
+    } else {
+        snprintf(buf, cap, "rgb(%u,%u,255)", 255 - k, 255 - k);
+    }
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+    return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+/* The script: zoom (click), reset, search (prompt) with the matched share,
+ * and the details line. It reads names from the frames' text, never from
+ * strings written into it. */
+static const char script[] =
+    "var svgns='http://www.w3.org/2000/svg';\n"
+    "var W=WIDTH_PX,PADX=PAD_PX,CW=CHAR_PX,frames=[],total=0,unit='',zoomed=null;\n"
+    "function init(){var "
+    "g=document.getElementsByClassName('f');unit=document.documentElement.getAttribute('data-unit');\n"
+    " for(var i=0;i<g.length;i++){var e=g[i];var r=e.getElementsByTagName('rect')[0];\n"
+    "  "
+    "frames.push({g:e,r:r,t:e.getElementsByTagName('text')[0],x:+e.getAttribute('data-x'),v:+e.getAttribute('data-v'),"
+    "\n"
+    "   "
+    "d:+e.getAttribute('data-d'),name:e.getAttribute('data-n')!==null?e.getAttribute('data-n'):e.getElementsByTagName('"
+    "title')[0].firstChild.nodeValue.split('\\n')[0],fill:r.getAttribute('fill')});\n"
+    "  e.addEventListener('click',(function(f){return function(){zoom(f);};})(frames[frames.length-1]));\n"
+    "  e.addEventListener('mouseover',(function(f){return "
+    "function(){details(f.g.getElementsByTagName('title')[0].firstChild.nodeValue.replace(/\\n/g,' | "
+    "'));};})(frames[frames.length-1]));\n"
+    "  e.addEventListener('mouseout',function(){details('');});}\n"
+    " if(frames.length){total=frames[0].v;}document.getElementById('reset').addEventListener('click',function(){zoom("
+    "frames[0]);});\n"
+    " document.getElementById('search').addEventListener('click',search);}\n"
+    "function details(s){document.getElementById('details').firstChild.nodeValue=s||' ';}\n"
+    "function fit(f,w){var n=Math.floor((w-6)/CW);var s=f.name;if(n<2){s='';}else "
+    "if(s.length>n){s=s.substring(0,n-1)+'\\u2026';}\n"
+    " f.t.firstChild.nodeValue=s;}\n"
+    "function zoom(z){if(!z){return;}zoomed=z;for(var i=0;i<frames.length;i++){var f=frames[i];\n"
+    "  var inside=f.x>=z.x&&f.x+f.v<=z.x+z.v&&f.d>=z.d;var above=f.d<z.d&&f.x<=z.x&&f.x+f.v>=z.x+z.v;\n"
+    "  if(!inside&&!above){f.g.style.display='none';continue;}f.g.style.display='';\n"
+    "  var x=above?0:(f.x-z.x)/z.v*W;var w=above?W:f.v/z.v*W;if(!above&&w<0.1){f.g.style.display='none';continue;}\n"
+    "  "
+    "f.r.setAttribute('x',(PADX+x).toFixed(2));f.r.setAttribute('width',w.toFixed(2));f.t.setAttribute('x',(PADX+x+3)."
+    "toFixed(2));\n"
+    "  f.g.style.opacity=above&&f!==z?'0.6':'1';fit(f,w);}}\n"
+    "function search(){var re=prompt('Search (regular expression); empty to clear','');if(re===null){return;}\n"
+    " var rx=null;if(re!==''){try{rx=new RegExp(re);}catch(e){alert('bad expression: '+e.message);return;}}\n"
+    " var sum=0,end=-1;for(var i=0;i<frames.length;i++){var f=frames[i];var hit=rx!==null&&i>0&&rx.test(f.name);\n"
+    "  f.r.setAttribute('fill',hit?'rgb(230,0,230)':f.fill);if(hit&&f.x>=end){sum+=f.v;end=f.x+f.v;}}\n"
+    " var m=document.getElementById('matched').firstChild;\n"
+    " m.nodeValue=rx===null?' ':'Matched: '+(total?(100*sum/total).toFixed(2):'0.00')+'% ('+sum+' '+unit+')';}\n"
+    "window.addEventListener('load',init);\n";
+
+static void put_script(FILE *f)
+{
+    /* The constants are substituted here so that they are the C ones. */
+    const char *s = script;
+    const char *keys[3] = {"WIDTH_PX", "PAD_PX", "CHAR_PX"};
+    double vals[3] = {WIDTH - 2 * PAD, PAD, CHAR_W};
+    while (*s) {
+        int done = 0;
+        for (int k = 0; k < 3; k++) {
+            size_t len = strlen(keys[k]);
+            if (strncmp(s, keys[k], len) == 0) {
+                fprintf(f, "%g", vals[k]);
+                s += len;
+                done = 1;
+                break;
+            }
+        }
+        if (!done) {
+            fputc(*s++, f);
+        }
+    }
+}
+
+int svg_write(const struct svg *g, FILE *f)
+{
+    uint64_t total = g->n ? g->nodes[0].cost : 0;
+    double span = WIDTH - 2 * PAD;
+    int height = TOP + (int)(g->max_depth + 1) * FRAME_H + BOTTOM;
+    uint64_t max_delta = 0;
+    size_t hidden = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct svg_node *nd = &g->nodes[i];
+        uint64_t d = nd->cost > nd->base ? nd->cost - nd->base : nd->base - nd->cost;
+        if (i > 0 && d > max_delta) {
+            max_delta = d;
+        }
+    }
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+    fprintf(f,
+            "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+            "viewBox=\"0 0 %d %d\" data-unit=\"",
+            (int)WIDTH, height, (int)WIDTH, height);
+    put_text(g->o.unit ? g->o.unit : "", SIZE_MAX, f);
+    fputs("\" data-total=\"", f);
+    fprintf(f, "%" PRIu64 "\">\n", total);
+    fputs("<style>text{font-family:monospace;font-size:12px;fill:#000}.f{cursor:pointer}.f:hover rect{stroke:#000;"
+          "stroke-width:0.5}.b{cursor:pointer;fill:#0645ad}</style>\n",
+          f);
+    fputs("<script type=\"text/ecmascript\"><![CDATA[\n", f);
+    put_script(f);
+    fputs("]]></script>\n", f);
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f8\"/>\n", (int)WIDTH, height);
+    fprintf(f, "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" style=\"font-size:15px\">", (int)WIDTH / 2);
+    put_text(g->o.title ? g->o.title : "", SIZE_MAX, f);
+    fputs("</text>\n", f);
+    if (g->o.subtitle) {
+        fprintf(f, "<text x=\"%d\" y=\"38\" text-anchor=\"middle\">", (int)WIDTH / 2);
+        put_text(g->o.subtitle, SIZE_MAX, f);
+        fputs("</text>\n", f);
+    }
+    fprintf(f, "<text id=\"reset\" class=\"b\" x=\"%g\" y=\"56\">[reset zoom]</text>\n", PAD);
+    fprintf(f, "<text id=\"search\" class=\"b\" x=\"%g\" y=\"56\" text-anchor=\"end\">[search]</text>\n", WIDTH - PAD);
+    fprintf(f, "<text id=\"matched\" x=\"%g\" y=\"%d\" text-anchor=\"end\"> </text>\n", WIDTH - PAD, height - 10);
+    fprintf(f, "<text id=\"details\" x=\"%g\" y=\"%d\"> </text>\n", PAD, height - 10);
+    for (size_t i = 0; i < g->n; i++) {
+        const struct svg_node *nd = &g->nodes[i];
+        double w = total ? (double)nd->cost / (double)total * span : 0.0;
+        if (w < MIN_PX && i > 0) {
+            /* Too narrow to see: left out with its subtree. */
+            size_t j = i + 1;
+            while (j < g->n && g->nodes[j].depth > nd->depth) {
+                j++;
+            }
+            hidden += j - i;
+            i = j - 1;
+            continue;
+        }
+        double x = PAD + (total ? (double)nd->x / (double)total * span : 0.0);
+        int y = g->o.flame ? height - BOTTOM - (int)(nd->depth + 1) * FRAME_H : TOP + (int)nd->depth * FRAME_H;
+        char fill[48];
+        fill_of(g, nd, max_delta, fill, sizeof fill);
+        fprintf(f, "<g class=\"f\" data-d=\"%u\" data-x=\"%" PRIu64 "\" data-v=\"%" PRIu64 "\"", nd->depth, nd->x,
+                nd->cost);
+        if (g->o.diff) {
+            fprintf(f, " data-base=\"%" PRIu64 "\"", nd->base);
+        }
+        fputs("><title>", f);
+        put_text(nd->name, SIZE_MAX, f);
+        fprintf(f, "\n%" PRIu64 " %s (%.2f%%)", nd->cost, g->o.unit ? g->o.unit : "", pct(nd->cost, total));
+        if (g->o.diff) {
+            int64_t d = (int64_t)(nd->cost - nd->base);
+            fprintf(f, "\nbase %" PRIu64 ", change %+" PRId64 "", nd->base, d);
+        }
+        fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"%s\"/>", x, y, w,
+                FRAME_H - 1, fill);
+        fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FRAME_H - 4);
+        size_t fits = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
+        size_t chars = utf8_chars(nd->name);
+        if (fits >= 2 && chars > fits) {
+            put_text(nd->name, prefix_bytes(nd->name, fits - 1), f);
+            fputs("\xe2\x80\xa6", f);
+        } else if (fits >= 2) {
+            put_text(nd->name, SIZE_MAX, f);
+        }
+        fputs("</text></g>\n", f);
+    }
+    if (hidden) {
+        fprintf(f,
+                "<text x=\"%g\" y=\"%d\" style=\"font-size:10px\">%zu frames narrower than %.1f px not drawn</text>\n",
+                WIDTH / 2, height - 24, hidden, MIN_PX);
+    }
+    fputs("</svg>\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- from a call tree ---- */
+
+void svg_add_tree(struct svg *g, const struct calltree *t, enum calltree_orient o, enum cost_type c,
+                  const char *root_name)
+{
+    const struct calltree_node *root = calltree_node(t, o, 0);
+    svg_frame(g, 0, root_name, root->incl.v[c], 0);
+    /* Depth-first with an explicit stack: stacks may be deeper than the C
+     * stack should recurse. */
+    uint32_t size = calltree_size(t, o);
+    uint32_t *stack = xmalloc(((size_t)size + 1) * sizeof *stack);
+    size_t sp = 0;
+    uint32_t n;
+    const uint32_t *kids = calltree_children(t, o, 0, &n);
+    for (uint32_t i = n; i-- > 0;) {
+        stack[sp++] = kids[i];
+    }
+    while (sp > 0) {
+        uint32_t id = stack[--sp];
+        const struct calltree_node *nd = calltree_node(t, o, id);
+        if (nd->incl.v[c] == 0) {
+            continue;
+        }
+        svg_frame(g, nd->depth, calltree_name(t, o, id), nd->incl.v[c], 0);
+        kids = calltree_children(t, o, id, &n);
+        for (uint32_t i = n; i-- > 0;) {
+            stack[sp++] = kids[i];
+        }
+    }
+    free(stack);
+}
