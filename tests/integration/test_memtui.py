@@ -333,6 +333,14 @@ try:
                  "total memory leaked: 0 B (0 bytes) in 0 blocks", "total bytes allocated: 131.91 KiB (135075 bytes)"):
         check(s is not None and want in s, "window summary: %s" % want)
     check(s is not None and "WINDOW 0.500-1.500 s" in s, "window: the line shows on every view")
+    # The same window through memprint: the same library, the same figures.
+    r = run([MEMPRINT, "--from", "0.5", "--to", "1.5", phases])
+    mp = r.stdout.decode()
+    check_eq(r.returncode, 0, "memprint --from 0.5 --to 1.5: exit status")
+    for want in ("calls to allocation functions: 9 (", "temporary allocations: 3 (",
+                 "peak heap memory consumption: 122.14 KiB (125069 bytes)",
+                 "total memory leaked: 0 B (0 bytes) in 0 blocks", "total bytes allocated: 131.91 KiB (135075 bytes)"):
+        check(want in mp and s is not None and want in s, "window: memprint says as memtui: %s" % want)
     capture("Summary restricted to the window", t)
     t.keys("2")
     s = t.wait_text("phase_two")
