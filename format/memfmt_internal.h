@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Byte-level helpers shared by the format library, the recorder and memrec:
- * varints, the file header layout, and the pipe ("wire") protocol between
- * the preloaded recorder and memrec. Not installed; only format/, recorder/
- * and memrec.c include it. Everything here is allocation-free and
- * async-signal-safe. */
+/* Byte-level layout internal to the format library: the file header and the
+ * compact events inside EVENTS blocks (varints are in varint.h, the pipe
+ * protocol in memwire.h). Not installed; only the .c files of format/ include it, and
+ * the tests of those internals (tests/integration/test_rules.py lists
+ * them). */
 #ifndef MEMFMT_INTERNAL_H
 #define MEMFMT_INTERNAL_H
 
@@ -14,55 +14,9 @@
 struct memfmt_record;
 struct memfmt_event;
 
-/* ---- varint.c: LEB128 unsigned integers ---- */
+#include "varint.h"
 
-#define MEMFMT_VARINT_MAX 10
-
-/** Write `v` as LEB128 at `p`; returns bytes written (1..10). Caller ensures
- * MEMFMT_VARINT_MAX bytes of room. Inline: it is on the recorder's hot path. */
-static inline size_t memfmt_put_varint(uint8_t *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-/** Read a LEB128 value from [*pp, end). Returns 0 and advances *pp, or
- * MEMFMT_E_TRUNCATED if the bytes end first, MEMFMT_E_CORRUPT if the value
- * is longer than 64 bits. */
-int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out);
-
-/** The same, inline for the decoders' hot loops: one-byte values at once,
- * longer ones without a bounds check per byte when a whole varint fits
- * before `end`; anything else (the buffer's last bytes, a 10-byte value,
- * corrupt input) through memfmt_get_varint(). */
-static inline int memfmt_get_varint_fast(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-    const uint8_t *p = *pp;
-    if (p < end && !(*p & 0x80)) {
-        *out = *p;
-        *pp = p + 1;
-        return 0;
-    }
-    if (end - p >= MEMFMT_VARINT_MAX) {
-        uint64_t r = 0;
-        for (unsigned i = 0; i < MEMFMT_VARINT_MAX - 1; i++) {
-            r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-            if (!(p[i] & 0x80)) {
-                *out = r;
-                *pp = p + i + 1;
-                return 0;
-            }
-        }
-    }
-    return memfmt_get_varint(pp, end, out);
-}
-
-/* ---- file.c: header layout ---- */
+/* ---- writer.c, reader.c: header layout ---- */
 
 /* 16 bytes at the start of the decompressed stream:
  * magic[8], version u16 LE, pointer size u8, little-endian u8, flags u32 LE. */
@@ -169,94 +123,5 @@ static inline const uint8_t *memfmt_event_pos(const struct memfmt_evstate *st)
  * MEMFMT_E_CORRUPT / MEMFMT_E_NOMEM with the *n entries decoded before the
  * bad operation, the decoder where memfmt_event_decode() would leave it. */
 int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *out, size_t cap, size_t *n);
-
-/* ---- wire.c: the pipe protocol from the recorder to memrec ----
- *
- * The recorder writes batches with single write(2) calls of at most
- * MEMFMT_WIRE_BATCH bytes, so batches from different threads never
- * interleave (a pipe write of up to PIPE_BUF bytes is atomic).
- *
- * batch := len u32 LE (bytes after this field), stream u32 LE, events...
- * Each thread has its own stream number for its lifetime; stream 0 is the
- * recorder's service thread. Every event carries a sequence number taken
- * from one process-wide counter; within a batch it is delta-coded against
- * the previous event of the batch (the first against 0). memrec merges all
- * streams by sequence number. Node ids are local to a stream. */
-
-#define MEMFMT_WIRE_BATCH 4096
-#define MEMFMT_WIRE_HEADER 8
-
-enum memfmt_wire_tag {
-    MEMFMT_W_HELLO = 1, /* tid: first event of a stream (no seq) */
-    MEMFMT_W_NODE = 2, /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
-    MEMFMT_W_ALLOC = 3, /* seq, kind, size, addr, trace */
-    MEMFMT_W_FREE = 4, /* seq, kind, addr */
-    MEMFMT_W_REALLOC = 5, /* seq of the free part, seq of the alloc part, kind, old, new, size, trace */
-    MEMFMT_W_SYNC = 6, /* seq, ms, rss: every event with a smaller seq is already in the pipe */
-    MEMFMT_W_RECORD = 7, /* seq, len, a file record as memfmt_encode writes it (module, process...) */
-    MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
-    MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
-    MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
-    /* Direct mappings (recorder/maphooks.c). Only anonymous memory is sent,
-     * except W_UNMAP for a MAP_FIXED file mapping placed over a range. */
-    MEMFMT_W_MAP = 11, /* seq, addr, len, trace: an anonymous range mapped by mmap */
-    MEMFMT_W_UNMAP = 12, /* seq, kind (enum memfmt_map_kind), addr, len: the range is gone */
-    MEMFMT_W_MREMAP = 13, /* seq (old range gone), seq2 (new range made), old addr, old len, new addr, new len */
-    MEMFMT_W_BRK = 14, /* seq, old break, new break, trace: the break moved */
-    MEMFMT_W_POOL_ALLOC = 16, /* seq, pool, addr, size, trace: a block of a program's pool (memrec.h) */
-    MEMFMT_W_POOL_FREE = 17, /* seq, pool, addr */
-    MEMFMT_W_POOL_RESET = 18, /* seq, pool: every live block of the pool is freed */
-    MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
-    MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
-    MEMFMT_W_SIGNALED = 26, /* signal: the process is dying of this fatal signal (crash.c); no seq */
-    /* 15, 19, 22-25 are free for later tags (numbers never change). */
-};
-
-/* ---- the connection protocol: how a recorder reaches memrec ----
- *
- * memrec listens on an abstract unix socket of type SOCK_SEQPACKET whose
- * name is in MEMREC_SOCK. A recorder connects, sends one request and gets
- * one reply; when memrec accepts, the reply carries (SCM_RIGHTS) the write
- * end of the pipe of the recording the process belongs to. The socket only
- * hands out pipes: events always travel through the pipe. memrec checks
- * the peer's pid and uid with SO_PEERCRED, not the request's word. */
-
-#define MEMFMT_CONN_MAGIC 0x314e434du /* "MCN1" */
-
-enum memfmt_conn_kind {
-    MEMFMT_CONN_START = 1, /* a process image starts: the first one, after exec, in a fork child */
-    MEMFMT_CONN_REOPEN = 2, /* the image lost its descriptor (the program closed or replaced it) */
-};
-
-struct memfmt_conn_request {
-    uint32_t magic;
-    uint32_t kind; /* enum memfmt_conn_kind */
-    int32_t pid, ppid;
-};
-
-struct memfmt_conn_reply {
-    uint32_t magic;
-    int32_t status; /* 0: recorded, a descriptor comes with the reply; 1: not recorded */
-};
-
-/** One decoded wire event. */
-struct memfmt_wire_event {
-    unsigned tag;
-    uint64_t seq; /* absolute, after delta decoding */
-    uint64_t seq2; /* REALLOC: seq of the alloc part */
-    uint32_t kind;
-    uint64_t size;
-    uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
-    uint64_t addr2; /* REALLOC: the new block */
-    uint64_t a, b,
-        c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool; MAP/BRK: trace in a */
-    const uint8_t *rec; /* RECORD bytes */
-    uint32_t rec_len;
-};
-
-/** Decode one wire event from [*pp, end); `prev_seq` holds the previous
- * sequence number of the batch and is updated. Returns 0, or
- * MEMFMT_E_TRUNCATED / MEMFMT_E_CORRUPT. */
-int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev);
 
 #endif

@@ -2,7 +2,7 @@
 /* LEB128 decoding shared by the file reader and memrec's wire decoder.
  * Never trusts its input: stops at the end of the buffer and at 64 bits. */
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "varint.h"
 
 int memfmt_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {

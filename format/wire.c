@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Decoder of the pipe protocol (memfmt_internal.h); the recorder encodes
+/* Decoder of the pipe protocol (memwire.h); the recorder encodes
  * inline on its hot path, memrec decodes here. Never trusts its input. */
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 static inline int get(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
@@ -21,7 +21,7 @@ static inline int get_seq(const uint8_t **pp, const uint8_t *end, uint64_t *prev
     return 0;
 }
 
-/* The direct-mapping events; field use in memfmt_internal.h. */
+/* The direct-mapping events; field use in memwire.h. */
 static int decode_map(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev)
 {
     uint64_t v = 0;

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 int hub_listen(char *name, size_t cap)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memrec's socket: where recorders ask for their pipe (the connection
- * protocol in memfmt_internal.h). */
+ * protocol in memwire.h). */
 #ifndef HUB_H
 #define HUB_H
 

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "util.h"
 
 #define READ_CHUNK (1u << 20)

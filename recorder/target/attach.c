@@ -20,7 +20,7 @@
 #include "got.h"
 #include "init.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>

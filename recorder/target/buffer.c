@@ -16,7 +16,7 @@
 #include "init.h"
 #include "recorder_internal.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* How the recorder reaches memrec (the connection protocol in
- * memfmt_internal.h): one request on memrec's socket, answered with the
+ * memwire.h): one request on memrec's socket, answered with the
  * write end of the recording's pipe. Used when a process image starts (the
  * program memrec ran, the image after an exec, a fork child memrec follows)
  * and when the program closed or replaced our descriptor. System calls
  * only: it runs inside a first malloc, in fork children and in hooks. */
 #define _GNU_SOURCE
 #include "recorder_internal.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "init.h"
 #include "recorder_internal.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

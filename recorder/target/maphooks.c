@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "init.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>

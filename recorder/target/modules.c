@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "recorder_internal.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 #include <elf.h>
 #include <fcntl.h>

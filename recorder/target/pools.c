@@ -5,7 +5,7 @@
  * an allocation, as preload.c does for malloc. Runs inside the target:
  * never calls malloc, takes no process-wide lock. */
 #include "init.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "memrec.h"
 #include "recorder_internal.h"
 

@@ -24,7 +24,6 @@
 #include "fuzz_common.h"
 #include "analysis.h"
 #include "memfmt.h"
-#include "memfmt_internal.h"
 #include "model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

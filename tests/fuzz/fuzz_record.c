@@ -14,6 +14,7 @@
 
 #include "memfmt.h"
 #include "memfmt_internal.h"
+#include "memwire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,11 @@ checked on the built binaries and the sources instead of only written down:
 - memrec links neither libdw/libelf (the symbolizer) nor libstdc++ nor
   libunwind;
 - format/, util/, analyzer/ and tui/ include nothing from recorder/, and
-  format/ and util/ include nothing from the analyzer."""
+  format/ and util/ include nothing from the analyzer;
+- format/memfmt_internal.h (the file's byte layout) is internal to
+  format/: only format/*.c include it, and the few tests of those internals
+  named in INTERNAL_USERS. The recorder, memrec and the merge speak the
+  pipe protocol of format/memwire.h and the varints of format/varint.h."""
 import os
 import re
 import subprocess
@@ -136,6 +140,33 @@ def check_includes():
         check_eq(wrong, [], "%s/ includes only from %s" % (folder, ", ".join(sorted(ok))))
 
 
+# Who may include format/memfmt_internal.h besides format/*.c, and why.
+INTERNAL_USERS = {
+    # Unit tests of the internals themselves: the header layout (magic,
+    # length), the varint bounds and the EVENTS column codec.
+    "tests/unit/test_format.c",
+    # Fuzzes the EVENTS column codec (encode, block, decode) directly.
+    "tests/fuzz/fuzz_record.c",
+    # Tells a raw decompressed stream (a corpus seed) by the file's magic and
+    # compresses it, so the fuzzer can mutate the records themselves.
+    "tests/fuzz/fuzz_common.c",
+}
+
+
+def check_internal_header():
+    users = []
+    for folder in ("format", "util", "analyzer", "tui", "recorder", "include", "tests", "bench", "examples"):
+        for path in sources(folder):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if "memfmt_internal.h" in INCLUDE.findall(f.read()):
+                    users.append(os.path.relpath(path, SRC))
+    wrong = sorted(u for u in users
+                   if not (u.startswith("format/") and u.endswith(".c")) and u not in INTERNAL_USERS)
+    check_eq(wrong, [], "memfmt_internal.h is included only by format/*.c and the tests of its internals")
+    check(any(u.startswith("format/") for u in users) and "tests/unit/test_format.c" in users,
+          "the include scan sees format/ and tests/ (%d users)" % len(users))
+
+
 def main():
     for path in (PRELOAD, MEMREC):
         if not os.path.exists(path):
@@ -144,6 +175,7 @@ def main():
     check_preload()
     check_memrec_links()
     check_includes()
+    check_internal_header()
     done()
 
 

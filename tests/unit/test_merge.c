@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "wirebatch.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "merge.h"
 
 static void hello(struct batch *b, uint64_t tid)

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "wirebatch.h"
-#include "memfmt_internal.h"
+#include "memwire.h"
 #include "merge.h"
 #include "poolmap.h"
 

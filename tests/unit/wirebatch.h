@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Building recorder batches by hand for the merge's unit tests: a batch is
  * its stream number, then events whose sequence numbers are delta-coded
- * (memfmt_internal.h's wire protocol, without the length field that
+ * (memwire.h's wire protocol, without the length field that
  * merge_batch() does not see). */
 #ifndef WIREBATCH_H
 #define WIREBATCH_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "memfmt_internal.h"
+#include "memwire.h"
 
 struct batch {
     uint8_t b[512];

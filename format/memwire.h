@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/* The contract between the recorder in the target and memrec: the pipe
+ * ("wire") batch framing and event tags, the connection protocol on
+ * memrec's socket, and the wire event decoder (wire.c). Not installed;
+ * included by format/wire.c, recorder/ and the tests. Everything here is
+ * allocation-free and async-signal-safe. */
+#ifndef MEMFMT_MEMWIRE_H
+#define MEMFMT_MEMWIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "varint.h"
+
+/* ---- wire.c: the pipe protocol from the recorder to memrec ----
+ *
+ * The recorder writes batches with single write(2) calls of at most
+ * MEMFMT_WIRE_BATCH bytes, so batches from different threads never
+ * interleave (a pipe write of up to PIPE_BUF bytes is atomic).
+ *
+ * batch := len u32 LE (bytes after this field), stream u32 LE, events...
+ * Each thread has its own stream number for its lifetime; stream 0 is the
+ * recorder's service thread. Every event carries a sequence number taken
+ * from one process-wide counter; within a batch it is delta-coded against
+ * the previous event of the batch (the first against 0). memrec merges all
+ * streams by sequence number. Node ids are local to a stream. */
+
+#define MEMFMT_WIRE_BATCH 4096
+#define MEMFMT_WIRE_HEADER 8
+
+enum memfmt_wire_tag {
+    MEMFMT_W_HELLO = 1, /* tid: first event of a stream (no seq) */
+    MEMFMT_W_NODE = 2, /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
+    MEMFMT_W_ALLOC = 3, /* seq, kind, size, addr, trace */
+    MEMFMT_W_FREE = 4, /* seq, kind, addr */
+    MEMFMT_W_REALLOC = 5, /* seq of the free part, seq of the alloc part, kind, old, new, size, trace */
+    MEMFMT_W_SYNC = 6, /* seq, ms, rss: every event with a smaller seq is already in the pipe */
+    MEMFMT_W_RECORD = 7, /* seq, len, a file record as memfmt_encode writes it (module, process...) */
+    MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
+    MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
+    MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
+    /* Direct mappings (recorder/maphooks.c). Only anonymous memory is sent,
+     * except W_UNMAP for a MAP_FIXED file mapping placed over a range. */
+    MEMFMT_W_MAP = 11, /* seq, addr, len, trace: an anonymous range mapped by mmap */
+    MEMFMT_W_UNMAP = 12, /* seq, kind (enum memfmt_map_kind), addr, len: the range is gone */
+    MEMFMT_W_MREMAP = 13, /* seq (old range gone), seq2 (new range made), old addr, old len, new addr, new len */
+    MEMFMT_W_BRK = 14, /* seq, old break, new break, trace: the break moved */
+    MEMFMT_W_POOL_ALLOC = 16, /* seq, pool, addr, size, trace: a block of a program's pool (memrec.h) */
+    MEMFMT_W_POOL_FREE = 17, /* seq, pool, addr */
+    MEMFMT_W_POOL_RESET = 18, /* seq, pool: every live block of the pool is freed */
+    MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
+    MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
+    MEMFMT_W_SIGNALED = 26, /* signal: the process is dying of this fatal signal (crash.c); no seq */
+    /* 15, 19, 22-25 are free for later tags (numbers never change). */
+};
+
+/* ---- the connection protocol: how a recorder reaches memrec ----
+ *
+ * memrec listens on an abstract unix socket of type SOCK_SEQPACKET whose
+ * name is in MEMREC_SOCK. A recorder connects, sends one request and gets
+ * one reply; when memrec accepts, the reply carries (SCM_RIGHTS) the write
+ * end of the pipe of the recording the process belongs to. The socket only
+ * hands out pipes: events always travel through the pipe. memrec checks
+ * the peer's pid and uid with SO_PEERCRED, not the request's word. */
+
+#define MEMFMT_CONN_MAGIC 0x314e434du /* "MCN1" */
+
+enum memfmt_conn_kind {
+    MEMFMT_CONN_START = 1, /* a process image starts: the first one, after exec, in a fork child */
+    MEMFMT_CONN_REOPEN = 2, /* the image lost its descriptor (the program closed or replaced it) */
+};
+
+struct memfmt_conn_request {
+    uint32_t magic;
+    uint32_t kind; /* enum memfmt_conn_kind */
+    int32_t pid, ppid;
+};
+
+struct memfmt_conn_reply {
+    uint32_t magic;
+    int32_t status; /* 0: recorded, a descriptor comes with the reply; 1: not recorded */
+};
+
+/** One decoded wire event. */
+struct memfmt_wire_event {
+    unsigned tag;
+    uint64_t seq; /* absolute, after delta decoding */
+    uint64_t seq2; /* REALLOC: seq of the alloc part */
+    uint32_t kind;
+    uint64_t size;
+    uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
+    uint64_t addr2; /* REALLOC: the new block */
+    uint64_t a, b,
+        c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool; MAP/BRK: trace in a */
+    const uint8_t *rec; /* RECORD bytes */
+    uint32_t rec_len;
+};
+
+/** Decode one wire event from [*pp, end); `prev_seq` holds the previous
+ * sequence number of the batch and is updated. Returns 0, or
+ * MEMFMT_E_TRUNCATED / MEMFMT_E_CORRUPT. */
+int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_seq, struct memfmt_wire_event *ev);
+
+#endif

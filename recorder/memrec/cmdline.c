@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+/* memrec's command line: usage and option parsing into struct options. Part of the memrec program
+ * (memrec_internal.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "util.h"
+#include "memrec_internal.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
+               "       memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] --pid PID\n"
+               "\n"
+               "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
+               "--pid, attaches to a running process and records it until Ctrl+C (which\n"
+               "detaches and leaves it running) or its end.\n"
+               "\n"
+               "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
+               "  -q, --quiet         print nothing at the end\n"
+               "  -p, --pid PID       attach to the running process PID (memrec's own ptrace\n"
+               "                      injector; needs the right to trace it)\n"
+               "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
+               "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
+               "                      FILE.<pid>.zst with -o FILE.zst)\n"
+               "  -l, --level N       zstd compression level (1-19, default 3)\n"
+               "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
+               "                      bytes allocated on average (suffixes K, M, G); every call\n"
+               "                      and byte is still counted, the rest is estimated\n"
+               "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
+               "                      keep their innermost and outermost frames and are marked\n"
+               "                      truncated\n"
+               "  -h, --help          show this help\n"
+               "  -V, --version       show the version\n"
+               "\n"
+               "Then: memprint FILE\n");
+}
+
+void parse_args(int argc, char **argv, struct options *o)
+{
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},           {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},         {NULL, 0, NULL, 0},
+    };
+    o->level = 3;
+    opterr = 0;
+    int c;
+    /* '+': stop at the program name, its options are its own. */
+    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:hV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            if (strcmp(optarg, "-") == 0) {
+                /* The recording is binary and finished only at the end: a
+                 * terminal or a pipe reader would get half a file. */
+                die_code(2, "-o -: memrec cannot write the recording to standard output; give a file name");
+            }
+            o->output = optarg;
+            break;
+        case 'q': o->quiet = 1; break;
+        case 'f': o->follow_fork = 1; break;
+        case 'p': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (*end || errno || v <= 0 || v > INT32_MAX) {
+                die_code(2, "invalid process id '%s'", optarg);
+            }
+            o->attach_pid = (pid_t)v;
+            break;
+        }
+        case 'l': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 1 || v > 19) {
+                die_code(2, "invalid compression level '%s' (expected 1-19)", optarg);
+            }
+            o->level = (int)v;
+            break;
+        }
+        case 'd': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < 8 || v > 1024) {
+                die_code(2, "invalid stack depth '%s' (expected 8-1024)", optarg);
+            }
+            o->max_depth = optarg;
+            break;
+        }
+        case 's': {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            unsigned long long mult = 1;
+            if (*end == 'K' || *end == 'k') {
+                mult = 1024;
+                end++;
+            } else if (*end == 'M' || *end == 'm') {
+                mult = 1024 * 1024;
+                end++;
+            } else if (*end == 'G' || *end == 'g') {
+                mult = 1024ull * 1024 * 1024;
+                end++;
+            }
+            if (*end || errno || optarg[0] == '-' || v == 0 || v > (1ull << 30) / mult) {
+                die_code(2, "invalid sample rate '%s' (expected bytes from 1 to 1G, e.g. 512K)", optarg);
+            }
+            snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", v * mult);
+            break;
+        }
+        case 'h': usage(stdout); exit(0);
+        case 'V': printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); exit(0);
+        case '?':
+        default:
+            if (optopt) {
+                die_code(2, "unknown option '-%c' (see memrec --help)", optopt);
+            }
+            die_code(2, "unknown option '%s' (see memrec --help)", argv[optind - 1]);
+        }
+    }
+    if (o->attach_pid) {
+        if (optind < argc) {
+            die_code(2, "give either --pid or a program to run, not both (see memrec --help)");
+        }
+        if (o->follow_fork) {
+            die_code(2, "--follow-fork works only with a program memrec starts, not with --pid");
+        }
+        return;
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        exit(2);
+    }
+    o->argv = argv + optind;
+}

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/* What the files of the memrec program share: the options, the launched
+ * child, the session of recordings, the signal flags, and the functions
+ * one file calls in another, grouped by defining file. Only
+ * recorder/memrec/ includes it. */
+#ifndef MEMREC_INTERNAL_H
+#define MEMREC_INTERNAL_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "recording.h"
+
+#define PRELOAD_NAME "libmemrec_preload.so"
+
+struct options {
+    const char *output;
+    int quiet;
+    int level;
+    const char *max_depth; /* passed to the recorder as MEMREC_MAX_DEPTH */
+    char sample_rate[32]; /* passed as MEMREC_SAMPLE_RATE; empty: record all */
+    int follow_fork; /* record fork children, each into its own file */
+    pid_t attach_pid; /* --pid: attach to this running process instead */
+    char **argv;
+};
+
+struct child {
+    pid_t pid;
+    int go_fd; /* parent writes one byte: exec now */
+    int err_fd; /* child writes errno if exec fails */
+};
+
+struct session {
+    struct options *o;
+    struct child child;
+    int lfd;
+    struct recording **recs;
+    size_t nrecs, recs_cap;
+    struct recording *main;
+    int status; /* waitpid status once reaped */
+    uint64_t max_rss; /* the kernel's peak resident set of the program, once reaped */
+    int reaped;
+    int attached; /* --pid: stop means detach, at once */
+    const char *name; /* the program's name, for messages */
+};
+
+/* ---- loop.c: signal flags, set by its handlers ---- */
+
+extern volatile sig_atomic_t got_stop; /* SIGINT/SIGTERM/SIGHUP count */
+extern volatile sig_atomic_t last_stop; /* the latest of them */
+extern volatile sig_atomic_t program_pid; /* its own signals to us are not sent back */
+
+/* ---- cmdline.c ---- */
+
+void parse_args(int argc, char **argv, struct options *o);
+
+/* ---- progcheck.c ---- */
+
+/** Find PROGRAM the way execvp will, so errors are told before anything
+ * starts. Returns a malloc'd path. */
+char *find_program(const char *name);
+/** Refuse what the preload cannot reach, instead of recording nothing. */
+void check_program(const char *path, const char *name);
+char *find_preload(void);
+
+/* ---- launch.c ---- */
+
+uint64_t mono_ms(void);
+void start_child(struct child *c, const struct options *o, char *path, const char *sock, const char *preload);
+char *default_name(const char *prog, pid_t pid);
+/** -o x.zst: a followed child's file is x.<pid>.zst. */
+char *child_name(const struct options *o, pid_t pid);
+/** Why `name` could not be created (errno `e`), as the end of an error line. */
+const char *create_error(const char *name, int e);
+
+/* ---- loop.c ---- */
+
+/** A new recording, listed in the session; NULL with errno as recording_open(). */
+struct recording *session_add(struct session *s, pid_t pid, const char *outname, uint32_t flags);
+/** How a recording ends: the kernel's peak RSS goes with the process memrec
+ * started and waited for. */
+void finish(struct session *s, struct recording *r, unsigned how, int value);
+/** A recorder asks for its pipe: the process memrec started (first image
+ * or after exec), one that lost its descriptor, or a fork child. */
+void serve(struct session *s);
+void on_chld(int sig);
+/** The socket recorders ask for their pipes on, and the signals that end a
+ * recording: what every session starts with. Dies on failure. */
+int open_hub(char *sock, size_t cap);
+void reap(struct session *s, int flags);
+void main_end(struct session *s, unsigned *how, int *value);
+/** Read the pipes and serve the socket until every recorded process ended
+ * or the user stopped us. */
+void run(struct session *s);
+
+/* ---- summary.c ---- */
+
+void print_summary(const struct session *s, const struct recording *r);
+/** The summary's last line: the command that shows the recording. */
+void print_next(const struct recording *r);
+
+/* ---- attachpid.c ---- */
+
+int attach_main(struct options *o);
+
+#endif
