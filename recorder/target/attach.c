@@ -21,7 +21,9 @@
 #include "init.h"
 #include "memfmt.h"
 #include "memwire.h"
+#include "pipe.h"
 #include "recorder_internal.h"
+#include "service.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -93,20 +95,17 @@ int attach_poll(void)
     return 0;
 }
 
-int attach_active(void)
-{
-    return atomic_load(&attached);
-}
-
 void attach_disarm(void)
 {
     if (!atomic_exchange(&attached, 0)) {
         return;
     }
+    pipe_silent(0);
     /* First no new call reaches a hook, then the events of the calls
      * already inside one are sent, then the pipe is closed: memrec reads
      * its end of file as the end of the detach. */
     got_restore(NULL);
+    service_stop();
     buffer_detach();
     atomic_store(&memrec_detach_request, 0);
 }
@@ -191,16 +190,18 @@ EXPORT int memrec_attach(char **envp)
     /* A second attach: every module and stack is new to this recording. */
     modules_forget();
     buffer_modules_gone();
-    if (buffer_setup(fd) != 0) {
+    if (buffer_setup(fd, modules_note_frame) != 0) {
         sys_close(fd);
         goto out;
     }
+    init_watch_forks();
     modules_send_process(envp);
     modules_scan();
     send_baseline();
     atomic_store(&attached, 1);
+    pipe_silent(1);
     patch_all();
-    buffer_start_service();
+    service_start();
     rc = 0;
 out:
     tstate.in_hook = saved;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Per-thread event buffers and the service thread. There is no process-wide
+/* Per-thread event buffers, the pipe, sequence numbers and flush rounds:
+ * the buffers layer, which calls only the base below it (tracetree, unwind,
+ * sample, conn, log, mem) and what its callers hand it (buffer_setup()'s
+ * new-frame callback, the crash handler's wait). There is no process-wide
  * lock on the allocation path: each thread appends to its own buffer under
  * its own (uncontended) spinlock and writes full buffers to the pipe with
  * one write(2) of at most PIPE_BUF bytes, which the kernel keeps whole.
@@ -9,11 +12,11 @@
  * holds its buffer lock; allocations take it after
  * the real allocator returned, frees before the real free is called, so a
  * free always numbers after its allocation and a reuse of the address after
- * the free. Every flush period the service thread reads the counter (S),
+ * the free. Every flush period the service thread (service.c) reads the counter (S),
  * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
  * all events numbered below S have arrived and can write them in order. */
 #define _GNU_SOURCE
-#include "init.h"
+#include "pipe.h"
 #include "recorder_internal.h"
 #include "memfmt.h"
 #include "memwire.h"
@@ -56,18 +59,6 @@ struct tbuf {
 
 HIDDEN atomic_int rec_enabled;
 
-/* The pipe to memrec. The program may close or replace its descriptor
- * (daemons close everything): the hooks of close() and friends call
- * buffer_fd_closing() first, which takes the descriptor away from the
- * writers (conn_fd = -1), waits for writes in progress, and leaves the
- * next write to fetch a new descriptor for the same pipe from memrec. A
- * writer announces itself in conn_writers before it reads conn_fd; the
- * closer clears conn_fd before it reads conn_writers (both sequentially
- * consistent): either the writer sees -1 or the closer waits for it. */
-static atomic_int conn_fd = -1;
-static atomic_int conn_writers;
-static atomic_int conn_lost; /* reopen before the next write */
-static atomic_int conn_reopening;
 static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
@@ -75,6 +66,7 @@ static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static struct tbuf service_buf; /* stream 0: SYNC and service records */
+static void (*new_frame)(uint64_t ip); /* buffer_setup(): modules_note_frame() */
 
 /* ---- locks ---- */
 
@@ -247,113 +239,6 @@ static void reg_release(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* ---- pipe ---- */
-
-static void nap(void)
-{
-    struct timespec t = {0, 50 * 1000};
-    nanosleep(&t, NULL);
-}
-
-/* The descriptor was taken away: one writer asks memrec for a new one,
- * the others wait for it. */
-static int reopen(void)
-{
-    if (!atomic_load(&conn_lost)) {
-        return -1;
-    }
-    int zero = 0;
-    if (!atomic_compare_exchange_strong(&conn_reopening, &zero, 1)) {
-        while (atomic_load(&conn_reopening)) {
-            nap();
-        }
-        return atomic_load(&conn_fd);
-    }
-    int fd = conn_open(MEMFMT_CONN_REOPEN);
-    if (fd >= 0) {
-        atomic_store(&conn_fd, fd);
-        atomic_store(&conn_lost, 0);
-    } else if (atomic_exchange(&rec_enabled, 0)) {
-        atomic_store(&conn_lost, 0);
-        log_msg("the program closed the recorder's descriptor and memrec cannot be reached; recording stopped", NULL);
-    }
-    atomic_store(&conn_reopening, 0);
-    return fd;
-}
-
-/* After conn_fd was cleared: no write is using the old descriptor. */
-static void wait_writers(void)
-{
-    while (atomic_load(&conn_writers)) {
-        nap();
-    }
-}
-
-void buffer_fd_closing(int lo, int hi)
-{
-    int fd = atomic_load(&conn_fd);
-    if (fd < 0 || fd < lo || fd > hi) {
-        return;
-    }
-    if (!atomic_compare_exchange_strong(&conn_fd, &fd, -1)) {
-        return;
-    }
-    atomic_store(&conn_lost, 1);
-    wait_writers();
-}
-
-/* Write one batch. SIGPIPE is blocked around the write so that a memrec
- * that died cannot kill the target; recording just stops. */
-static void send_batch(const uint8_t *p, size_t n)
-{
-    atomic_fetch_add(&conn_writers, 1);
-    int fd = atomic_load(&conn_fd);
-    if (fd < 0) {
-        fd = reopen();
-        if (fd < 0) {
-            atomic_fetch_sub(&conn_writers, 1);
-            return;
-        }
-    }
-    sigset_t block, old, pending;
-    sigemptyset(&block);
-    sigaddset(&block, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    sigpending(&pending);
-    int was_pending = sigismember(&pending, SIGPIPE);
-    for (int tries = 0;;) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) {
-            continue;
-        }
-        if (k < 0 && errno == EBADF && tries++ == 0) {
-            /* Closed behind our back (a raw system call, not a hook). */
-            if (atomic_compare_exchange_strong(&conn_fd, &fd, -1)) {
-                atomic_store(&conn_lost, 1);
-            }
-            fd = reopen();
-            if (fd >= 0) {
-                continue;
-            }
-            break;
-        }
-        if (k < 0) {
-            if (errno == EPIPE && !was_pending) {
-                struct timespec zero = {0, 0};
-                sigtimedwait(&block, NULL, &zero);
-            }
-            /* Attached, the program's stderr is not ours to write to: the
-             * service thread disarms the recorder without a word. */
-            if (atomic_exchange(&rec_enabled, 0) && !attach_active()) {
-                log_msg("lost the connection to memrec; recording stopped", NULL);
-            }
-        }
-        break;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    atomic_fetch_sub(&conn_writers, 1);
-}
-
 static void batch_reset(struct tbuf *b)
 {
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_relaxed);
@@ -373,7 +258,7 @@ static void flush_locked(struct tbuf *b)
     /* Interrupted during the write, a crash handler cannot know whether
      * the batch went out: it sends nothing rather than twice. */
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_release);
-    send_batch(b->data, b->len);
+    pipe_send(b->data, b->len);
     batch_reset(b);
 }
 
@@ -474,8 +359,8 @@ static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
     struct tbuf *b = ctx;
     /* A new frame in a module not announced yet (loaded a moment ago, maybe
      * running its constructor): announce it now, before the node. */
-    if (ip && !modules_contains(ip)) {
-        modules_scan();
+    if (ip && new_frame) {
+        new_frame(ip);
     }
     ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_NODE;
@@ -880,17 +765,11 @@ static void emit_deferred(struct tbuf *b)
 
 void buffer_send_deferred(void)
 {
-    while (tstate.deferred && !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
-        hook_mark_inside(__builtin_frame_address(0));
-        struct tbuf *b = lock_mine(); /* sends the queue */
-        if (b) {
-            unlock_mine(b);
-        } else {
-            tstate.deferred = 0;
-        }
-        tstate.in_hook = 0;
-        atomic_signal_fence(memory_order_seq_cst);
-        tstate.frame = NULL;
+    struct tbuf *b = lock_mine(); /* sends the queue */
+    if (b) {
+        unlock_mine(b);
+    } else {
+        tstate.deferred = 0;
     }
 }
 
@@ -989,18 +868,18 @@ void buffer_record(const uint8_t *rec, size_t len)
 
 /* ---- crash ---- */
 
-static int lock_bounded(atomic_int *l)
+static int lock_bounded(atomic_int *l, int (*wait_more)(int64_t *))
 {
     int64_t deadline = 0;
     while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
-        if (!crash_wait(&deadline)) {
+        if (!wait_more(&deadline)) {
             return 0;
         }
     }
     return 1;
 }
 
-static void flush_one_from_signal(struct tbuf *b, int mine)
+static void flush_one_from_signal(struct tbuf *b, int mine, int (*wait_more)(int64_t *))
 {
     if (mine && b->owner_holds) {
         /* The interrupted code holds the lock (say, abort() inside the real
@@ -1013,14 +892,14 @@ static void flush_one_from_signal(struct tbuf *b, int mine)
         }
         return;
     }
-    if (!lock_bounded(&b->lock)) {
+    if (!lock_bounded(&b->lock, wait_more)) {
         return;
     }
     others_want(b);
     others_barrier();
     int64_t deadline = 0;
     while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
-        if (!crash_wait(&deadline)) {
+        if (!wait_more(&deadline)) {
             others_done(b); /* its owner is stuck inside the recorder: leave it */
             return;
         }
@@ -1030,25 +909,25 @@ static void flush_one_from_signal(struct tbuf *b, int mine)
     others_done(b);
 }
 
-void buffer_flush_from_signal(void)
+void buffer_flush_from_signal(int (*wait_more)(int64_t *))
 {
     struct tbuf *mine = tstate.buf;
     int64_t deadline = 0;
     int have_registry = 1;
     while (pthread_mutex_trylock(&reg_lock) != 0) {
-        if (!crash_wait(&deadline)) {
+        if (!wait_more(&deadline)) {
             have_registry = 0;
             break;
         }
     }
     if (!have_registry) {
         if (mine) {
-            flush_one_from_signal(mine, 1);
+            flush_one_from_signal(mine, 1, wait_more);
         }
         return;
     }
     for (struct tbuf *b = registry; b; b = b->next) {
-        flush_one_from_signal(b, b == mine);
+        flush_one_from_signal(b, b == mine, wait_more);
     }
     pthread_mutex_unlock(&reg_lock);
 }
@@ -1065,7 +944,7 @@ void buffer_say_signaled(int sig)
     uint32_t len = (uint32_t)(n - 4), stream = 0;
     memcpy(b, &len, 4);
     memcpy(b + 4, &stream, 4);
-    send_batch(b, n);
+    pipe_send(b, n);
 }
 
 void buffer_modules_gone(void)
@@ -1073,7 +952,7 @@ void buffer_modules_gone(void)
     atomic_fetch_add(&tree_gen, 1);
 }
 
-/* ---- service thread ---- */
+/* ---- flush rounds (the service thread, exit, exec, detach) ---- */
 
 static uint64_t now_ms(void)
 {
@@ -1135,57 +1014,7 @@ static void sync_point(void)
     buf_unlock(&service_buf.lock);
 }
 
-/* Bumped at detach: a service thread of an earlier attach ends even when a
- * new attach turned recording on again before it woke up. */
-static atomic_uint service_gen;
-
-static void *service_main(void *arg)
-{
-    unsigned gen = (unsigned)(uintptr_t)arg;
-    tstate.in_hook = 1; /* this thread's own allocations are the recorder's */
-    struct timespec period = {0, (long)opts.flush_ms * 1000000L};
-    while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
-        nanosleep(&period, NULL);
-        modules_scan();
-        if (attach_poll()) {
-            break;
-        }
-        sync_point();
-    }
-    /* Attached (memrec --pid): a detach request, or memrec gone (a write
-     * failed and turned recording off). Either way the program is left as
-     * it was: hooks out, pipe closed, and this thread ends. */
-    if (atomic_load(&service_gen) == gen) {
-        attach_disarm();
-    }
-    return NULL;
-}
-
-void buffer_start_service(void)
-{
-    pthread_t th;
-    pthread_attr_t attr;
-    sigset_t all, old;
-    /* The target's signals must never be delivered to our thread. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256u << 10);
-    if (pthread_create(&th, &attr, service_main, (void *)(uintptr_t)atomic_load(&service_gen)) != 0) {
-        log_msg("cannot start the service thread; events are sent when buffers fill", NULL);
-    }
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
 /* ---- set-up, exit, fork, exec ---- */
-
-static void atfork_child(void)
-{
-    buffer_forget();
-    init_forked();
-}
 
 /* The first batch of a process image says so: after an exec the new image
  * writes into the pipe its predecessor used, and memrec must know where
@@ -1200,7 +1029,7 @@ static void say_image(void)
     buf_unlock(&service_buf.lock);
 }
 
-int buffer_setup(int fd)
+int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 {
     static int once;
     if (!once) {
@@ -1212,11 +1041,10 @@ int buffer_setup(int fd)
         if (pthread_key_create(&exit_key, on_thread_exit) != 0) {
             return -1;
         }
-        pthread_atfork(NULL, NULL, atfork_child);
         once = 1;
     }
-    atomic_store(&conn_fd, fd);
-    atomic_store(&conn_lost, 0);
+    new_frame = on_new_frame;
+    pipe_open(fd);
     atomic_store(&direct, 0);
     service_buf.stream = 0;
     say_image();
@@ -1240,19 +1068,17 @@ void buffer_detach(void)
 {
     sync_point();
     atomic_store(&rec_enabled, 0);
-    atomic_fetch_add(&service_gen, 1);
     /* Events of calls that were already inside a hook. */
     sync_point();
-    /* Not buffer_fd_closing(): nothing may ask memrec for a new one. */
-    atomic_store(&conn_lost, 0);
-    int fd = atomic_exchange(&conn_fd, -1);
-    wait_writers();
-    if (fd >= 0) {
-        sys_close(fd);
-    }
+    pipe_close();
 }
 
 void buffer_before_exec(void)
+{
+    sync_point();
+}
+
+void buffer_sync(void)
 {
     sync_point();
 }
@@ -1263,13 +1089,7 @@ void buffer_forget(void)
      * the buffers hold the parent's events. They are left as they are
      * (pages shared with the parent until written). */
     atomic_store(&rec_enabled, 0);
-    int fd = atomic_exchange(&conn_fd, -1);
-    if (fd >= 0) {
-        sys_close(fd);
-    }
-    atomic_store(&conn_lost, 0);
-    atomic_store(&conn_writers, 0);
-    atomic_store(&conn_reopening, 0);
+    pipe_forget();
     registry = NULL;
     if (asym) {
         asym_setup(); /* a new address space: register it too */

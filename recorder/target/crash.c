@@ -46,7 +46,11 @@ static void nap(void)
     nanosleep(&t, NULL);
 }
 
-int crash_wait(int64_t *lock_deadline)
+/* Whether a crash handler may wait a moment longer for a lock: each lock
+ * for LOCK_WAIT_NS at most (*lock_deadline, 0 before the first wait), all
+ * of them together until the flush's deadline. Naps, then returns 1; 0
+ * when the time is up. */
+static int crash_wait(int64_t *lock_deadline)
 {
     int64_t now = now_ns();
     if (*lock_deadline == 0) {
@@ -84,7 +88,7 @@ static void flush_once(int sig)
         /* Later events of other threads would come after the crash: they
          * stop being recorded now, and the service thread stops. */
         if (atomic_exchange(&rec_enabled, 0)) {
-            buffer_flush_from_signal();
+            buffer_flush_from_signal(crash_wait);
             buffer_say_signaled(sig);
         }
         atomic_store(&crash_state, CRASH_FLUSHED);

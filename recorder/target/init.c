@@ -6,10 +6,12 @@
 #define _GNU_SOURCE
 #include "init.h"
 #include "recorder_internal.h"
+#include "service.h"
 #include "memwire.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -48,7 +50,8 @@ void init_start(void)
     recorded_pid = getpid();
     int fd = conn_wanted() ? conn_open(MEMFMT_CONN_START) : -1;
     if (fd >= 0) {
-        if (buffer_setup(fd) == 0) {
+        if (buffer_setup(fd, modules_note_frame) == 0) {
+            init_watch_forks();
             modules_send_process(environ);
             modules_scan();
             crash_install();
@@ -59,7 +62,7 @@ void init_start(void)
     atomic_store_explicit(&init_state, INIT_READY, memory_order_release);
     if (restart_service && atomic_load(&rec_enabled)) {
         restart_service = 0;
-        buffer_start_service();
+        service_start();
     }
     tstate.in_hook = saved;
 }
@@ -69,6 +72,23 @@ void init_attached(void)
     recorded_pid = getpid();
     started_once = 1;
     atomic_store(&init_state, INIT_READY);
+}
+
+/* The atfork child handler: the child never writes into the parent's
+ * recording; with --follow-fork it starts one of its own. */
+static void forked_child(void)
+{
+    buffer_forget();
+    init_forked();
+}
+
+void init_watch_forks(void)
+{
+    static int once;
+    if (!once) {
+        pthread_atfork(NULL, NULL, forked_child);
+        once = 1;
+    }
 }
 
 void init_forked(void)
@@ -82,13 +102,24 @@ void init_forked(void)
     atomic_store(&init_state, INIT_NEW);
 }
 
+void hook_send_deferred(void)
+{
+    while (tstate.deferred && !tstate.in_hook && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+        hook_mark_inside(__builtin_frame_address(0));
+        buffer_send_deferred();
+        tstate.in_hook = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        tstate.frame = NULL;
+    }
+}
+
 __attribute__((constructor)) static void on_load(void)
 {
     init_start();
     if (atomic_load(&rec_enabled)) {
         int saved = tstate.in_hook;
         tstate.in_hook = 1;
-        buffer_start_service();
+        service_start();
         tstate.in_hook = saved;
     }
 }

@@ -26,6 +26,11 @@ void init_forked(void) __attribute__((visibility("hidden")));
 /** The program is about to exec: send every event recorded so far. */
 void init_before_exec(void) __attribute__((visibility("hidden")));
 
+/** Once recording is set up (buffer_setup()): from now on a fork child
+ * drops the parent's buffers and pipe (buffer_forget()) and, when memrec
+ * follows forks, starts its own recording (init_forked()). Idempotent. */
+void init_watch_forks(void) __attribute__((visibility("hidden")));
+
 /** memrec --pid loaded us into this running process: it is the one
  * recorded, and start-up is over. */
 void init_attached(void) __attribute__((visibility("hidden")));
@@ -97,6 +102,10 @@ static inline __attribute__((always_inline)) int hook_enter_alloc(int may_start)
     return hook_enter(may_start);
 }
 
+/** Send what signal handlers queued while this thread was inside the
+ * recorder, as a recorded call of its own (init.c). */
+void hook_send_deferred(void) __attribute__((visibility("hidden")));
+
 /** Leave the recorder; then send what signal handlers queued meanwhile.
  * in_hook is cleared before frame: a handler running in between records
  * as outside the recorder. */
@@ -106,7 +115,7 @@ static inline void hook_leave(void)
     atomic_signal_fence(memory_order_seq_cst);
     tstate.frame = NULL;
     if (__builtin_expect(tstate.deferred, 0)) {
-        buffer_send_deferred();
+        hook_send_deferred();
     }
 }
 

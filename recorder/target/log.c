@@ -29,3 +29,18 @@ void log_msg(const char *msg, const char *detail)
     ssize_t rc = write(STDERR_FILENO, line, n);
     (void)rc;
 }
+
+size_t log_fmt_u64(char *buf, uint64_t v)
+{
+    char tmp[LOG_U64_CHARS];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) {
+        buf[i] = tmp[n - 1 - i];
+    }
+    buf[n] = 0;
+    return n;
+}

@@ -210,6 +210,13 @@ void modules_forget(void)
     atomic_flag_clear(&scan_lock);
 }
 
+void modules_note_frame(uint64_t ip)
+{
+    if (!modules_contains(ip)) {
+        modules_scan();
+    }
+}
+
 int modules_contains(uint64_t ip)
 {
     if (atomic_flag_test_and_set(&scan_lock)) {

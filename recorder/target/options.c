@@ -63,20 +63,6 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
-static void fmt_int(char *buf, int v)
-{
-    char tmp[16];
-    int n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v && n < 15);
-    for (int i = 0; i < n; i++) {
-        buf[i] = tmp[n - 1 - i];
-    }
-    buf[n] = 0;
-}
-
 void options_init(char **envp)
 {
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
@@ -93,15 +79,11 @@ void options_init(char **envp)
     }
     if (opts.verbose) {
         for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
-            char num[16];
-            fmt_int(num, *defs[i].value);
             char line[160];
             size_t n = strlen(defs[i].name);
             memcpy(line, defs[i].name, n);
             line[n++] = '=';
-            size_t k = strlen(num);
-            memcpy(line + n, num, k);
-            line[n + k] = 0;
+            log_fmt_u64(line + n, (uint64_t)*defs[i].value);
             log_msg(line, defs[i].doc);
         }
     }

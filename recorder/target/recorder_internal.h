@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define HIDDEN __attribute__((visibility("hidden")))
+#include "hidden.h"
 
 /* ---- resolve.c: the next allocator in the chain ---- */
 
@@ -119,10 +119,15 @@ HIDDEN const char *options_env(char **envp, const char *name);
 /** Write one line "memrec: <msg>" to stderr with write(2), at most
  * 20 lines per process. Async-signal-safe, never allocates. */
 HIDDEN void log_msg(const char *msg, const char *detail);
+/** Write `v` in decimal into buf, NUL-terminated; returns the number of
+ * digits. buf must hold LOG_U64_CHARS bytes (the recorder's only number
+ * formatting: no stdio in the target). Async-signal-safe, never allocates. */
+#define LOG_U64_CHARS 21
+HIDDEN size_t log_fmt_u64(char *buf, uint64_t v);
 
 /* ---- unwind.c ---- */
 
-#define UNWIND_MAX_DEPTH 1024
+#include "cfi.h" /* UNWIND_MAX_DEPTH, struct cfi_cache, the stack hash */
 
 /** In a signal handler that interrupted the recorder: the stack with
  * libunwind, without the recorder's frames, or 0 frames when the
@@ -168,100 +173,6 @@ HIDDEN int unwind_capture_hash(struct unwind_ctx *u, uint64_t *ips, int max, uin
 /** Write the addresses unwind_capture_hash() deferred (n of them). */
 HIDDEN void unwind_fill(struct unwind_ctx *u, uint64_t *ips, int n);
 
-/* ---- cfi.c: fast stack walking from .eh_frame ---- */
-
-#define CFI_CACHE_BITS 11
-
-/* How to find the caller's frame from a pc: the CFA is rsp or rbp plus
- * cfa_off; the return address and (if saved) rbp are at CFA offsets.
- * 16 bytes, so the per-thread cache stays within the L1 data cache. */
-struct cfi_rule {
-    uint64_t pc; /* the key; 0 = empty */
-    int32_t cfa_off;
-    int16_t rbp_off;
-    int8_t ra_off;
-    uint8_t flags; /* enum rule_flags in cfi.c; bit 7: CFA is rbp-based */
-};
-
-/* One frame of a walk, as the next walk checks it (see cfi.c). */
-struct walk_frame {
-    uint64_t rsp, rbp, pc; /* registers on reaching the frame; pc is the lookup address */
-    uint64_t ra_at, ra; /* the cell read for the return address, and its value */
-    uint64_t rbp_at, rbp_val; /* the cell read for the saved rbp (0: none) */
-    uint64_t ip; /* the address recorded for the frame, 0 if skipped */
-    uint64_t hash; /* stack hash of the recorded addresses from the outermost to here */
-    uint8_t cfa_rbp; /* the frame's CFA rule reads rbp */
-    uint8_t needs_rbp; /* the walk from here on depends on the incoming rbp */
-    uint16_t outer_ips; /* recorded addresses from this frame outwards, itself included */
-};
-
-/* The hash of a stack, taken from the outermost frame inwards so that a
- * walk reusing an outer part reuses its hash too. 64 bits: two different
- * stacks with equal hashes are about as likely as a bit flipped by a cosmic
- * ray over a year of recording, and cheaper to accept than to rule out. */
-#define STACK_HASH_SEED 0x9E3779B97F4A7C15ull
-
-static inline uint64_t stack_hash_step(uint64_t h, uint64_t ip)
-{
-    h = (h ^ ip) * 0xff51afd7ed558ccdull;
-    return h ^ (h >> 32);
-}
-
-/* What the check of a remembered frame reads, packed: the cell the walk
- * read the return address from (bit 0 set: the frame's saved rbp is
- * checked too, see its walk_frame) and the value it read there. Checks
- * run over every frame of a stack on nearly every allocation: 16 bytes a
- * frame keep them to a quarter of the cache lines whole frames would take. */
-struct walk_check {
-    uint64_t at;
-    uint64_t val;
-};
-
-#define CFI_WALK_MAX (UNWIND_MAX_DEPTH + 64)
-#define CFI_HEADROOM 256
-#define CFI_WALKS 32 /* walks remembered, any slot for any stack */
-
-struct cfi_cache {
-    struct cfi_rule rules[1u << CFI_CACHE_BITS];
-    /* One spare, for the walk being made. A walk starts CFI_HEADROOM
-     * frames into its array, so that a later walk sharing its outer part
-     * can put its own inner frames in front of it instead of copying. */
-    struct walk_frame walk[CFI_WALKS + 1][CFI_HEADROOM + CFI_WALK_MAX];
-    struct walk_check check[CFI_WALKS + 1][CFI_HEADROOM + CFI_WALK_MAX]; /* per frame of walk[][] */
-    int walk_n[CFI_WALKS + 1];
-    uint16_t walk_off[CFI_WALKS + 1]; /* where each walk starts in its array */
-    uint8_t slot_walk[CFI_WALKS]; /* the walk remembered in each slot */
-    uint8_t walk_slot[CFI_WALKS + 1]; /* the reverse: the slot of each walk, CFI_WALKS for the spare */
-    /* One byte of each slot's key (0: empty), side by side, so that a
-     * look-up compares all of them at once. */
-    uint8_t slot_tag[CFI_WALKS] __attribute__((aligned(16)));
-    /* Each slot's first frame, so that candidates are told apart without
-     * touching their walks: rsp, pc, and rbp where the walk depends on it. */
-    uint64_t slot_rsp[CFI_WALKS], slot_pc[CFI_WALKS], slot_rbp[CFI_WALKS];
-    uint8_t slot_needs_rbp[CFI_WALKS];
-    uint8_t slot_ref[CFI_WALKS]; /* served since the clock hand last passed */
-    uint8_t hand; /* replacement: the next slot to consider */
-    uint8_t spare; /* the walk no slot holds: the next one is written there */
-    uint8_t last; /* the latest walk */
-    uint8_t cur, cur_slot; /* the walk being made, and its slot */
-    uint64_t last_hash; /* stack hash of the latest complete walk */
-};
-
-/** Set up a freshly mapped (zeroed) cache. */
-HIDDEN void cfi_cache_init(struct cfi_cache *c);
-
-/** Walk the stack from (rip, rsp, rbp), writing return addresses into ips,
- * frames for which skip() is true (the recorder's, anywhere) left out. Returns the count; -2
- * when more than `max` frames exist; -1 when this walker cannot do it (the
- * caller uses libunwind). Never reads outside [rsp, stack_hi). With ips
- * NULL, only counts: cfi_last_ips() gives the addresses afterwards. */
-HIDDEN int cfi_backtrace(struct cfi_cache *cache, uint64_t rip, uint64_t rsp, uint64_t rbp, uintptr_t stack_hi,
-                         int rip_is_return, int (*skip)(uint64_t), uint64_t *ips, int max, uint64_t *hash);
-
-/** The return addresses of the latest successful cfi_backtrace(), at most
- * `max`; returns their count. */
-HIDDEN int cfi_last_ips(struct cfi_cache *cache, uint64_t *ips, int max);
-
 /* ---- tracetree.c: stack -> trace id, per thread ---- */
 
 #define TRACETREE_CACHE 4096
@@ -296,14 +207,18 @@ HIDDEN uint32_t tracetree_insert(struct tracetree *t, const uint64_t *ips, int n
 /** Unmap the tree's memory and reset it to empty. */
 HIDDEN void tracetree_release(struct tracetree *t);
 
-/* ---- buffer.c: per-thread buffers, sequence numbers, the service thread ---- */
+/* ---- buffer.c: per-thread buffers, sequence numbers, flush rounds ---- */
 
-/** Set up the pipe and start recording. Returns 0 or -1 (recording off). */
-HIDDEN int buffer_setup(int fd);
-/** Start the service thread (flushes, time and RSS samples). */
-HIDDEN void buffer_start_service(void);
-/** Detach: flush everything, stop recording and the service thread, and
- * close the pipe. A later buffer_setup() starts again. Called by the
+/** Set up the pipe and start recording. `new_frame` is called (inside the
+ * recorder, the thread's buffer held) for every frame a thread's trace tree
+ * meets for the first time: modules_note_frame(). Returns 0 or -1
+ * (recording off). */
+HIDDEN int buffer_setup(int fd, void (*new_frame)(uint64_t ip));
+/** A flush round: take a sequence number S, flush every thread's buffer,
+ * send SYNC(S) (the service thread, every flush period). */
+HIDDEN void buffer_sync(void);
+/** Detach: flush everything, stop recording, and close the pipe (the
+ * caller stops the service thread first: service_stop()). A later buffer_setup() starts again. Called by the
  * service thread (attach_disarm()), which owns no buffer: the flush waits
  * for every owner to leave its buffer, so a thread that owns one must never
  * call it. */
@@ -328,16 +243,14 @@ HIDDEN void buffer_finish(int status);
 HIDDEN void buffer_before_exec(void);
 /** In a forked child: drop all state without touching the parent's pipe. */
 HIDDEN void buffer_forget(void);
-/** The program is about to close or replace descriptors lo..hi. If the
- * pipe is one of them, stop using it (waiting for writes in progress); the
- * next write asks memrec for a new descriptor of the same pipe. */
-HIDDEN void buffer_fd_closing(int lo, int hi);
 /** From a fatal signal's handler: send every thread's pending events.
- * Async-signal-safe; waits for each lock only as crash_wait() allows, so a
+ * Async-signal-safe; waits for each lock only as `wait_more` allows (it
+ * naps and returns 1, or returns 0 when this lock's wait or the whole
+ * flush's time is over; its *deadline starts at 0 for each lock), so a
  * lock held by the interrupted code or a stuck thread costs that buffer,
  * never a deadlock. The interrupted thread's own buffer, when that thread
  * was holding it, is sent up to its last complete event. */
-HIDDEN void buffer_flush_from_signal(void);
+HIDDEN void buffer_flush_from_signal(int (*wait_more)(int64_t *deadline));
 /** From a fatal signal's handler, after the flush: tell memrec the process
  * dies of `sig`. Async-signal-safe. */
 HIDDEN void buffer_say_signaled(int sig);
@@ -363,7 +276,8 @@ HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t 
 HIDDEN void buffer_map_cancel(uint64_t seq);
 
 /** Send the calls signal handlers queued on this thread (sigdefer.c)
- * while it was inside the recorder. Called outside the recorder. */
+ * while it was inside the recorder. Called between the recorder's entry
+ * and exit marks (hook_send_deferred() in init.c sets them). */
 HIDDEN void buffer_send_deferred(void);
 
 /** Global switches read on the hot path. */
@@ -430,8 +344,6 @@ HIDDEN void hooks_resolve(void);
 /** Attached: hook the objects loaded since the last call (service thread).
  * Returns 1 when memrec asked for the detach (then call attach_disarm()). */
 HIDDEN int attach_poll(void);
-/** Whether memrec --pid attached us (and the detach has not begun). */
-HIDDEN int attach_active(void);
 /** Undo the attach: GOT slots back, every buffer sent, recording off, the
  * pipe closed (buffer_detach()). Only the service thread calls it, at a
  * detach request or when it ends because memrec is gone; idempotent. */
@@ -444,6 +356,10 @@ HIDDEN void attach_disarm(void);
 HIDDEN int modules_scan(void);
 /** Whether ip lies in a module already announced. */
 HIDDEN int modules_contains(uint64_t ip);
+/** A new stack frame at ip (buffer_setup()'s callback): when it lies in no
+ * module announced yet (loaded a moment ago, maybe running its
+ * constructor), scan now, so its MODULE record comes before the frame. */
+HIDDEN void modules_note_frame(uint64_t ip);
 /** Send the PROCESS record. */
 HIDDEN void modules_send_process(char **envp);
 /** A number that changes whenever a scan finds modules loaded or gone. */
@@ -562,10 +478,6 @@ HIDDEN void sample_forget(void);
  * program's own handlers stay). Call when recording starts; may be called
  * again (in a forked child that starts recording). */
 HIDDEN void crash_install(void);
-/** In a crash handler, before trying a lock again: naps briefly and
- * returns 1, or returns 0 once this lock's wait or the whole flush's time
- * is over. *lock_deadline starts at 0 for each lock. */
-HIDDEN int crash_wait(int64_t *lock_deadline);
 
 /* ---- sigdefer.c: signal handlers' calls while their thread is inside ---- */
 

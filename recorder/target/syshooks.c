@@ -3,13 +3,14 @@
  * programs:
  *  - close, dup2, dup3, close_range, closefrom: a daemon closing every
  *    descriptor, or a dup2 over ours, must neither cut the recording nor
- *    get recorder data in its own files (buffer_fd_closing());
+ *    get recorder data in its own files (pipe_fd_closing());
  *  - the exec family: every event recorded so far leaves before the image
  *    is replaced (init_before_exec()); the new image reconnects by itself.
  * Each forwards to the next definition (RTLD_NEXT) with unchanged
  * arguments and errno. */
 #define _GNU_SOURCE
 #include "init.h"
+#include "pipe.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>
@@ -85,7 +86,7 @@ static void ensure_started(void)
  * pipe nor libunwind's may be among them afterwards. */
 static void closing(int lo, int hi, const void *ret)
 {
-    buffer_fd_closing(lo, hi);
+    pipe_fd_closing(lo, hi);
     if (!unwind_is_caller(ret)) {
         unwind_fd_closing(lo, hi);
     }

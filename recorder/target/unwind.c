@@ -4,6 +4,7 @@
  * so that main() and thread entry points survive a depth limit. */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include "cfi.h"
 #include "recorder_internal.h"
 
 #include <dlfcn.h>
@@ -224,25 +225,10 @@ static void check_against_libunwind(const uint64_t *ips, int n, int max)
 void unwind_report(void)
 {
     if (opts.check_unwind) {
-        char line[96];
-        unsigned long c = atomic_load(&checked), d = atomic_load(&differed);
-        int len = 0;
-        char tmp[24];
-        const char *parts[2] = {"stacks checked / differing: ", NULL};
-        (void)parts;
-        /* no stdio here: format two numbers by hand */
-        for (int pass = 0; pass < 2; pass++) {
-            unsigned long v = pass ? d : c;
-            int t = 0;
-            do {
-                tmp[t++] = (char)('0' + v % 10);
-                v /= 10;
-            } while (v);
-            while (t) {
-                line[len++] = tmp[--t];
-            }
-            line[len++] = pass ? 0 : '/';
-        }
+        char line[2 * LOG_U64_CHARS];
+        size_t len = log_fmt_u64(line, atomic_load(&checked));
+        line[len++] = '/';
+        log_fmt_u64(line + len, atomic_load(&differed));
         log_msg("unwind check (checked/differing)", line);
     }
 }

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+/* The service thread: every flush period it announces newly loaded modules,
+ * does what an attach asks (hook new objects, detach), and runs a flush
+ * round (buffer_sync()). It belongs to the recorder's lifecycle, above the
+ * buffers: it calls into modules, attach and buffers, and nothing below
+ * calls it. Runs inside the target: it never allocates through the hooked
+ * malloc (its allocations are the recorder's) and never receives the
+ * program's signals. */
+#define _GNU_SOURCE
+#include "service.h"
+#include "recorder_internal.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+/* Bumped at detach: a service thread of an earlier attach ends even when a
+ * new attach turned recording on again before it woke up. */
+static atomic_uint service_gen;
+
+static void *service_main(void *arg)
+{
+    unsigned gen = (unsigned)(uintptr_t)arg;
+    tstate.in_hook = 1; /* this thread's own allocations are the recorder's */
+    struct timespec period = {0, (long)opts.flush_ms * 1000000L};
+    while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
+        nanosleep(&period, NULL);
+        modules_scan();
+        if (attach_poll()) {
+            break;
+        }
+        buffer_sync();
+    }
+    /* Attached (memrec --pid): a detach request, or memrec gone (a write
+     * failed and turned recording off). Either way the program is left as
+     * it was: hooks out, pipe closed, and this thread ends. */
+    if (atomic_load(&service_gen) == gen) {
+        attach_disarm();
+    }
+    return NULL;
+}
+
+void service_start(void)
+{
+    pthread_t th;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    /* The target's signals must never be delivered to our thread. */
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256u << 10);
+    if (pthread_create(&th, &attr, service_main, (void *)(uintptr_t)atomic_load(&service_gen)) != 0) {
+        log_msg("cannot start the service thread; events are sent when buffers fill", NULL);
+    }
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void service_stop(void)
+{
+    atomic_fetch_add(&service_gen, 1);
+}
