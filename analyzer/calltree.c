@@ -3,9 +3,9 @@
  * tree: a model node's tree node is its parent's, extended by the node's
  * own frames (outermost first), so the whole tree costs one step per model
  * node and frame, never one per trace and depth. Node ids grow from the
- * root down: a parent's id is always below its children's. Bottom-up walks each
- * allocation site's path to the root once, cut at CALLTREE_MAX_DEPTH, the
- * first time bottom-up is read. */
+ * root down: a parent's id is always below its children's. Bottom-up is
+ * built on demand, one node's callers at a time, from the top-down tree:
+ * each node not yet expanded keeps the top-down nodes it stands for. */
 #define _GNU_SOURCE
 #include "calltree.h"
 
@@ -27,9 +27,40 @@ struct tree {
     uint32_t *kids;
 };
 
+/* A top-down node a bottom-up node stands for: the stacks of the sites
+ * merged into `v` all reach `pos` on this node's path (`pos` is of the
+ * node's function); `site` is the smallest top-down id among those sites,
+ * which orders children as building the whole tree at once would. */
+struct bu_entry {
+    uint32_t pos, site;
+    struct cost_vec v;
+};
+
+/* A bottom-up node and what it needs to be expanded. Nodes live in chunks
+ * that never move, so calltree_node() pointers stay valid while more
+ * nodes are built. */
+struct bu_node {
+    struct calltree_node n;
+    struct bu_entry *e; /* until expanded; NULL afterwards */
+    uint32_t ne;
+    uint32_t *kids; /* once expanded */
+    uint32_t nkids;
+    uint8_t expanded;
+    uint8_t has_kids; /* some stack continues above this node */
+};
+
+#define BU_CHUNK 4096
+
+struct bottom_up {
+    struct bu_node **chunk;
+    size_t nchunks, chunk_cap;
+    uint32_t count;
+};
+
 struct calltree {
     struct frames *fr;
-    struct tree tr[2];
+    struct tree tr[1]; /* top-down */
+    struct bottom_up bu;
     struct calltree_func *funcs;
     uint32_t nfuncs;
     size_t fcap;
@@ -37,11 +68,10 @@ struct calltree {
     char **fkeys; /* per function: name and source file, while building */
     size_t fkeys_cap;
     struct idmap fmap; /* key -> function */
-    /* Bottom-up is built the first time it is asked for: it costs
-     * allocation sites x depth (a chain of 20,000 nodes, each a site, made
-     * 20 million nodes and 2.3 GB), and memprint --folded never reads it.
-     * The latest calltree_sort() is applied when it is built. */
-    int bottom_up_built;
+    /* The whole bottom-up tree costs allocation sites x depth (a chain of
+     * 20,000 nodes, each a site, made 20 million nodes and 2.3 GB), so a
+     * node's callers are found when they are first asked for. The latest
+     * calltree_sort() is applied to each new children list. */
     int sorted;
     enum cost_type sort_c;
 };
@@ -278,25 +308,210 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
     tree_link(tr);
 }
 
-static void build_bottom_up(struct calltree *t)
+/* ---- bottom-up, built on demand ---- */
+
+static struct bu_node *bu_at(const struct bottom_up *bu, uint32_t id)
+{
+    return &bu->chunk[id / BU_CHUNK][id % BU_CHUNK];
+}
+
+static uint32_t bu_add(struct bottom_up *bu, uint32_t parent, uint32_t func, const struct sym_frame *frame)
+{
+    if (bu->count % BU_CHUNK == 0) {
+        xgrow((void **)&bu->chunk, &bu->chunk_cap, bu->nchunks + 1, sizeof *bu->chunk);
+        /* malloc, not calloc: only the pages of nodes made are touched. */
+        bu->chunk[bu->nchunks++] = xmalloc(BU_CHUNK * sizeof **bu->chunk);
+    }
+    struct bu_node *b = bu_at(bu, bu->count);
+    memset(b, 0, sizeof *b);
+    b->n.parent = parent;
+    b->n.func = func;
+    b->n.frame = frame;
+    b->n.depth = parent == CALLTREE_NONE ? 0 : bu_at(bu, parent)->n.depth + 1;
+    return bu->count++;
+}
+
+static void bu_release(struct bottom_up *bu)
+{
+    for (uint32_t i = 0; i < bu->count; i++) {
+        struct bu_node *b = bu_at(bu, i);
+        free(b->e);
+        free(b->kids);
+    }
+    for (size_t c = 0; c < bu->nchunks; c++) {
+        free(bu->chunk[c]);
+    }
+    free(bu->chunk);
+}
+
+/* One stack's way up, while children are made: `pos` is the top-down
+ * node the child stands for. */
+struct bu_item {
+    uint32_t func, pos, site;
+    struct cost_vec v;
+};
+
+static int by_func_pos(const void *pa, const void *pb)
+{
+    const struct bu_item *a = pa, *b = pb;
+    if (a->func != b->func) {
+        return a->func < b->func ? -1 : 1;
+    }
+    if (a->pos != b->pos) {
+        return a->pos < b->pos ? -1 : 1;
+    }
+    return a->site < b->site ? -1 : (a->site > b->site ? 1 : 0);
+}
+
+/* A group of items of one function: one child. */
+struct bu_group {
+    uint32_t from, to, site;
+};
+
+static int by_site(const void *pa, const void *pb)
+{
+    const struct bu_group *a = pa, *b = pb;
+    return a->site < b->site ? -1 : (a->site > b->site ? 1 : 0);
+}
+
+static void sort_bu_kids(const struct calltree *t, struct bu_node *b, enum cost_type c);
+
+/* The children of bottom-up node `id` from `items` (sorted here): one
+ * child per function, in the order of their smallest site (the order in
+ * which building every stack's path at once made them); items of one
+ * top-down node merge into one entry, since their paths go on together.
+ * O(items log items). */
+static void bu_make_children(struct calltree *t, uint32_t id, struct bu_item *items, uint32_t n)
 {
     const struct tree *td = &t->tr[CALLTREE_TOP_DOWN];
-    struct tree *bu = &t->tr[CALLTREE_BOTTOM_UP];
-    tree_add(bu, CALLTREE_NONE, CALLTREE_NONE, NULL);
-    for (uint32_t id = 0; id < td->count; id++) {
-        const struct cost_vec *v = &td->n[id].self;
-        if (!cost_any(v)) {
+    struct bottom_up *bu = &t->bu;
+    qsort(items, n, sizeof *items, by_func_pos);
+    struct bu_group *g = xmalloc(((size_t)n + 1) * sizeof *g);
+    uint32_t ng = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (i == 0 || items[i].func != items[i - 1].func) {
+            g[ng].from = i;
+            g[ng].site = items[i].site;
+            ng++;
+        }
+        g[ng - 1].to = i + 1;
+        if (items[i].site < g[ng - 1].site) {
+            g[ng - 1].site = items[i].site;
+        }
+    }
+    qsort(g, ng, sizeof *g, by_site);
+    uint32_t *kids = xmalloc(((size_t)ng + 1) * sizeof *kids);
+    uint32_t depth = bu_at(bu, id)->n.depth + 1;
+    for (uint32_t k = 0; k < ng; k++) {
+        /* The frame of the first site's node, as the eager build kept. */
+        uint32_t first = g[k].from;
+        for (uint32_t i = g[k].from; i < g[k].to; i++) {
+            if (items[i].site == g[k].site) {
+                first = i;
+                break;
+            }
+        }
+        uint32_t c = bu_add(bu, id, items[first].func, td->n[items[first].pos].frame);
+        struct bu_node *b = bu_at(bu, c);
+        kids[k] = c;
+        struct bu_entry *e = xmalloc((size_t)(g[k].to - g[k].from) * sizeof *e);
+        uint32_t ne = 0;
+        for (uint32_t i = g[k].from; i < g[k].to; i++) {
+            cost_add(&b->n.incl, &items[i].v);
+            int ends = td->n[items[i].pos].parent == 0 || depth >= CALLTREE_MAX_DEPTH;
+            if (ends) {
+                cost_add(&b->n.self, &items[i].v);
+                continue;
+            }
+            b->has_kids = 1;
+            if (ne > 0 && e[ne - 1].pos == items[i].pos) {
+                cost_add(&e[ne - 1].v, &items[i].v); /* sorted by site: the first keeps the smallest */
+                continue;
+            }
+            e[ne].pos = items[i].pos;
+            e[ne].site = items[i].site;
+            e[ne].v = items[i].v;
+            ne++;
+        }
+        if (ne == 0) {
+            free(e);
+            e = NULL;
+        }
+        b->e = e;
+        b->ne = ne;
+    }
+    free(g);
+    struct bu_node *p = bu_at(bu, id);
+    p->kids = kids;
+    p->nkids = ng;
+    p->expanded = 1;
+    if (t->sorted) {
+        sort_bu_kids(t, p, t->sort_c);
+    }
+}
+
+/* The root's children: every top-down node with a cost of its own is a
+ * stack's innermost frame, its site. O(top-down nodes). */
+static void bu_expand_root(struct calltree *t)
+{
+    const struct tree *td = &t->tr[CALLTREE_TOP_DOWN];
+    struct bu_item *items = xmalloc(((size_t)td->count + 1) * sizeof *items);
+    uint32_t n = 0;
+    for (uint32_t id = 1; id < td->count; id++) {
+        if (!cost_any(&td->n[id].self)) {
             continue;
         }
-        cost_add(&bu->n[0].incl, v);
-        uint32_t cur = 0, depth = 0;
-        for (uint32_t x = id; x != 0 && depth < CALLTREE_MAX_DEPTH; x = td->n[x].parent, depth++) {
-            cur = tree_child(bu, cur, td->n[x].func, td->n[x].frame);
-            cost_add(&bu->n[cur].incl, v);
-        }
-        cost_add(&bu->n[cur].self, v);
+        items[n].func = td->n[id].func;
+        items[n].pos = id;
+        items[n].site = id;
+        items[n].v = td->n[id].self;
+        n++;
     }
-    tree_link(bu);
+    bu_make_children(t, 0, items, n);
+    free(items);
+}
+
+/* Node `id`'s callers: each entry moves one frame up its top-down path.
+ * O(entries log entries); the entries are freed (the children hold them
+ * now). */
+static void bu_expand(struct calltree *t, uint32_t id)
+{
+    struct bu_node *b = bu_at(&t->bu, id);
+    if (b->expanded) {
+        return;
+    }
+    if (id == 0) {
+        bu_expand_root(t);
+        return;
+    }
+    const struct tree *td = &t->tr[CALLTREE_TOP_DOWN];
+    struct bu_item *items = xmalloc(((size_t)b->ne + 1) * sizeof *items);
+    for (uint32_t i = 0; i < b->ne; i++) {
+        uint32_t up = td->n[b->e[i].pos].parent;
+        items[i].func = td->n[up].func;
+        items[i].pos = up;
+        items[i].site = b->e[i].site;
+        items[i].v = b->e[i].v;
+    }
+    uint32_t n = b->ne;
+    free(b->e);
+    b->e = NULL;
+    b->ne = 0;
+    bu_make_children(t, id, items, n);
+    free(items);
+}
+
+/* The root: the total of every stack; its self, the costs without one. */
+static void bu_init(struct calltree *t)
+{
+    const struct tree *td = &t->tr[CALLTREE_TOP_DOWN];
+    uint32_t root = bu_add(&t->bu, CALLTREE_NONE, CALLTREE_NONE, NULL);
+    struct bu_node *b = bu_at(&t->bu, root);
+    b->n.self = td->n[0].self;
+    for (uint32_t id = 0; id < td->count; id++) {
+        cost_add(&b->n.incl, &td->n[id].self);
+    }
+    b->has_kids = td->count > 1;
 }
 
 struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
@@ -305,6 +520,7 @@ struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
     t->fr = fr;
     build_top_down(t, a);
     func_inclusive(t);
+    bu_init(t);
     t->forder = xmalloc(((size_t)t->nfuncs + 1) * sizeof *t->forder);
     for (uint32_t i = 0; i < t->nfuncs; i++) {
         t->forder[i] = i;
@@ -324,7 +540,7 @@ void calltree_free(struct calltree *t)
         return;
     }
     tree_release(&t->tr[0]);
-    tree_release(&t->tr[1]);
+    bu_release(&t->bu);
     for (uint32_t i = 0; i < t->nfuncs; i++) {
         free((char *)t->funcs[i].name);
     }
@@ -335,47 +551,79 @@ void calltree_free(struct calltree *t)
 
 /* ---- reading and sorting ---- */
 
-static void sort_tree(const struct calltree *t, struct tree *tr, enum cost_type c);
-
-/* The tree of orientation `o`, building bottom-up on first use. The tree
- * is logically const: building it changes what is cached, not what it
- * says, so the cast is safe (the tools are single-threaded). */
-static const struct tree *tree_of(const struct calltree *ct, enum calltree_orient o)
+/* Expanding a bottom-up node changes what is cached, not what the tree
+ * says, so the readers take the tree as const and cast here (the tools
+ * are single-threaded). */
+static struct calltree *mut(const struct calltree *t)
 {
-    if (o != CALLTREE_BOTTOM_UP) {
-        return &ct->tr[CALLTREE_TOP_DOWN];
-    }
-    struct calltree *t = (struct calltree *)ct;
-    if (!t->bottom_up_built) {
-        t->bottom_up_built = 1;
-        build_bottom_up(t);
-        if (t->sorted) {
-            sort_tree(t, &t->tr[CALLTREE_BOTTOM_UP], t->sort_c);
-        }
-    }
-    return &t->tr[CALLTREE_BOTTOM_UP];
+    return (struct calltree *)t;
 }
 
 uint32_t calltree_size(const struct calltree *t, enum calltree_orient o)
 {
-    return tree_of(t, o)->count;
+    if (o != CALLTREE_BOTTOM_UP) {
+        return t->tr[CALLTREE_TOP_DOWN].count;
+    }
+    /* Every node: expand each in turn (new ones are appended). */
+    for (uint32_t id = 0; id < t->bu.count; id++) {
+        bu_expand(mut(t), id);
+    }
+    return t->bu.count;
+}
+
+uint32_t calltree_built(const struct calltree *t, enum calltree_orient o)
+{
+    return o == CALLTREE_BOTTOM_UP ? t->bu.count : t->tr[CALLTREE_TOP_DOWN].count;
 }
 
 const struct calltree_node *calltree_node(const struct calltree *t, enum calltree_orient o, uint32_t id)
 {
-    const struct tree *tr = tree_of(t, o);
+    if (o == CALLTREE_BOTTOM_UP) {
+        return id < t->bu.count ? &bu_at(&t->bu, id)->n : NULL;
+    }
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
     return id < tr->count ? &tr->n[id] : NULL;
 }
 
 const uint32_t *calltree_children(const struct calltree *t, enum calltree_orient o, uint32_t id, uint32_t *n)
 {
-    const struct tree *tr = tree_of(t, o);
     *n = 0;
+    if (o == CALLTREE_BOTTOM_UP) {
+        if (id >= t->bu.count) {
+            return NULL;
+        }
+        bu_expand(mut(t), id);
+        const struct bu_node *b = bu_at(&t->bu, id);
+        *n = b->nkids;
+        return b->nkids ? b->kids : NULL;
+    }
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
     if (id >= tr->count || tr->nkids[id] == 0) {
         return NULL;
     }
     *n = tr->nkids[id];
     return tr->kids + tr->first[id];
+}
+
+int calltree_has_children(const struct calltree *t, enum calltree_orient o, uint32_t id)
+{
+    if (o == CALLTREE_BOTTOM_UP) {
+        if (id >= t->bu.count) {
+            return 0;
+        }
+        const struct bu_node *b = bu_at(&t->bu, id);
+        return b->expanded ? b->nkids > 0 : b->has_kids;
+    }
+    const struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
+    return id < tr->count && tr->nkids[id] > 0;
+}
+
+int calltree_expanded(const struct calltree *t, enum calltree_orient o, uint32_t id)
+{
+    if (o == CALLTREE_BOTTOM_UP) {
+        return id < t->bu.count && bu_at(&t->bu, id)->expanded;
+    }
+    return id < t->tr[CALLTREE_TOP_DOWN].count;
 }
 
 uint32_t calltree_nfuncs(const struct calltree *t)
@@ -455,6 +703,29 @@ static void sort_tree(const struct calltree *t, struct tree *tr, enum cost_type 
     }
 }
 
+static int by_bu_cost(const void *pa, const void *pb, void *arg)
+{
+    const struct sort_ctx *s = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const struct calltree_node *na = &bu_at(&s->t->bu, a)->n, *nb = &bu_at(&s->t->bu, b)->n;
+    int r = cmp_u64_desc(na->incl.v[s->c], nb->incl.v[s->c]);
+    if (r == 0) {
+        r = strcmp(s->t->funcs[na->func].name, s->t->funcs[nb->func].name);
+    }
+    if (r == 0) {
+        r = a < b ? -1 : (a > b ? 1 : 0);
+    }
+    return r;
+}
+
+static void sort_bu_kids(const struct calltree *t, struct bu_node *b, enum cost_type c)
+{
+    struct sort_ctx s = {t, NULL, c, 0};
+    if (b->nkids > 1) {
+        qsort_r(b->kids, b->nkids, sizeof *b->kids, by_bu_cost, &s);
+    }
+}
+
 void calltree_sort(struct calltree *t, enum cost_type c, int by_self)
 {
     if ((unsigned)c >= COST_NTYPES) {
@@ -463,8 +734,8 @@ void calltree_sort(struct calltree *t, enum cost_type c, int by_self)
     t->sorted = 1;
     t->sort_c = c;
     sort_tree(t, &t->tr[CALLTREE_TOP_DOWN], c);
-    if (t->bottom_up_built) {
-        sort_tree(t, &t->tr[CALLTREE_BOTTOM_UP], c);
+    for (uint32_t i = 0; i < t->bu.count; i++) {
+        sort_bu_kids(t, bu_at(&t->bu, i), c);
     }
     struct sort_ctx s = {t, NULL, c, by_self};
     qsort_r(t->forder, t->nfuncs, sizeof *t->forder, by_func_cost, &s);

@@ -72,28 +72,60 @@ struct calltree;
  * model->acct or analysis->acct); `fr` must be of the same model. Trace
  * ids at or above the model's node count are charged to the root. Nodes
  * are made for traces with some cost only. Memory and time: O(model
- * nodes × inlined frames) for top-down and the functions, plus
- * O(allocation sites × depth, depth <= CALLTREE_MAX_DEPTH) for bottom-up,
- * which is built the first time it is read (not here);
- * symbolizes each node once (cached in `fr`). Children come in creation
- * order until calltree_sort(). Returns the tree (free with
- * calltree_free()); dies only on out of memory. */
+ * nodes × inlined frames) for top-down and the functions; symbolizes each
+ * node once (cached in `fr`). The bottom-up tree starts as its root only:
+ * a node's children are made the first time calltree_children() is asked
+ * for them (see there), so that its cost is what is read of it, never
+ * allocation sites × depth up front. Children come in creation order
+ * until calltree_sort(). Returns the tree (free with calltree_free());
+ * dies only on out of memory. */
 struct calltree *calltree_build(struct frames *fr, const struct accounting *a);
 /** Release; accepts NULL. */
 void calltree_free(struct calltree *t);
 
-/** Number of nodes in one orientation (>= 1: the root). */
+/*
+ * Bottom-up on demand. Every bottom-up node not yet expanded keeps the
+ * top-down nodes it stands for (merged: stacks that meet in one top-down
+ * node go on together), and expanding it moves each one frame up and
+ * groups them by function. The first calltree_children() of the root
+ * costs O(top-down nodes), of another node O(e log e) for the e top-down
+ * nodes it stands for (at most the allocation sites below it). Reading a
+ * node, its parent, its costs, or whether it has children is O(1) and
+ * builds nothing. Nodes are never moved or freed before calltree_free(),
+ * so pointers from calltree_node() and calltree_children() stay valid
+ * while more nodes are built. The figures and the order of every node
+ * are those the whole tree built at once gives. Not thread-safe, even
+ * through a const tree.
+ */
+
+/** Number of nodes of the whole tree of one orientation (>= 1: the root).
+ * For bottom-up this builds every node: O(allocation sites × depth,
+ * depth <= CALLTREE_MAX_DEPTH), for front ends that walk the whole tree
+ * anyway; calltree_built() is the cheap count. */
 uint32_t calltree_size(const struct calltree *t, enum calltree_orient o);
-/** Node `id` (< calltree_size()) of one orientation; NULL when out of range. */
+/** Number of nodes built so far (ids in use are below it): the whole tree
+ * for top-down, and for bottom-up what calltree_children() has expanded.
+ * O(1). */
+uint32_t calltree_built(const struct calltree *t, enum calltree_orient o);
+/** Node `id` (< calltree_built()) of one orientation; NULL when out of
+ * range. O(1), builds nothing. */
 const struct calltree_node *calltree_node(const struct calltree *t, enum calltree_orient o, uint32_t id);
 /** The children of node `id`: *n ids, in the order of the latest
- * calltree_sort(). The array belongs to the tree; valid until the next
- * calltree_sort() or calltree_free(). NULL with *n = 0 for a leaf or a bad id. */
+ * calltree_sort(). The array belongs to the tree; its order is valid
+ * until the next calltree_sort(), the array until calltree_free(). NULL
+ * with *n = 0 for a leaf or a bad id. Bottom-up: the first call for a node
+ * builds its children (see above); later calls are O(1). */
 const uint32_t *calltree_children(const struct calltree *t, enum calltree_orient o, uint32_t id, uint32_t *n);
+/** 1 when node `id` has children, without building them. O(1). */
+int calltree_has_children(const struct calltree *t, enum calltree_orient o, uint32_t id);
+/** 1 when node `id`'s children are built (always for top-down), so that
+ * calltree_children() costs nothing: walks over what is built use it. */
+int calltree_expanded(const struct calltree *t, enum calltree_orient o, uint32_t id);
 /** Sort every children list of both orientations by inclusive cost `c`,
- * largest first (ties: by name, then by id, so the order is stable across
- * runs), and the function list by inclusive `c`, or by self `c` with
- * `by_self`. O(n log n). */
+ * largest first (ties: by name, then by creation order, so the order is
+ * stable across runs), and the function list by inclusive `c`, or by self
+ * `c` with `by_self`. O(n log n) for the nodes built; bottom-up children
+ * built later come sorted the same way. */
 void calltree_sort(struct calltree *t, enum cost_type c, int by_self);
 
 /** Number of functions. */

@@ -14,6 +14,26 @@
 
 /* ---- state ---- */
 
+/* The bottom-up tree grows as nodes are expanded: the open flags grow
+ * with it. */
+static int is_open(const struct tree_state *s, uint32_t id)
+{
+    return id < s->nopen && s->open[id];
+}
+
+static void set_open(struct tree_state *s, uint32_t id, int on)
+{
+    if (id >= s->nopen) {
+        if (!on) {
+            return;
+        }
+        size_t cap = s->nopen;
+        xgrow((void **)&s->open, &cap, (size_t)id + 1, 1); /* the new part zeroed */
+        s->nopen = (uint32_t)cap;
+    }
+    s->open[id] = (uint8_t)on;
+}
+
 static void drop_path(struct tree_state *s)
 {
     for (uint32_t i = 0; i < s->npath; i++) {
@@ -62,7 +82,7 @@ static void rebuild(struct app *app, struct tree_state *s)
         }
         uint32_t id = f->kids[f->i++];
         list_push(&s->l, id, (uint32_t)(depth - 1), 0);
-        if (id < s->nopen && s->open[id]) {
+        if (is_open(s, id)) {
             xgrow((void **)&stack, &cap, depth + 1, sizeof *stack);
             stack[depth].kids = calltree_children(t, s->o, id, &stack[depth].n);
             stack[depth].i = 0;
@@ -89,8 +109,8 @@ static void sync(struct app *app, struct tree_state *s)
     s->generation = app->d.generation;
     const struct calltree *t = app->d.tree;
     free(s->open);
-    s->nopen = calltree_size(t, s->o);
-    s->open = xcalloc(s->nopen, 1);
+    s->open = NULL;
+    s->nopen = 0;
     list_clear(&s->l);
     uint32_t node = 0;
     for (uint32_t i = 0; i < s->npath; i++) {
@@ -107,7 +127,7 @@ static void sync(struct app *app, struct tree_state *s)
             break;
         }
         if (node != 0) {
-            s->open[node] = 1;
+            set_open(s, node, 1);
         }
         node = found;
     }
@@ -126,7 +146,7 @@ void view_tree_select(struct app *app, struct tree_state *s, uint32_t node)
         return;
     }
     for (uint32_t p = n->parent; p != CALLTREE_NONE && p != 0; p = calltree_node(t, s->o, p)->parent) {
-        s->open[p] = 1;
+        set_open(s, p, 1);
     }
     rebuild(app, s);
     for (uint32_t i = 0; i < s->l.n; i++) {
@@ -179,9 +199,9 @@ void view_tree_draw(struct app *app, struct tree_state *s, int y, int h, int w)
             indent = (w - x) / 2;
         }
         x += indent;
-        uint32_t nk;
-        calltree_children(d->tree, s->o, row->id, &nk);
-        const char *mark = nk == 0 ? "  " : (row->id < s->nopen && s->open[row->id] ? open_mark : closed_mark);
+        /* Whether it has children, without building them (bottom-up). */
+        int kids = calltree_has_children(d->tree, s->o, row->id);
+        const char *mark = !kids ? "  " : (is_open(s, row->id) ? open_mark : closed_mark);
         x += crt_put(y + 1 + r, x, mark, w - x, attr);
         crt_put_hl(y + 1 + r, x, data_node_name(d, s->o, row->id), w - x, attr, app->search);
     }
@@ -192,25 +212,38 @@ void view_tree_draw(struct app *app, struct tree_state *s, int y, int h, int w)
 
 /* ---- keys ---- */
 
-static void open_subtree(struct tree_state *s, const struct calltree *t, uint32_t node)
+/* '*' opens at most this many nodes: a bottom-up subtree is built as it
+ * is opened, and can hold allocation sites x depth nodes. */
+#define OPEN_ALL_MAX 100000
+
+/* Open `node`'s subtree, depth first; 1 when it stopped at OPEN_ALL_MAX. */
+static int open_subtree(struct tree_state *s, const struct calltree *t, uint32_t node)
 {
     uint32_t *todo = NULL;
     size_t cap = 0, n = 0;
+    uint32_t opened = 0;
+    int cut = 0;
     xgrow((void **)&todo, &cap, 1, sizeof *todo);
     todo[n++] = node;
     while (n > 0) {
         uint32_t id = todo[--n];
-        uint32_t nk;
-        const uint32_t *kids = calltree_children(t, s->o, id, &nk);
-        if (nk == 0) {
+        if (!calltree_has_children(t, s->o, id)) {
             continue;
         }
-        s->open[id] = 1;
+        if (opened == OPEN_ALL_MAX) {
+            cut = 1;
+            break;
+        }
+        uint32_t nk;
+        const uint32_t *kids = calltree_children(t, s->o, id, &nk);
+        set_open(s, id, 1);
+        opened++;
         xgrow((void **)&todo, &cap, n + nk, sizeof *todo);
         memcpy(todo + n, kids, nk * sizeof *kids);
         n += nk;
     }
     free(todo);
+    return cut;
 }
 
 int view_tree_key(struct app *app, struct tree_state *s, enum action a, int h)
@@ -221,23 +254,26 @@ int view_tree_key(struct app *app, struct tree_state *s, enum action a, int h)
         return 0;
     }
     uint32_t id = s->l.rows[s->l.sel].id;
-    uint32_t nk;
-    calltree_children(t, s->o, id, &nk);
+    int kids = calltree_has_children(t, s->o, id);
     switch (a) {
     case ACT_EXPAND:
-        if (nk > 0) {
-            s->open[id] = !s->open[id];
+        if (kids) {
+            set_open(s, id, !is_open(s, id));
         }
         break;
     case ACT_RIGHT:
-        if (nk > 0) {
-            s->open[id] = 1;
+        if (kids) {
+            set_open(s, id, 1);
         }
         break;
-    case ACT_EXPAND_ALL: open_subtree(s, t, id); break;
+    case ACT_EXPAND_ALL:
+        if (open_subtree(s, t, id)) {
+            screen_status(app, "%s", "expanded the first 100000 nodes of the subtree only");
+        }
+        break;
     case ACT_LEFT:
-        if (nk > 0 && s->open[id]) {
-            s->open[id] = 0;
+        if (kids && is_open(s, id)) {
+            set_open(s, id, 0);
         } else {
             uint32_t p = calltree_node(t, s->o, id)->parent;
             if (p != 0 && p != CALLTREE_NONE) {
@@ -259,10 +295,14 @@ int view_tree_key(struct app *app, struct tree_state *s, enum action a, int h)
 
 /* ---- search ---- */
 
-/* Every node of orientation o in display order (children sorted). */
-static uint32_t *all_nodes(const struct calltree *t, enum calltree_orient o, uint32_t *count)
+/* Every node built of orientation o in display order (children sorted):
+ * the whole tree for top-down; for bottom-up, the sites and the callers
+ * of every node expanded so far, building nothing more. */
+static uint32_t *built_nodes(const struct calltree *t, enum calltree_orient o, uint32_t *count)
 {
-    uint32_t total = calltree_size(t, o);
+    uint32_t nk;
+    calltree_children(t, o, 0, &nk); /* the sites, at least */
+    uint32_t total = calltree_built(t, o);
     uint32_t *out = xmalloc((size_t)total * sizeof *out);
     uint32_t *todo = xmalloc((size_t)total * sizeof *todo);
     uint32_t n = 0, m = 0;
@@ -272,7 +312,9 @@ static uint32_t *all_nodes(const struct calltree *t, enum calltree_orient o, uin
         if (id != 0) {
             out[n++] = id;
         }
-        uint32_t nk;
+        if (!calltree_expanded(t, o, id)) {
+            continue;
+        }
         const uint32_t *kids = calltree_children(t, o, id, &nk);
         /* Pushed in reverse so that the first child comes out first. */
         for (uint32_t k = nk; k > 0 && m < total; k--) {
@@ -284,11 +326,90 @@ static uint32_t *all_nodes(const struct calltree *t, enum calltree_orient o, uin
     return out;
 }
 
+/* 1 when some function's name matches the search. O(functions). */
+static int some_function_matches(struct app *app)
+{
+    uint32_t nf = calltree_nfuncs(app->d.tree);
+    for (uint32_t f = 0; f < nf; f++) {
+        if (text_match(data_func_name(&app->d, f), app->search)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The bottom-up node of a match that no node built so far shows, found
+ * through the top-down tree: its first node (display order) of a matching
+ * function, followed down its heaviest children to an allocation site;
+ * the bottom-up path from that site up to the match is built (its nodes
+ * only, with their siblings). CALLTREE_NONE when no stack reaches a match
+ * within CALLTREE_MAX_DEPTH frames of its site. O(top-down nodes) plus
+ * the expansions along the path. */
+static uint32_t bottom_up_match(struct app *app)
+{
+    const struct calltree *t = app->d.tree;
+    uint32_t n;
+    uint32_t *td = built_nodes(t, CALLTREE_TOP_DOWN, &n);
+    uint32_t found = CALLTREE_NONE;
+    for (uint32_t i = 0; i < n && found == CALLTREE_NONE; i++) {
+        uint32_t x = td[i];
+        if (!text_match(data_node_name(&app->d, CALLTREE_TOP_DOWN, x), app->search)) {
+            continue;
+        }
+        uint32_t site = x;
+        while (!cost_any(&calltree_node(t, CALLTREE_TOP_DOWN, site)->self)) {
+            uint32_t nk;
+            const uint32_t *kids = calltree_children(t, CALLTREE_TOP_DOWN, site, &nk);
+            uint32_t next = CALLTREE_NONE;
+            for (uint32_t k = 0; k < nk && next == CALLTREE_NONE; k++) {
+                if (cost_any(&calltree_node(t, CALLTREE_TOP_DOWN, kids[k])->incl)) {
+                    next = kids[k];
+                }
+            }
+            if (next == CALLTREE_NONE) {
+                break;
+            }
+            site = next;
+        }
+        const struct calltree_node *sn = calltree_node(t, CALLTREE_TOP_DOWN, site);
+        if (!cost_any(&sn->self) || sn->depth - calltree_node(t, CALLTREE_TOP_DOWN, x)->depth >= CALLTREE_MAX_DEPTH) {
+            continue;
+        }
+        uint32_t b = 0;
+        for (uint32_t y = site;; y = calltree_node(t, CALLTREE_TOP_DOWN, y)->parent) {
+            uint32_t f = calltree_node(t, CALLTREE_TOP_DOWN, y)->func;
+            uint32_t nk;
+            const uint32_t *kids = calltree_children(t, CALLTREE_BOTTOM_UP, b, &nk);
+            uint32_t c = CALLTREE_NONE;
+            for (uint32_t k = 0; k < nk && c == CALLTREE_NONE; k++) {
+                if (calltree_node(t, CALLTREE_BOTTOM_UP, kids[k])->func == f) {
+                    c = kids[k];
+                }
+            }
+            if (c == CALLTREE_NONE) {
+                BUG("bottom-up path of a top-down node not found");
+            }
+            b = c;
+            if (y == x) {
+                break;
+            }
+        }
+        found = b;
+    }
+    free(td);
+    return found;
+}
+
+/* Search among the nodes built, in display order from the selection; the
+ * bottom-up tree is never built whole for it (see bottom_up_match()). */
 static int search_tree(struct app *app, struct tree_state *s, int dir)
 {
     sync(app, s);
+    if (!some_function_matches(app)) {
+        return 0;
+    }
     uint32_t n;
-    uint32_t *nodes = all_nodes(app->d.tree, s->o, &n);
+    uint32_t *nodes = built_nodes(app->d.tree, s->o, &n);
     uint32_t cur = s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
     uint32_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -307,6 +428,13 @@ static int search_tree(struct app *app, struct tree_state *s, int dir)
         }
     }
     free(nodes);
+    if (!found && s->o == CALLTREE_BOTTOM_UP) {
+        uint32_t b = bottom_up_match(app);
+        if (b != CALLTREE_NONE) {
+            view_tree_select(app, s, b);
+            found = 1;
+        }
+    }
     return found;
 }
 

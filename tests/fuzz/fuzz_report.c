@@ -2,7 +2,8 @@
 /* libFuzzer target: arbitrary bytes as a recording, taken through all of
  * memprint's path: model_load, report_new (symbolizing the modules the
  * input names), the text report and the JSON report, then the top-down
- * call tree and the folded stacks of memprint --folded. Input that starts
+ * call tree, the folded stacks of memprint --folded, and the bottom-up
+ * tree as memtui opens it. Input that starts
  * with the memrec magic is the decompressed stream (fuzz_common.h).
  *
  * Checks what any recording must give: the text and the JSON are valid
@@ -25,6 +26,45 @@
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* A node's costs are its self plus its children's, type by type. */
+static void check_sums(const struct calltree *t, uint32_t id, const uint32_t *kids, uint32_t nk)
+{
+    const struct calltree_node *nd = calltree_node(t, CALLTREE_BOTTOM_UP, id);
+    for (int c = 0; c < COST_NTYPES; c++) {
+        uint64_t sum = nd->self.v[c];
+        for (uint32_t k = 0; k < nk; k++) {
+            sum += calltree_node(t, CALLTREE_BOTTOM_UP, kids[k])->incl.v[c];
+        }
+        fuzz_contract(sum == nd->incl.v[c], "a bottom-up node's inclusive cost is its self plus its children's");
+    }
+}
+
+/* The bottom-up tree as memtui opens it (built on demand: never whole,
+ * which costs sites x depth): the sites, then the first site's callers
+ * down the heaviest child to the end of its path (at most
+ * CALLTREE_MAX_DEPTH levels). */
+static void check_bottom_up(const struct calltree *t)
+{
+    const struct calltree_node *root = calltree_node(t, CALLTREE_BOTTOM_UP, 0);
+    const struct calltree_node *td = calltree_node(t, CALLTREE_TOP_DOWN, 0);
+    fuzz_contract(memcmp(&root->incl, &td->incl, sizeof root->incl) == 0, "both roots hold the total");
+    uint32_t id = 0, levels = 0;
+    for (;;) {
+        int has = calltree_has_children(t, CALLTREE_BOTTOM_UP, id);
+        uint32_t nk;
+        const uint32_t *kids = calltree_children(t, CALLTREE_BOTTOM_UP, id, &nk);
+        fuzz_contract(has == (nk > 0), "calltree_has_children() says what calltree_children() gives");
+        check_sums(t, id, kids, nk);
+        if (nk == 0) {
+            break;
+        }
+        id = kids[0];
+        levels++;
+        fuzz_contract(calltree_node(t, CALLTREE_BOTTOM_UP, id)->depth == levels, "depths count the levels");
+    }
+    fuzz_contract(levels <= CALLTREE_MAX_DEPTH, "bottom-up paths are cut at CALLTREE_MAX_DEPTH");
+}
 
 /* One output buffer for the whole run (open_memstream's grows as needed). */
 static char *out_buf;
@@ -128,8 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         fuzz_contract(folded_write(t, COST_ALLOCATED, null_out) == 0, "folded_write writes");
     }
-    /* The bottom-up tree is not read: it costs sites x depth (memtui
-     * expands it; see docs/fuzzing.md). */
+    check_bottom_up(t);
     calltree_free(t);
     frames_free(fr);
     model_free(m);

@@ -60,10 +60,15 @@ def tool_env():
 def memprint(args):
     """(exit status, stdout bytes, stderr lines, peak RSS MiB, CPU s); exit
     status None when it ran out of time."""
+    return measured(MEMPRINT, args)
+
+
+def measured(tool, args):
+    """memprint() for any tool of the build."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         # Standard input: a pipe left open, never written (module-stdin.mrec
         # names it as a module).
-        p = subprocess.Popen([MEMPRINT] + args, stdin=subprocess.PIPE, stdout=out, stderr=err, env=tool_env(),
+        p = subprocess.Popen([tool] + args, stdin=subprocess.PIPE, stdout=out, stderr=err, env=tool_env(),
                              preexec_fn=limit_memory)
         deadline = time.monotonic() + TIMEOUT
         while True:
@@ -271,5 +276,54 @@ if rep:
 for name in ("window-2e28.mrec", "window-2e31.mrec"):
     expect(name, 1, r"zstd window larger than 128 MiB")
 expect("record-too-long.mrec", 3, r"record larger than 1024 KiB \(the format's limit\) at byte 21", directory=BAD)
+
+# 8. memtui's bottom-up view on the deep chain: it held every site's path
+#    (sites x depth, up to 1024: 20 million nodes, 5 s and 2.3 GB); now a
+#    node's callers are built when it is expanded. The start (summary: the
+#    top sites), the bottom-up view, three levels expanded, and '*' (a
+#    site's whole path, cut at 1024 frames) stay within the bounds above.
+MEMTUI = os.path.join(BUILD, "memtui")
+if not os.path.exists(MEMTUI):
+    skip_part("memtui on deep-chain-20000", "memtui is not built (no ncursesw)")
+else:
+    chain = os.path.join(HOSTILE, "deep-chain-20000.mrec")
+
+    def memtui(keys):
+        what = "memtui --batch --keys '%s' deep-chain-20000.mrec" % keys
+        rc, out, err, rss, cpu = measured(MEMTUI, ["--batch", "--size", "120x40", "--keys", keys, chain])
+        check(rc is not None, "%s: finishes within %d s" % (what, TIMEOUT))
+        check(rss < RSS_LIMIT_MIB, "%s: peak RSS %.1f MiB under %d MiB" % (what, rss, RSS_LIMIT_MIB))
+        check(cpu < CPU_LIMIT_S, "%s: CPU %.2f s under %.0f s" % (what, cpu, CPU_LIMIT_S))
+        check_eq(rc, 0, "%s: exit status" % what)
+        return out.decode("utf-8", errors="replace").split("\n")
+
+    def tree_rows(screen):
+        # inclusive, self, indentation and name of each row of the tree.
+        rows = []
+        for ln in screen:
+            m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+%  ( *)(?:[-+\u25be\u25b8] |  )(.*)$", ln)
+            if m:
+                rows.append((int(m.group(1)), int(m.group(2)), len(m.group(3)) // 2, m.group(4)))
+        return rows
+
+    # Node i of the chain is the function at 0x1000 + i and allocates
+    # 10001 + i bytes (the peak holds every block): the deepest site first,
+    # its callers each one node up the chain with the same 30000 bytes.
+    rows = tree_rows(memtui("3 Right Down Right Down Right"))
+    check_eq(rows[:5], [(30000, 0, 0, "?? in ?+0x5e1f"), (30000, 0, 1, "?? in ?+0x5e1e"),
+                        (30000, 0, 2, "?? in ?+0x5e1d"), (30000, 0, 3, "?? in ?+0x5e1c"),
+                        (29999, 0, 0, "?? in ?+0x5e1e")], "memtui deep-chain: the first site and 3 levels of callers")
+    # '*' opens the first site's path: 1568 frames (the deepest stack),
+    # cut at 1024; the last row is the shallowest site, node 1.
+    screen = memtui("3 * End")
+    rows = tree_rows(screen)
+    check_eq(rows[-1:], [(10001, 10001, 0, "?? in ?+0x1000")], "memtui deep-chain: the last site, a stack of one frame")
+    # Searching goes to the first row of 0x5a20: the path's 1024th frame,
+    # whose self cost is the cut part's; after it comes the next site.
+    rows = tree_rows(memtui("3 * / 0x5a20 Enter Down"))
+    at = [i for i, r in enumerate(rows) if r[3] == "?? in ?+0x5a20"]
+    check(len(at) == 1 and rows[at[0]][:2] == (30000, 30000) and rows[at[0] + 1:at[0] + 2] == [
+        (29999, 0, 0, "?? in ?+0x5e1e")], "memtui deep-chain: the path is cut at 1024 frames, the cut part's cost "
+          "the last node's self: %r" % rows[-3:])
 
 done()

@@ -643,6 +643,250 @@ static void test_frames_stay(void)
     free(m.nodes);
 }
 
+/* ---- the bottom-up tree, built on demand ---- */
+
+/* A chain of CHAIN nodes whose functions repeat every 7 (recursion: many
+ * top-down nodes merge into one bottom-up node), a branch of 40 nodes off
+ * node 100 with functions of their own, and an allocation at every node
+ * (size: the node's id). Paths of sites deeper than CALLTREE_MAX_DEPTH are
+ * cut. */
+#define CHAIN 1500
+static char *write_chain(int *fd_out)
+{
+    int fd = memfd_create("bottom-up-test", 0);
+    CHECK(fd >= 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
+    int rc;
+    struct rec r = {0};
+    r.w = memfmt_writer_new(fd, &h, 1, &rc);
+    CHECK(r.w != NULL);
+    struct memfmt_record x = {.tag = MEMFMT_REC_THREAD};
+    x.u.thread.index = 1;
+    x.u.thread.tid = 100;
+    put(&r, &x);
+    for (uint32_t i = 1; i <= CHAIN; i++) {
+        w_node(&r, i - 1, 0x1000 + 0x10 * (i % 7));
+    }
+    w_node(&r, 100, 0x2000);
+    for (uint32_t i = 1; i < 40; i++) {
+        w_node(&r, CHAIN + i, 0x2000 + 0x10 * i);
+    }
+    w_time(&r, 0);
+    for (uint32_t i = 1; i <= CHAIN + 40; i++) {
+        x = (struct memfmt_record){.tag = MEMFMT_REC_ALLOC};
+        x.u.alloc.thread = 1;
+        x.u.alloc.kind = MEMFMT_K_MALLOC;
+        x.u.alloc.size = i;
+        x.u.alloc.trace = i;
+        x.u.alloc.info = i; /* every (size, trace) pair is new */
+        put(&r, &x);
+    }
+    x = (struct memfmt_record){.tag = MEMFMT_REC_END};
+    x.u.end.how = MEMFMT_END_EXITED;
+    x.u.end.runtime_ms = 1;
+    put(&r, &x);
+    CHECK(memfmt_writer_finish(r.w) == 0);
+    memfmt_writer_free(r.w);
+    *fd_out = fd;
+    char *path = malloc(64);
+    snprintf(path, 64, "/proc/self/fd/%d", fd);
+    return path;
+}
+
+/* The bottom-up tree as it was built before it was made lazy: every site's
+ * path walked up at once, nodes made in that order. */
+struct ref_node {
+    uint32_t parent, func, first, next, last;
+    const struct sym_frame *frame;
+    struct cost_vec incl, self;
+};
+
+static uint32_t ref_child(struct ref_node **r, uint32_t *n, uint32_t parent, uint32_t func,
+                          const struct sym_frame *frame)
+{
+    for (uint32_t c = (*r)[parent].first; c != CALLTREE_NONE; c = (*r)[c].next) {
+        if ((*r)[c].func == func) {
+            return c;
+        }
+    }
+    *r = realloc(*r, (*n + 1) * sizeof **r);
+    struct ref_node *nd = &(*r)[*n];
+    memset(nd, 0, sizeof *nd);
+    nd->parent = parent;
+    nd->func = func;
+    nd->frame = frame;
+    nd->first = nd->next = nd->last = CALLTREE_NONE;
+    if ((*r)[parent].first == CALLTREE_NONE) {
+        (*r)[parent].first = *n;
+    } else {
+        (*r)[(*r)[parent].last].next = *n;
+    }
+    (*r)[parent].last = *n;
+    return (*n)++;
+}
+
+static struct ref_node *ref_build(const struct calltree *t, uint32_t *count)
+{
+    uint32_t n = 1;
+    struct ref_node *r = calloc(1, sizeof *r);
+    r[0].parent = r[0].func = CALLTREE_NONE;
+    r[0].first = r[0].next = r[0].last = CALLTREE_NONE;
+    for (uint32_t id = 0; id < calltree_size(t, CALLTREE_TOP_DOWN); id++) {
+        const struct calltree_node *td = calltree_node(t, CALLTREE_TOP_DOWN, id);
+        if (!cost_any(&td->self)) {
+            continue;
+        }
+        cost_add(&r[0].incl, &td->self);
+        uint32_t cur = 0, depth = 0;
+        for (uint32_t x = id; x != 0 && depth < CALLTREE_MAX_DEPTH;
+             x = calltree_node(t, CALLTREE_TOP_DOWN, x)->parent, depth++) {
+            const struct calltree_node *xn = calltree_node(t, CALLTREE_TOP_DOWN, x);
+            cur = ref_child(&r, &n, cur, xn->func, xn->frame);
+            cost_add(&r[cur].incl, &td->self);
+        }
+        cost_add(&r[cur].self, &td->self);
+    }
+    *count = n;
+    return r;
+}
+
+static int same_costs(const struct cost_vec *a, const struct cost_vec *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* Walks the lazy tree and the reference together, children in creation
+ * order (before any sort): same functions, frames and costs everywhere. */
+static uint32_t compare_with_ref(const struct calltree *t, const struct ref_node *r)
+{
+    uint32_t bad = 0, visited = 0;
+    uint32_t *stack = malloc(2 * sizeof *stack), cap = 1, sp = 0;
+    stack[sp * 2] = 0;
+    stack[sp * 2 + 1] = 0;
+    sp++;
+    while (sp > 0) {
+        sp--;
+        uint32_t id = stack[sp * 2], ref = stack[sp * 2 + 1];
+        const struct calltree_node *nd = calltree_node(t, CALLTREE_BOTTOM_UP, id);
+        visited++;
+        if (!nd || nd->func != r[ref].func || nd->frame != r[ref].frame || !same_costs(&nd->incl, &r[ref].incl) ||
+            !same_costs(&nd->self, &r[ref].self)) {
+            bad++;
+            continue;
+        }
+        int has = calltree_has_children(t, CALLTREE_BOTTOM_UP, id);
+        uint32_t nk;
+        const uint32_t *kids = calltree_children(t, CALLTREE_BOTTOM_UP, id, &nk);
+        if (has != (nk > 0)) {
+            bad++;
+        }
+        uint32_t k = 0;
+        for (uint32_t c = r[ref].first; c != CALLTREE_NONE; c = r[c].next, k++) {
+            if (k >= nk) {
+                bad++;
+                break;
+            }
+            if (sp + 1 > cap) {
+                cap *= 2;
+                stack = realloc(stack, 2 * cap * sizeof *stack);
+            }
+            stack[sp * 2] = kids[k];
+            stack[sp * 2 + 1] = c;
+            sp++;
+        }
+        if (k != nk) {
+            bad++;
+        }
+    }
+    free(stack);
+    CHECK_EQ(bad, 0);
+    return visited;
+}
+
+static void test_bottom_up_lazy(void)
+{
+    int fd;
+    char *path = write_chain(&fd);
+    struct model *m;
+    int err;
+    CHECK(model_load(path, &m, &err) == 0);
+    struct frames *fr = frames_new(m);
+    CHECK(fr != NULL);
+    struct calltree *t = calltree_build(fr, m->acct);
+    /* Nothing built but the root, which already has the total. */
+    CHECK_EQ(calltree_built(t, CALLTREE_BOTTOM_UP), 1);
+    CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, 0)->incl.v[COST_ALLOCATED],
+             (uint64_t)(CHAIN + 40) * (CHAIN + 41) / 2);
+    CHECK(calltree_has_children(t, CALLTREE_BOTTOM_UP, 0));
+    CHECK(!calltree_expanded(t, CALLTREE_BOTTOM_UP, 0));
+    /* The sites: 7 functions of the chain, 40 of the branch. */
+    uint32_t nk;
+    const uint32_t *sites = calltree_children(t, CALLTREE_BOTTOM_UP, 0, &nk);
+    CHECK_EQ(nk, 47);
+    CHECK_EQ(calltree_built(t, CALLTREE_BOTTOM_UP), 48);
+    CHECK(calltree_expanded(t, CALLTREE_BOTTOM_UP, 0));
+    CHECK(sites != NULL && !calltree_expanded(t, CALLTREE_BOTTOM_UP, sites[0]));
+
+    uint32_t nref;
+    struct ref_node *r = ref_build(t, &nref);
+    CHECK(nref > 47);
+    /* Walking every node builds exactly the eager tree's nodes. */
+    CHECK_EQ(compare_with_ref(t, r), nref);
+    CHECK_EQ(calltree_built(t, CALLTREE_BOTTOM_UP), nref);
+    CHECK_EQ(calltree_size(t, CALLTREE_BOTTOM_UP), nref);
+    /* A path cut at CALLTREE_MAX_DEPTH keeps its cost as the last node's self. */
+    uint32_t deepest = 0;
+    for (uint32_t i = 0; i < nref; i++) {
+        const struct calltree_node *nd = calltree_node(t, CALLTREE_BOTTOM_UP, i);
+        if (nd->depth > deepest) {
+            deepest = nd->depth;
+        }
+        if (nd->depth == CALLTREE_MAX_DEPTH) {
+            CHECK(same_costs(&nd->self, &nd->incl));
+            CHECK(!calltree_has_children(t, CALLTREE_BOTTOM_UP, i));
+        }
+    }
+    CHECK_EQ(deepest, CALLTREE_MAX_DEPTH);
+    free(r);
+    calltree_free(t);
+
+    /* Sorted first, then expanded: the new children come sorted. */
+    t = calltree_build(fr, m->acct);
+    calltree_sort(t, COST_ALLOCATED, 0);
+    sites = calltree_children(t, CALLTREE_BOTTOM_UP, 0, &nk);
+    uint32_t unsorted = 0;
+    for (uint32_t k = 1; k < nk; k++) {
+        unsorted += calltree_node(t, CALLTREE_BOTTOM_UP, sites[k - 1])->incl.v[COST_ALLOCATED] <
+                    calltree_node(t, CALLTREE_BOTTOM_UP, sites[k])->incl.v[COST_ALLOCATED];
+    }
+    CHECK_EQ(unsorted, 0);
+    /* The heaviest site holds the stacks of its function (the branch's
+     * deepest), and a node's pointer stays put while thousands more are built. */
+    const struct calltree_node *top = calltree_node(t, CALLTREE_BOTTOM_UP, sites[0]);
+    uint64_t top_alloc = top->incl.v[COST_ALLOCATED];
+    uint32_t cur = sites[0], levels = 0;
+    for (;;) {
+        const uint32_t *kids = calltree_children(t, CALLTREE_BOTTOM_UP, cur, &nk);
+        if (nk == 0) {
+            break;
+        }
+        for (uint32_t k = 1; k < nk; k++) {
+            CHECK(calltree_node(t, CALLTREE_BOTTOM_UP, kids[k - 1])->incl.v[COST_ALLOCATED] >=
+                  calltree_node(t, CALLTREE_BOTTOM_UP, kids[k])->incl.v[COST_ALLOCATED]);
+        }
+        cur = kids[0];
+        levels++;
+    }
+    CHECK(levels > 0);
+    CHECK(calltree_size(t, CALLTREE_BOTTOM_UP) == nref);
+    CHECK(calltree_node(t, CALLTREE_BOTTOM_UP, sites[0]) == top && top->incl.v[COST_ALLOCATED] == top_alloc);
+    calltree_free(t);
+    frames_free(fr);
+    model_free(m);
+    free(path);
+    close(fd);
+}
+
 int main(void)
 {
     int fd;
@@ -653,6 +897,7 @@ int main(void)
     CHECK_EQ(m->bad_records, 0);
     test_calltree(m);
     test_frames_stay();
+    test_bottom_up_lazy();
     test_windows(path, m);
     test_filters(path, m);
     test_series_and_sizes(path, m);
