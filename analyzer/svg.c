@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "names.h"
 #include "util.h"
 
@@ -113,16 +114,26 @@ void svg_frame(struct svg *g, uint32_t depth, const char *name, uint64_t cost, u
 
 static void put_text(const char *s, size_t max_bytes, FILE *f)
 {
-    for (size_t i = 0; s[i] && i < max_bytes; i++) {
-        switch (s[i]) {
+    /* Names come from the recording: control characters (which XML 1.0
+     * cannot hold at all, not even as references) and invalid UTF-8 become
+     * \xHH through the one escaping of every tool, then the XML specials. */
+    size_t n = strnlen(s, max_bytes);
+    char *raw = xmalloc(n + 1);
+    memcpy(raw, s, n);
+    raw[n] = 0;
+    char *e = esc_text(raw);
+    for (size_t i = 0; e[i]; i++) {
+        switch (e[i]) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
-        default: fputc(s[i], f); break;
+        default: fputc(e[i], f); break;
         }
     }
+    free(e);
+    free(raw);
 }
 
 /* Bytes of the first `chars` characters of a valid UTF-8 string. */
@@ -344,25 +355,34 @@ void svg_add_tree(struct svg *g, const struct calltree *t, enum calltree_orient 
                   const char *root_name)
 {
     const struct calltree_node *root = calltree_node(t, o, 0);
-    svg_frame(g, 0, root_name, root->incl.v[c], 0);
+    uint64_t total = root->incl.v[c];
+    svg_frame(g, 0, root_name, total, 0);
     /* Depth-first with an explicit stack: stacks may be deeper than the C
-     * stack should recurse. */
-    uint32_t size = calltree_size(t, o);
-    uint32_t *stack = xmalloc(((size_t)size + 1) * sizeof *stack);
-    size_t sp = 0;
+     * stack should recurse. A frame too narrow to draw is added (the writer
+     * counts it among those not drawn) but its callers or callees are not
+     * asked for: the bottom-up tree is built as it is walked, and a hostile
+     * recording's tree may have millions of such nodes. */
+    uint32_t *stack = NULL;
+    size_t cap = 0, sp = 0;
     uint32_t n;
     const uint32_t *kids = calltree_children(t, o, 0, &n);
+    xgrow((void **)&stack, &cap, n, sizeof *stack);
     for (uint32_t i = n; i-- > 0;) {
         stack[sp++] = kids[i];
     }
     while (sp > 0) {
         uint32_t id = stack[--sp];
         const struct calltree_node *nd = calltree_node(t, o, id);
-        if (nd->incl.v[c] == 0) {
+        uint64_t v = nd->incl.v[c];
+        if (v == 0) {
             continue;
         }
-        svg_frame(g, nd->depth, calltree_name(t, o, id), nd->incl.v[c], 0);
+        svg_frame(g, nd->depth, calltree_name(t, o, id), v, 0);
+        if (total && (double)v / (double)total * (WIDTH - 2 * PAD) < MIN_PX) {
+            continue;
+        }
         kids = calltree_children(t, o, id, &n);
+        xgrow((void **)&stack, &cap, sp + n, sizeof *stack);
         for (uint32_t i = n; i-- > 0;) {
             stack[sp++] = kids[i];
         }

@@ -91,15 +91,17 @@ def measured(tool, args):
 
 
 FOLDED = os.path.join(tmpdir(), "out.folded")
+SVG = os.path.join(tmpdir(), "out.svg")
 
 
 def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
-    """Run memprint (text, then --json, then --folded) on the file; check
+    """Run memprint (text, then --json, --folded, --svg and --svg --reverse,
+    the flame graph walking the bottom-up tree) on the file; check
     bounds, exit status and that stderr matches `said` (None: nothing on
     stderr). Returns (text stdout, parsed JSON or None)."""
     path = os.path.join(directory, name)
     results = []
-    modes = [[], ["--json"], ["--folded", FOLDED]] if json_too else [[]]
+    modes = [[], ["--json"], ["--folded", FOLDED], ["--svg", SVG], ["--svg", SVG, "--reverse"]] if json_too else [[]]
     for mode in modes:
         what = "memprint %s%s" % (" ".join(mode + list(args)) + " " if mode or args else "", name)
         rc, out, err, rss, cpu = memprint(mode + list(args) + [path])
@@ -119,6 +121,10 @@ def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
             with open(FOLDED, "rb") as f:
                 no_controls("%s (the folded stacks)" % what, f.read(1 << 20))
             os.unlink(FOLDED)
+        if mode and mode[0] == "--svg" and os.path.exists(SVG):
+            with open(SVG, "rb") as f:
+                no_controls("%s (the flame graph)" % what, f.read(1 << 20))
+            os.unlink(SVG)
     rep = None
     if code in (0, 3) and json_too:
         try:
