@@ -128,4 +128,35 @@ static inline void idmap_release(struct idmap *m)
     m->cap = 0;
 }
 
+/**
+ * The element of dense id `id` in an array of `elem`-byte elements the
+ * caller owns (*arr, *cap elements, *max_id the largest id made so far):
+ * for tables indexed by the ids a recording gives in order from 1, such
+ * as its (size, trace) pair numbers. With `make`, id may be at most one
+ * more than *max_id (anything else is corrupt input and never sizes the
+ * array) and the array grows zeroed; without it, an id past the array
+ * gives NULL. Id 0 gives NULL.
+ */
+static inline void *idmap_dense(void **arr, size_t *cap, uint32_t *max_id, uint32_t id, int make, size_t elem)
+{
+    if (id == 0) {
+        return NULL;
+    }
+    if (id >= *cap) {
+        if (!make || id > *max_id + 1) {
+            return NULL;
+        }
+        size_t old = *cap;
+        xgrow(arr, cap, (size_t)id + 1, elem);
+        memset((char *)*arr + old * elem, 0, (*cap - old) * elem);
+    }
+    if (make && id > *max_id) {
+        if (id > *max_id + 1) {
+            return NULL;
+        }
+        *max_id = id;
+    }
+    return (char *)*arr + (size_t)id * elem;
+}
+
 #endif

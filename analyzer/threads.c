@@ -46,27 +46,7 @@ struct tpass {
  * without `make`. */
 static struct pair *pair_of(struct tpass *p, uint32_t info, int make)
 {
-    if (info == 0) {
-        return NULL;
-    }
-    if (info >= p->pairs_cap) {
-        /* Ids are given in order from 1: a new one is at most one more
-         * than the largest so far. Anything else is corrupt input, and
-         * never sizes the array. */
-        if (!make || info > p->max_info + 1) {
-            return NULL;
-        }
-        size_t old = p->pairs_cap;
-        xgrow((void **)&p->pairs, &p->pairs_cap, (size_t)info + 1, sizeof *p->pairs);
-        memset(p->pairs + old, 0, (p->pairs_cap - old) * sizeof *p->pairs);
-    }
-    if (make && info > p->max_info) {
-        if (info > p->max_info + 1) {
-            return NULL;
-        }
-        p->max_info = info;
-    }
-    return &p->pairs[info];
+    return idmap_dense((void **)&p->pairs, &p->pairs_cap, &p->max_info, info, make, sizeof *p->pairs);
 }
 
 static uint64_t thread_rehash(const void *ctx, uint32_t i)
