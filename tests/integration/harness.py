@@ -4,6 +4,7 @@ the build tree, parse memprint --json, and report checks the way ctest
 understands (exit 0 = pass, 77 = skipped, anything else = fail)."""
 import json
 import os
+import resource
 import re
 import subprocess
 import sys
@@ -121,3 +122,32 @@ SUMMARY_FIELD = {
     "allocated": "allocated_bytes",
     "mapped": "mapped_peak_bytes",
 }
+
+
+# ---- running a tool on hostile input: runaway memory shows as a check ----
+
+def is_asan(binary):
+    """True when `binary` was built with AddressSanitizer."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def memory_cap(gib, asan):
+    """A preexec_fn capping the child's address space at `gib` GiB, so that
+    a size taken from a bad file shows as a failed check, not as a machine
+    in distress. ASan reserves terabytes of address space: its binaries are
+    capped through ASAN_OPTIONS instead (capped_env)."""
+    def cap():
+        if not asan:
+            resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    return cap
+
+
+def capped_env(gib, asan):
+    """The environment for a child capped at `gib` GiB: under ASan, its
+    allocator returns NULL above that instead of the child being killed."""
+    env = dict(os.environ)
+    if asan:
+        extra = "allocator_may_return_null=1:max_allocation_size_mb=%d" % (gib << 10)
+        env["ASAN_OPTIONS"] = (env["ASAN_OPTIONS"] + ":" + extra) if env.get("ASAN_OPTIONS") else extra
+    return env

@@ -11,7 +11,6 @@ tests/data/bad/ (see tests/data/README.md)."""
 import json
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -30,29 +29,15 @@ d = tmpdir()
 
 # ---- running, with protection against hangs and runaway memory ----
 
-def is_asan(binary):
-    with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 ASAN = is_asan(MEMPRINT)
 
 
-def limit_memory():
-    # A corrupt size must not become a multi-gigabyte allocation; cap the
-    # address space so such a bug shows up as a failed check, not as a
-    # machine in distress. ASan reserves terabytes of address space and
-    # gets its own limit through ASAN_OPTIONS instead.
-    if not ASAN:
-        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+# 4 GiB: a real recording of a few MiB, damaged.
+limit_memory = memory_cap(4, ASAN)
 
 
 def tool_env():
-    env = dict(os.environ)
-    if ASAN:
-        extra = "allocator_may_return_null=1:max_allocation_size_mb=4096"
-        env["ASAN_OPTIONS"] = (env["ASAN_OPTIONS"] + ":" + extra) if env.get("ASAN_OPTIONS") else extra
-    return env
+    return capped_env(4, ASAN)
 
 
 def run_tool(cmd, cwd=None, timeout=TIMEOUT, rss=None):

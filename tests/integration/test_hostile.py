@@ -12,7 +12,6 @@ holds."""
 import json
 import os
 import re
-import resource
 import shutil
 import stat
 import subprocess
@@ -27,11 +26,6 @@ HOSTILE = os.path.join(SRC, "tests", "data", "hostile")
 BAD = os.path.join(SRC, "tests", "data", "bad")
 
 
-def is_asan(binary):
-    with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 ASAN = is_asan(MEMPRINT)
 # The bounds: what the files legitimately need is a few MiB and a few
 # milliseconds. ASan's shadow and quarantine take more memory, and every
@@ -41,20 +35,12 @@ CPU_LIMIT_S = 10.0 if ASAN else 3.0
 TIMEOUT = 60
 
 
-def limit_memory():
-    # A regression must show as a failed check, not as a machine in
-    # distress: cap the address space (ASan reserves terabytes of it and is
-    # capped through ASAN_OPTIONS instead).
-    if not ASAN:
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+# 2 GiB: every file here is a few KiB.
+limit_memory = memory_cap(2, ASAN)
 
 
 def tool_env():
-    env = dict(os.environ)
-    if ASAN:
-        extra = "allocator_may_return_null=1:max_allocation_size_mb=2048"
-        env["ASAN_OPTIONS"] = (env["ASAN_OPTIONS"] + ":" + extra) if env.get("ASAN_OPTIONS") else extra
-    return env
+    return capped_env(2, ASAN)
 
 
 def memprint(args):
