@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "figures.h"
 #include "report.h"
 #include "util.h"
 
@@ -40,46 +41,26 @@ static const char *end_how(const struct model *m)
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f)
 {
     const struct model *m = r->model;
-    const struct acct_totals *t = accounting_totals(m->acct);
     fputs("{", f);
-    fprintf(f, "\"format_version\": %u, \"program\": ", m->header.version);
+    /* The strings and truth values, then every number from figures.h (the
+     * same values memprint --check tests). */
+    fputs("\"program\": ", f);
     str(f, m->cmdline);
-    field_u(f, "pid", m->pid, 1);
-    fprintf(f, ", \"end\": \"%s\", \"exit_value\": %d", end_how(m), m->has_end ? m->end.value : 0);
+    fprintf(f, ", \"end\": \"%s\"", end_how(m));
     fprintf(f, ", \"attached\": %s", m->header.flags & MEMFMT_HF_ATTACHED ? "true" : "false");
-    /* -1: no baseline (not attached, or an allocator without mallinfo2). */
-    fprintf(f, ", \"baseline_in_use_bytes\": %lld, \"baseline_arena_bytes\": %lld",
-            m->has_baseline ? (long long)m->baseline_in_use : -1LL,
-            m->has_baseline ? (long long)m->baseline_arena : -1LL);
     fprintf(f, ", \"complete\": %s", model_complete(m) ? "true" : "false");
-    field_u(f, "runtime_ms", model_runtime_ms(m), 1);
     /* Sampling: allocations and allocated_bytes are exact, the other
      * figures are estimates, and temporaries are not measured (null). */
     fprintf(f, ", \"sampled\": %s", m->sample_rate ? "true" : "false");
-    field_u(f, "sample_rate", m->sample_rate, 1);
-    field_u(f, "allocations", m->has_counts ? m->exact_calls : t->allocations, 1);
-    if (m->sample_rate) {
-        fputs(", \"temporary\": null", f);
-    } else {
-        field_u(f, "temporary", t->temporary, 1);
+    struct figure fig[FIGURES_COUNT];
+    figures_collect(m, m->acct, &o->suppressed, fig);
+    for (size_t i = 0; i < FIGURES_COUNT; i++) {
+        if (fig[i].measured) {
+            fprintf(f, ", \"%s\": %lld", fig[i].name, (long long)fig[i].value);
+        } else {
+            fprintf(f, ", \"%s\": null", fig[i].name);
+        }
     }
-    field_u(f, "frees", t->frees, 1);
-    field_u(f, "peak_heap_bytes", t->peak_bytes, 1);
-    field_u(f, "peak_heap_ms", t->peak_ms, 1);
-    field_u(f, "peak_rss_bytes", t->peak_rss, 1);
-    field_u(f, "leaked_bytes", t->live_bytes, 1);
-    field_u(f, "leaked_allocations", t->live_blocks, 1);
-    field_u(f, "allocated_bytes", m->has_counts ? m->exact_bytes : t->allocated_bytes, 1);
-    field_u(f, "threads", m->nthreads, 1);
-    field_u(f, "unmatched_frees", m->unmatched_frees, 1);
-    field_u(f, "lost_events", m->lost_events, 1);
-    field_u(f, "startup_set_apart_calls", m->startup_calls, 1);
-    field_u(f, "startup_set_apart_bytes", m->startup_bytes, 1);
-    /* Direct mappings: never part of the heap figures above. */
-    field_u(f, "mapped_peak_bytes", t->mapped_peak, 1);
-    field_u(f, "mapped_peak_ms", t->mapped_peak_ms, 1);
-    field_u(f, "mapped_at_end_bytes", t->mapped_bytes, 1);
-    field_u(f, "mapping_calls", t->mapping_calls, 1);
     if (o->json_extra) {
         fputs(o->json_extra, f);
     }

@@ -17,6 +17,7 @@
 
 #include "analysis.h"
 #include "calltree.h"
+#include "check.h"
 #include "charts.h"
 #include "diff.h"
 #include "escape.h"
@@ -24,57 +25,110 @@
 #include "groups.h"
 #include "model.h"
 #include "report.h"
+#include "suppress.h"
 #include "svg.h"
 #include "threads.h"
 #include "util.h"
 
+/* ---- the CI gate: options (the rest is after compare()) ---- */
+
+/* --check, --baseline and --max-increase (check.h), and the leak
+ * suppressions (suppress.h), which the report and the checks both use. */
+struct gate_opts {
+    const char **checks, **increases, **supp_files;
+    size_t nchecks, nincreases, nsupp, checks_cap, increases_cap, supp_cap;
+    const char *baseline;
+    int no_builtin, no_program;
+};
+
+enum { GATE_CHECK, GATE_BASELINE, GATE_MAX_INCREASE, GATE_SUPPRESSIONS, GATE_NO_BUILTIN, GATE_NO_PROGRAM };
+
+static const char gate_usage[] = "CI gate (exit 0: every check holds; 1: one fails; 2: a malformed condition or\n"
+                                 "unknown figure; 3: a recording is incomplete; 4: a recording cannot be read):\n"
+                                 "      --check COND    condition on a figure of the JSON summary, e.g.\n"
+                                 "                      'leaked_bytes==0' or 'peak_heap_bytes<50M' (== != < <= > >=;\n"
+                                 "                      K, M, G are 1024-based); prints each check instead of the\n"
+                                 "                      report (with --json: added to the report as \"gate\")\n"
+                                 "      --baseline OLD  the earlier recording --max-increase compares with\n"
+                                 "      --max-increase FIGURE=LIMIT  how much FIGURE may grow from OLD: a\n"
+                                 "                      percentage of OLD's value (5%) or an amount (1M)\n"
+                                 "Leak suppressions (the report and --check; LeakSanitizer's format):\n"
+                                 "      --suppressions FILE  'leak:PATTERN' lines; may be repeated\n"
+                                 "      --no-builtin-suppressions  not memprint's list of one-time allocations\n"
+                                 "                      of glibc, ld.so and libstdc++\n"
+                                 "      --no-program-suppressions  not the program's __lsan_default_suppressions()\n"
+                                 "\n";
+
+static void gate_push(const char ***v, size_t *n, size_t *cap, const char *s)
+{
+    xgrow((void **)v, cap, *n + 1, sizeof **v);
+    (*v)[(*n)++] = s;
+}
+
+/* One of the gate's options (`which`: GATE_*). */
+static void gate_option(int which, const char *arg, struct gate_opts *g)
+{
+    switch (which) {
+    case GATE_CHECK: gate_push(&g->checks, &g->nchecks, &g->checks_cap, arg); break;
+    case GATE_BASELINE: g->baseline = arg; break;
+    case GATE_MAX_INCREASE: gate_push(&g->increases, &g->nincreases, &g->increases_cap, arg); break;
+    case GATE_SUPPRESSIONS: gate_push(&g->supp_files, &g->nsupp, &g->supp_cap, arg); break;
+    case GATE_NO_BUILTIN: g->no_builtin = 1; break;
+    case GATE_NO_PROGRAM: g->no_program = 1; break;
+    default: break;
+    }
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memprint [OPTIONS] FILE\n"
-               "       memprint --diff BASE [OPTIONS] NEW\n"
-               "\n"
-               "Prints the summary and the ranked reports of a memrec recording, or one of\n"
-               "its analyses.\n"
-               "\n"
-               "Output:\n"
-               "  -j, --json          one JSON object instead of text\n"
-               "  -n, --top N         entries per section (default 10)\n"
-               "  -f, --frames N      frames printed per call stack (default 48)\n"
-               "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
-               "                      temporary, leaked, allocated, mapped (default all)\n"
-               "      --full-names    C++ names in full (text shortens long template lists)\n"
-               "      --threads       add a section of each thread's calls, peak contribution and\n"
-               "                      leaks (a second pass over the file; whole run only)\n"
-               "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
-               "                      site, its call stacks below) or 'function' (inclusive cost)\n"
-               "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
-               "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
-               "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
-               "                      leaked, allocated, mapped (default peak)\n"
-               "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
-               "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
-               "      --sizes         histogram of requested sizes instead of the report\n"
-               "      --by-stack      --sizes: also the sizes of the -n call stacks with the most\n"
-               "                      calls (a table of every stack and size: slower)\n"
-               "      --timeline      heap, mapped memory and RSS over the run instead of the\n"
-               "                      report (with --json: the series)\n"
-               "      --points N      points of the --timeline --json series (default 1000,\n"
-               "                      at most 5000)\n"
-               "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
-               "                      with --folded or --svg: a differential flame graph)\n"
-               "\n"
-               "What is counted (every figure, section and export follows):\n"
-               "      --from T        only allocations made at or after T seconds ('peak': the\n"
-               "                      heap peak's time)\n"
-               "      --to T          only allocations made before T seconds\n"
-               "      --at T          the run up to T seconds: leaked = live at T\n"
-               "      --thread N      only allocations of thread N (1: the first thread)\n"
-               "      --function RE   only stacks through a function matching RE (extended\n"
-               "                      regular expression)\n"
-               "      --exclude RE    no stack through a function matching RE\n"
-               "\n"
-               "  -h, --help          show this help\n"
-               "  -V, --version       show the version\n");
+    fprintf(f,
+            "usage: memprint [OPTIONS] FILE\n"
+            "       memprint --diff BASE [OPTIONS] NEW\n"
+            "\n"
+            "Prints the summary and the ranked reports of a memrec recording, or one of\n"
+            "its analyses.\n"
+            "\n"
+            "Output:\n"
+            "  -j, --json          one JSON object instead of text\n"
+            "  -n, --top N         entries per section (default 10)\n"
+            "  -f, --frames N      frames printed per call stack (default 48)\n"
+            "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
+            "                      temporary, leaked, allocated, mapped (default all)\n"
+            "      --full-names    C++ names in full (text shortens long template lists)\n"
+            "      --threads       add a section of each thread's calls, peak contribution and\n"
+            "                      leaks (a second pass over the file; whole run only)\n"
+            "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
+            "                      site, its call stacks below) or 'function' (inclusive cost)\n"
+            "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
+            "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
+            "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
+            "                      leaked, allocated, mapped (default peak)\n"
+            "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
+            "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
+            "      --sizes         histogram of requested sizes instead of the report\n"
+            "      --by-stack      --sizes: also the sizes of the -n call stacks with the most\n"
+            "                      calls (a table of every stack and size: slower)\n"
+            "      --timeline      heap, mapped memory and RSS over the run instead of the\n"
+            "                      report (with --json: the series)\n"
+            "      --points N      points of the --timeline --json series (default 1000,\n"
+            "                      at most 5000)\n"
+            "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
+            "                      with --folded or --svg: a differential flame graph)\n"
+            "\n"
+            "What is counted (every figure, section and export follows):\n"
+            "      --from T        only allocations made at or after T seconds ('peak': the\n"
+            "                      heap peak's time)\n"
+            "      --to T          only allocations made before T seconds\n"
+            "      --at T          the run up to T seconds: leaked = live at T\n"
+            "      --thread N      only allocations of thread N (1: the first thread)\n"
+            "      --function RE   only stacks through a function matching RE (extended\n"
+            "                      regular expression)\n"
+            "      --exclude RE    no stack through a function matching RE\n"
+            "\n"
+            "%s"
+            "  -h, --help          show this help\n"
+            "  -V, --version       show the version\n",
+            gate_usage);
 }
 
 static int parse_count(const char *s, const char *what)
@@ -106,7 +160,8 @@ enum {
     OPT_SECTIONS,
     OPT_GROUP,
     OPT_THREADS,
-    OPT_BY_STACK
+    OPT_BY_STACK,
+    OPT_GATE_FIRST /* the CI gate's options (gate_options[]) take the numbers from here on */
 };
 
 struct opts {
@@ -123,6 +178,7 @@ struct opts {
     int group; /* 0 stack, 1 site, 2 function */
     int threads;
     int by_stack;
+    struct gate_opts gate; /* --check, --baseline, --max-increase, suppressions */
 };
 
 /* One recording and the accounting its query gives. */
@@ -139,15 +195,19 @@ struct source {
     char json[512];
 };
 
+/* Exit code when a recording cannot be read: 1, or 4 with --check, where 1
+ * means a failed check. */
+static int read_fail_code = 1;
+
 static void load_model(struct source *s, const struct model_hook *hook)
 {
     int err;
     int rc = model_load_hooked(s->path, hook, &s->m, &err);
     if (rc < 0) {
         if (rc == MEMFMT_E_IO) {
-            die("cannot read '%s': %s", s->path, strerror(err));
+            die_code(read_fail_code, "cannot read '%s': %s", s->path, strerror(err));
         }
-        die("cannot read '%s': %s", s->path, memfmt_strerror(rc));
+        die_code(read_fail_code, "cannot read '%s': %s", s->path, memfmt_strerror(rc));
     }
     const struct model *m = s->m;
     if (m->stop_rc == MEMFMT_E_TOOBIG) {
@@ -283,7 +343,8 @@ static void open_source(struct source *s, const struct opts *o)
         int err;
         int rc = analysis_run(s->path, m, q, &s->a, &err);
         if (rc < 0) {
-            die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+            die_code(read_fail_code, "cannot read '%s' again: %s", s->path,
+                     rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
         }
     }
     /* Unrestricted, the model's figures are the query's (a streamed pass
@@ -416,6 +477,72 @@ static struct svg *make_svg(const struct opts *o, const struct source *s, const 
     return svg_new(&so);
 }
 
+/* ---- leak suppressions ---- */
+
+static void warn_cb(void *ctx, const char *msg)
+{
+    (void)ctx;
+    warning("%s", msg);
+}
+
+/* The suppressions of the recording `m`, in the order they are tried:
+ * the files, the program's own, the built-in list. */
+static void load_suppressions(const struct gate_opts *g, const struct model *m, struct suppressions *sup)
+{
+    char err[512];
+    for (size_t i = 0; i < g->nsupp; i++) {
+        if (suppress_load_file(sup, g->supp_files[i], warn_cb, NULL, err, sizeof err) < 0) {
+            die_code(2, "%s", err);
+        }
+    }
+    if (!g->no_program && suppress_add_program(sup, m, warn_cb, NULL, err, sizeof err) < 0) {
+        warning("%s", err);
+    }
+    if (!g->no_builtin) {
+        suppress_add_builtin(sup);
+    }
+}
+
+/* The summary line that says what the suppressions took, after `note`. */
+static void suppressed_note(char *buf, size_t cap, const char *note, const struct suppressions *sup,
+                            const struct accounting *a)
+{
+    size_t n = add(buf, cap, 0, "%s", note ? note : "");
+    if (sup->total.blocks == 0) {
+        return;
+    }
+    const struct acct_totals *t = accounting_totals(a);
+    char b1[32], b2[32];
+    uint64_t kept = t->live_bytes - sup->total.bytes, kept_blocks = t->live_blocks - sup->total.blocks;
+    add(buf, cap, n,
+        "%sleaks suppressed: %s (%llu bytes) in %llu blocks (SUPPRESSED LEAKS below); not suppressed: %s (%llu bytes) "
+        "in "
+        "%llu blocks",
+        n ? "\n" : "", util_bytes(b1, sizeof b1, sup->total.bytes), (unsigned long long)sup->total.bytes,
+        (unsigned long long)sup->total.blocks, util_bytes(b2, sizeof b2, kept), (unsigned long long)kept,
+        (unsigned long long)kept_blocks);
+}
+
+/* `extra` (JSON members, or NULL) followed by the suppressions' member:
+ * a new string for report_options.json_extra, freed by the caller. */
+static char *suppressions_json(const char *extra, const struct suppressions *sup)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f) {
+        die("out of memory");
+    }
+    if (extra) {
+        fputs(extra, f);
+    }
+    suppress_print_json(sup, f);
+    if (fclose(f) != 0) {
+        die("out of memory");
+    }
+    return out;
+}
+
 /* ---- the outputs ---- */
 
 static void print_threads_text(const struct threads *th, FILE *f)
@@ -517,6 +644,13 @@ static int single(const struct opts *o, const char *path)
         struct report_options ro = o->ro;
         ro.note = s.note[0] ? s.note : NULL;
         ro.json_extra = s.json[0] ? s.json : NULL;
+        struct suppressions sup = SUPPRESSIONS_INIT;
+        load_suppressions(&o->gate, s.m, &sup);
+        suppress_apply(&sup, r);
+        ro.suppressed = sup.total;
+        char note[1024];
+        suppressed_note(note, sizeof note, ro.note, &sup, s.acct);
+        ro.note = note[0] ? note : NULL;
         struct threads *th = NULL;
         char *th_json = NULL;
         if (o->threads) {
@@ -537,7 +671,10 @@ static int single(const struct opts *o, const char *path)
                 ro.json_extra = th_json; /* no restriction with --threads: s.json is empty */
             }
         }
+        char *supp_json = NULL;
         if (o->json) {
+            supp_json = suppressions_json(ro.json_extra, &sup);
+            ro.json_extra = supp_json;
             report_print_json(r, &ro, stdout);
         } else if (o->group) {
             /* The summary, then the sections ranked another way. */
@@ -555,6 +692,11 @@ static int single(const struct opts *o, const char *path)
         } else {
             report_print_text(r, &ro, stdout);
         }
+        if (!o->json && (!ro.sections || (ro.sections & (1u << REPORT_LEAKED)))) {
+            suppress_print_text(&sup, r, &ro, stdout);
+        }
+        free(supp_json);
+        suppress_release(&sup);
         if (th && !o->json) {
             print_threads_text(th, stdout);
         }
@@ -603,6 +745,172 @@ static int compare(const struct opts *o, const char *path)
     source_release(&b);
     source_release(&n);
     return whole;
+}
+
+/* ---- the CI gate: checks ---- */
+
+/* The checks as given on the command line, parsed (main() has checked
+ * that they parse). */
+static struct check *parse_checks(const struct gate_opts *g, size_t *n)
+{
+    size_t total = g->nchecks + g->nincreases;
+    struct check *c = xcalloc(total ? total : 1, sizeof *c);
+    char err[2048];
+    for (size_t i = 0; i < total; i++) {
+        int rc = i < g->nchecks ? check_parse_condition(g->checks[i], &c[i], err, sizeof err)
+                                : check_parse_increase(g->increases[i - g->nchecks], &c[i], err, sizeof err);
+        if (rc < 0) {
+            die_code(2, "%s", err);
+        }
+    }
+    *n = total;
+    return c;
+}
+
+/* The figures of the baseline recording, with its own suppressions (its
+ * own program's). Returns 1 when it was read whole. */
+static int baseline_figures(const struct opts *o, struct figure *out)
+{
+    struct source b = {.path = o->gate.baseline};
+    open_source(&b, o);
+    struct report *r = report_new(&b.view);
+    if (!r) {
+        die("cannot start the symbolizer (libdw)");
+    }
+    struct suppressions sup = SUPPRESSIONS_INIT;
+    load_suppressions(&o->gate, b.m, &sup);
+    suppress_apply(&sup, r);
+    figures_collect(&b.view, b.acct, &sup.total, out);
+    int whole = model_complete(b.m);
+    suppress_release(&sup);
+    report_free(r);
+    source_release(&b);
+    return whole;
+}
+
+/* --check and --max-increase on the recording at `path`: prints each check
+ * (text), or the report with a "gate" member (JSON). Returns the exit
+ * code: 0 all hold, 1 one fails, 3 a recording is incomplete (the gate
+ * then fails whatever the checks say: its figures may be short). */
+static int gate_run(const struct opts *o, const char *path)
+{
+    size_t nc;
+    struct check *checks = parse_checks(&o->gate, &nc);
+    struct figure old[FIGURES_COUNT];
+    int old_whole = 1;
+    if (o->gate.baseline) {
+        old_whole = baseline_figures(o, old);
+    }
+    struct source s = {.path = path};
+    open_source(&s, o);
+    struct report *r = report_new(&s.view);
+    if (!r) {
+        die("cannot start the symbolizer (libdw)");
+    }
+    struct suppressions sup = SUPPRESSIONS_INIT;
+    load_suppressions(&o->gate, s.m, &sup);
+    suppress_apply(&sup, r);
+    struct figure now[FIGURES_COUNT];
+    figures_collect(&s.view, s.acct, &sup.total, now);
+    int whole = model_complete(s.m);
+    size_t failed = 0;
+    for (size_t i = 0; i < nc; i++) {
+        check_eval(&checks[i], now, old);
+        failed += !checks[i].pass;
+    }
+    int code = !whole || !old_whole ? 3 : failed ? 1 : 0;
+    const char *result = code == 3 ? "incomplete" : code == 1 ? "fail" : "pass";
+    if (o->json) {
+        char *gate = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&gate, &len);
+        if (!f) {
+            die("out of memory");
+        }
+        fputs(s.json, f);
+        suppress_print_json(&sup, f);
+        fprintf(f, ", \"gate\": {\"result\": \"%s\", \"exit_code\": %d, \"baseline\": ", result, code);
+        if (o->gate.baseline) {
+            esc_json_fputs(o->gate.baseline, f);
+            fprintf(f, ", \"baseline_complete\": %s", old_whole ? "true" : "false");
+        } else {
+            fputs("null, \"baseline_complete\": null", f);
+        }
+        fputs(", \"checks\": [", f);
+        for (size_t i = 0; i < nc; i++) {
+            fputs(i ? ", " : "", f);
+            check_print_json(&checks[i], f);
+        }
+        fputs("]}", f);
+        if (fclose(f) != 0) {
+            die("out of memory");
+        }
+        struct report_options ro = o->ro;
+        ro.json_extra = gate;
+        ro.suppressed = sup.total;
+        report_print_json(r, &ro, stdout);
+        free(gate);
+    } else {
+        for (size_t i = 0; i < nc; i++) {
+            if (i == o->gate.nchecks) {
+                fputs("baseline: ", stdout);
+                esc_text_fputs(o->gate.baseline, stdout);
+                putchar('\n');
+            }
+            check_print_text(&checks[i], stdout);
+        }
+        if (sup.total.blocks) {
+            char b1[32];
+            printf("leaks suppressed (not in leaked_bytes): %s (%llu bytes) in %llu blocks; 'memprint FILE' lists "
+                   "them\n",
+                   util_bytes(b1, sizeof b1, sup.total.bytes), (unsigned long long)sup.total.bytes,
+                   (unsigned long long)sup.total.blocks);
+        }
+        if (code == 3) {
+            printf("gate: INCOMPLETE: %s does not hold the whole run (see the warning above): the gate fails\n",
+                   !whole ? "the recording" : "the baseline");
+        } else if (failed) {
+            printf("gate: FAIL (%zu of %zu checks failed)\n", failed, nc);
+        } else {
+            printf("gate: PASS (%zu checks)\n", nc);
+        }
+    }
+    suppress_release(&sup);
+    report_free(r);
+    source_release(&s);
+    free(checks);
+    return code;
+}
+
+/* Options of the gate that cannot combine, and every condition and
+ * suppressions file checked before any recording is read. */
+static void gate_validate(const struct opts *o)
+{
+    const struct gate_opts *g = &o->gate;
+    if (g->nincreases && !g->baseline) {
+        die_code(2, "--max-increase needs --baseline OLD (see memprint --help)");
+    }
+    if (g->baseline && !g->nincreases) {
+        die_code(2, "--baseline needs at least one --max-increase (see memprint --help)");
+    }
+    if (g->nchecks || g->nincreases) {
+        if (o->folded || o->svg || o->sizes || o->timeline || o->diff_base || o->group || o->threads) {
+            die_code(2, "--check and --max-increase do not combine with --folded, --svg, --sizes, --timeline, "
+                        "--diff, --group or --threads");
+        }
+        size_t n;
+        free(parse_checks(g, &n));
+    }
+    if (g->nsupp) {
+        struct suppressions sup = SUPPRESSIONS_INIT;
+        char err[512];
+        for (size_t i = 0; i < g->nsupp; i++) {
+            if (suppress_load_file(&sup, g->supp_files[i], NULL, NULL, err, sizeof err) < 0) {
+                die_code(2, "%s", err);
+            }
+        }
+        suppress_release(&sup);
+    }
 }
 
 static unsigned parse_sections(const char *list)
@@ -659,6 +967,12 @@ int main(int argc, char **argv)
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
+        {"check", required_argument, NULL, OPT_GATE_FIRST + GATE_CHECK},
+        {"baseline", required_argument, NULL, OPT_GATE_FIRST + GATE_BASELINE},
+        {"max-increase", required_argument, NULL, OPT_GATE_FIRST + GATE_MAX_INCREASE},
+        {"suppressions", required_argument, NULL, OPT_GATE_FIRST + GATE_SUPPRESSIONS},
+        {"no-builtin-suppressions", no_argument, NULL, OPT_GATE_FIRST + GATE_NO_BUILTIN},
+        {"no-program-suppressions", no_argument, NULL, OPT_GATE_FIRST + GATE_NO_PROGRAM},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -721,6 +1035,10 @@ int main(int argc, char **argv)
         case 'h': usage(stdout); return 0;
         case 'V': printf("memprint %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); return 0;
         default:
+            if (c >= OPT_GATE_FIRST && c <= OPT_GATE_FIRST + GATE_NO_PROGRAM) {
+                gate_option(c - OPT_GATE_FIRST, optarg, &o.gate);
+                break;
+            }
             if (optopt && optopt != '?' && optopt < 256) {
                 die_code(2, "unknown option '-%c' (see memprint --help)", optopt);
             }
@@ -752,9 +1070,18 @@ int main(int argc, char **argv)
     if (o.at && (o.from || o.to)) {
         die_code(2, "--at does not combine with --from or --to");
     }
+    gate_validate(&o);
     if (optind != argc - 1) {
         usage(stderr);
         return 2;
+    }
+    if (o.gate.nchecks || o.gate.nincreases) {
+        read_fail_code = 4;
+        int code = gate_run(&o, argv[optind]);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            die_code(4, "cannot write the checks: %s", strerror(errno));
+        }
+        return code;
     }
     int whole = o.diff_base ? compare(&o, argv[optind]) : single(&o, argv[optind]);
     if (fflush(stdout) != 0 || ferror(stdout)) {

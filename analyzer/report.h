@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "figures.h"
 #include "model.h"
 #include "symbolize.h"
 
@@ -53,6 +54,7 @@ struct report_options {
     int full_names; /* text: C++ names as they are, not shortened (names.h) */
     const char *note; /* text: one more line after the summary, or NULL */
     const char *json_extra; /* JSON: members added to the object (", \"k\": v..."), or NULL */
+    struct figures_suppressed suppressed; /* JSON: leaks matched by suppressions (suppress.h), not in leaked_* */
 };
 
 /** Build the reports of `m` (which must outlive the report). Returns NULL

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/* memprint --check and --max-increase: conditions on the summary figures
+ * (figures.h), parsed from the command line, tested on a recording's
+ * figures (and a baseline's), printed as text or JSON. Pure apart from the
+ * FILE it is given to print to; no allocation. */
+#ifndef CHECK_H
+#define CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "figures.h"
+
+/* Errors of the parsers, in the analyzer's scheme (negative values). */
+#define CHECK_E_SYNTAX (-1) /* not of the form the option takes */
+#define CHECK_E_NAME (-2) /* no figure of that name */
+
+enum check_op { CHECK_EQ, CHECK_NE, CHECK_LT, CHECK_LE, CHECK_GT, CHECK_GE };
+
+/* One --check condition (`figure op value`) or one --max-increase limit
+ * (`figure=amount` or `figure=percent%`), and its result once evaluated. */
+struct check {
+    const char *text; /* as given on the command line (not copied) */
+    int figure; /* index in figures.h's list */
+    int is_increase; /* --max-increase, else --check */
+    enum check_op op; /* --check */
+    int64_t value; /* --check: the right-hand side; --max-increase: the amount when not a percentage */
+    int is_percent; /* --max-increase: `percent` of the old value */
+    double percent;
+    /* Set by check_eval(). */
+    int measured; /* 0: a figure the recording does not measure: the check fails */
+    int64_t now, old; /* old: --max-increase only */
+    double allowed; /* --max-increase: the increase allowed */
+    int pass;
+};
+
+/** Parse a --check condition: a figure name, an operator (== != < <= > >=)
+ * and an integer with an optional K, M or G suffix (times 1024, 1024^2,
+ * 1024^3; a decimal point is allowed with a suffix: 1.5M). Spaces around
+ * the operator are allowed. Returns 0, CHECK_E_SYNTAX or CHECK_E_NAME, with
+ * a one-line message in `err` on error. */
+int check_parse_condition(const char *text, struct check *c, char *err, size_t cap);
+/** Parse a --max-increase limit: `figure=N` (N as in a condition, an
+ * absolute amount) or `figure=P%` (P percent of the baseline's value; a
+ * decimal point is allowed). Returns as check_parse_condition(). */
+int check_parse_increase(const char *text, struct check *c, char *err, size_t cap);
+/** Evaluate `c` on the figures `now` and, for --max-increase, `old` (the
+ * baseline's; both FIGURES_COUNT entries from figures_collect()). A
+ * percentage of an old value of 0 allows no increase at all. */
+void check_eval(struct check *c, const struct figure *now, const struct figure *old);
+/** One line: PASS or FAIL, the condition, the measured values. */
+void check_print_text(const struct check *c, FILE *f);
+/** One JSON object (docs/man/memprint.md lists its members). */
+void check_print_json(const struct check *c, FILE *f);
+/** The names a condition may use, comma-separated, into `buf`. */
+void check_names(char *buf, size_t cap);
+
+#endif
