@@ -31,6 +31,7 @@
 #define SUPPRESS_E_IO (-1) /* the file cannot be read: errno says why */
 #define SUPPRESS_E_SYNTAX (-2) /* a line is not a suppression: the message says which */
 #define SUPPRESS_E_TOOBIG (-3) /* more than SUPPRESS_MAX_BYTES */
+#define SUPPRESS_E_NOEXE (-4) /* the recorded executable is not on this machine */
 
 /* A suppressions file (or embedded text) larger than this is refused. */
 #define SUPPRESS_MAX_BYTES (16u << 20)
@@ -83,8 +84,9 @@ void suppress_add_builtin(struct suppressions *s);
 /** Add the patterns the recorded program's executable returns from
  * __lsan_default_suppressions(), read from the file `m->exe` without
  * running it. Returns the number of patterns added (0: the program
- * defines none), or a negative value with a one-line reason in `err` when
- * the file cannot be read, is not the recorded one (its build-id differs),
+ * defines none), or a negative value with a one-line reason in `err`:
+ * SUPPRESS_E_NOEXE when the file is not there (a recording read on another
+ * machine), -1 when it cannot be read, is not the recorded one (its build-id differs),
  * or the function's code is not a form suppress_elf.c decodes. */
 int suppress_add_program(struct suppressions *s, const struct model *m, suppress_warn_fn warn, void *ctx, char *err,
                          size_t cap);

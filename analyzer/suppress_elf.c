@@ -222,9 +222,10 @@ int suppress_add_program(struct suppressions *s, const struct model *m, suppress
     }
     int fd = open(m->exe, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
+        int e = errno;
         snprintf(err, cap, "cannot read the recorded executable '%s' for its __lsan_default_suppressions(): %s", m->exe,
-                 strerror(errno));
-        return -1;
+                 strerror(e));
+        return e == ENOENT ? SUPPRESS_E_NOEXE : -1;
     }
     elf_version(EV_CURRENT);
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

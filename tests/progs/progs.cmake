@@ -171,3 +171,21 @@ foreach(variant IN ITEMS diffprog diffprog_pad)
 endforeach()
 target_compile_definitions(prog_diffprog_pad PRIVATE DIFFPROG_PADDING)
 target_compile_options(prog_diffprog_pad PRIVATE -O1 -falign-functions=256)
+# The CI gate and leak suppressions (test_gate.py): a program whose
+# allocation count is its argument; leaks behind a function, a source file
+# and a module name; a program embedding __lsan_default_suppressions(), as
+# C and as C++.
+memrec_add_prog(gate_count "gate_count.c")
+add_library(prog_gate_module SHARED "${memrec_progs_src_dir}/gate_module.c")
+set_target_properties(prog_gate_module PROPERTIES OUTPUT_NAME "gate_module" LIBRARY_OUTPUT_DIRECTORY "${MEMREC_PROGS_DIR}"
+    INTERPROCEDURAL_OPTIMIZATION OFF C_VISIBILITY_PRESET hidden)
+target_compile_options(prog_gate_module PRIVATE -O2 -g -fno-sanitize=all)
+target_link_options(prog_gate_module PRIVATE -fno-sanitize=all)
+memrec_add_prog(gate_leaks "gate_leaks.c")
+target_sources(prog_gate_leaks PRIVATE "${memrec_progs_src_dir}/gate_leaks_file.c")
+target_link_libraries(prog_gate_leaks PRIVATE prog_gate_module)
+memrec_add_prog(gate_lsan "gate_lsan.c")
+if(MEMREC_HAVE_PROG_CXX)
+    memrec_add_prog(gate_lsan_cxx "gate_lsan_cxx.cpp")
+    target_include_directories(prog_gate_lsan_cxx PRIVATE "${memrec_progs_src_dir}")
+endif()
