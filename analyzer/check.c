@@ -37,7 +37,7 @@ static int parse_name(const char *s, const char **end, struct check *c, char *er
     }
     *end = p;
     if (p == s) {
-        snprintf(err, cap, "'%s' does not start with a figure name", s);
+        snprintf(err, cap, "malformed condition '%s' (it does not start with a figure name)", s);
         return CHECK_E_SYNTAX;
     }
     char name[64];

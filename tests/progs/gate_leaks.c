@@ -15,17 +15,19 @@
 void *gate_leak_in_other_file(void);
 void *gate_leak_in_module(void);
 
-static void *sink[8];
+/* Not static: a store the compiler must keep (a static array never read
+ * lets gcc drop the mallocs at -O2). */
+void *gate_sink[8];
 
 __attribute__((noinline)) static void gate_leak_by_function(int i)
 {
-    sink[i] = malloc(1001);
+    gate_sink[i] = malloc(1001);
     __asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) static void gate_leak_kept(void)
 {
-    sink[7] = malloc(4004);
+    gate_sink[7] = malloc(4004);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -34,9 +36,9 @@ int main(void)
     for (int i = 0; i < 3; i++) {
         gate_leak_by_function(i);
     }
-    sink[3] = gate_leak_in_other_file();
-    sink[4] = gate_leak_in_other_file();
-    sink[5] = gate_leak_in_module();
+    gate_sink[3] = gate_leak_in_other_file();
+    gate_sink[4] = gate_leak_in_other_file();
+    gate_sink[5] = gate_leak_in_module();
     gate_leak_kept();
     puts("gate_leaks");
     return 0;

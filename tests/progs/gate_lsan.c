@@ -24,17 +24,19 @@ const char *__lsan_default_suppressions(void)
 }
 #endif
 
-static void *sink[8];
+/* Not static: a store the compiler must keep (a static array never read
+ * lets gcc drop the mallocs at -O2). */
+void *gate_sink[8];
 
 __attribute__((noinline)) static void gate_embedded_leak(int i)
 {
-    sink[i] = malloc(555);
+    gate_sink[i] = malloc(555);
     __asm__ volatile("" ::: "memory");
 }
 
 __attribute__((noinline)) static void gate_plain_leak(void)
 {
-    sink[7] = malloc(777);
+    gate_sink[7] = malloc(777);
     __asm__ volatile("" ::: "memory");
 }
 
