@@ -487,8 +487,7 @@ static void warn_cb(void *ctx, const char *msg)
 
 /* The suppressions of the recording `m`, in the order they are tried:
  * the files, the program's own, the built-in list. */
-static void load_suppressions(const struct gate_opts *g, const struct model *m, struct suppressions *sup,
-                              int checking)
+static void load_suppressions(const struct gate_opts *g, const struct model *m, struct suppressions *sup, int checking)
 {
     char err[512];
     for (size_t i = 0; i < g->nsupp; i++) {
