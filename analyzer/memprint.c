@@ -65,6 +65,13 @@ static void gate_push(const char ***v, size_t *n, size_t *cap, const char *s)
     (*v)[(*n)++] = s;
 }
 
+static void gate_opts_release(struct gate_opts *g)
+{
+    free(g->checks);
+    free(g->increases);
+    free(g->supp_files);
+}
+
 /* One of the gate's options (`which`: GATE_*). */
 static void gate_option(int which, const char *arg, struct gate_opts *g)
 {
@@ -1084,9 +1091,11 @@ int main(int argc, char **argv)
         if (fflush(stdout) != 0 || ferror(stdout)) {
             die_code(4, "cannot write the checks: %s", strerror(errno));
         }
+        gate_opts_release(&o.gate);
         return code;
     }
     int whole = o.diff_base ? compare(&o, argv[optind]) : single(&o, argv[optind]);
+    gate_opts_release(&o.gate);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         die("cannot write the report: %s", strerror(errno));
     }
