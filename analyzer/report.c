@@ -310,6 +310,20 @@ uint32_t report_frames(const struct report *r, const struct report_stack *st, st
     return k;
 }
 
+uint32_t report_npaths(const struct report *r)
+{
+    return (uint32_t)r->ix->npaths;
+}
+
+uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_frame **frames, uint32_t *n)
+{
+    const struct report_index *ix = r->ix;
+    const struct node_frames *nf = &ix->nf[ix->paths[p].node];
+    *frames = &ix->pool[nf->first];
+    *n = nf->count;
+    return ix->paths[p].parent;
+}
+
 uint64_t report_cost(const struct report_stack *st, enum report_section s)
 {
     switch (s) {

@@ -68,6 +68,13 @@ void report_free(struct report *r);
  * limit when recording) is a frame with no function, no module and offset
  * 0. Costs O(frames copied). */
 uint32_t report_frames(const struct report *r, const struct report_stack *st, struct sym_frame *out, uint32_t max);
+/** Paths (report_stack.path) for analyses done once per path rather than
+ * per stack (suppress.c): path ids run from 1 to report_npaths() - 1 (0 is
+ * the empty path). report_path_step() gives the frames path `p` adds in
+ * front of its parent's, innermost first, in *frames (the report's own,
+ * *n of them), and returns the parent path id (0 at the end). Costs O(1). */
+uint32_t report_npaths(const struct report *r);
+uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_frame **frames, uint32_t *n);
 /** Section title as printed ("PEAK MEMORY CONSUMERS"). */
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */

@@ -242,32 +242,76 @@ static int frame_matches(const char *pattern, const struct sym_frame *f)
            suppress_match(pattern, f->module);
 }
 
+/* What a path (report.h) is matched by: a pattern index, NO_MATCH, or
+ * UNKNOWN until computed. */
+#define NO_MATCH UINT32_MAX
+#define UNKNOWN (UINT32_MAX - 1)
+
+/* The first pattern that matches a name of `f`, or NO_MATCH. */
+static uint32_t match_frame(const struct suppressions *s, const struct sym_frame *f)
+{
+    if (!f->function && !f->module) {
+        return NO_MATCH; /* the gap of a cut stack */
+    }
+    for (size_t p = 0; p < s->n; p++) {
+        if (frame_matches(s->v[p].pattern, f)) {
+            return (uint32_t)p;
+        }
+    }
+    return NO_MATCH;
+}
+
+/* The pattern that takes path `p`: its own frames' first match, innermost
+ * first, else its parent path's. Each path is matched once (`memo`), so
+ * the cost is O(paths x own frames x patterns), not O(stacks x depth): a
+ * chain of 20,000 nodes leaking at each would otherwise match 200 million
+ * frames. The walk up is iterative (`chain`): a path may be 2048 deep. */
+static uint32_t match_path(const struct suppressions *s, const struct report *r, uint32_t p, uint32_t *memo,
+                           uint32_t **chain, size_t *chain_cap)
+{
+    size_t n = 0;
+    uint32_t q = p;
+    while (q != 0 && memo[q] == UNKNOWN) {
+        xgrow((void **)chain, chain_cap, n + 1, sizeof **chain);
+        (*chain)[n++] = q;
+        const struct sym_frame *f;
+        uint32_t nf;
+        q = report_path_step(r, q, &f, &nf);
+    }
+    uint32_t inherited = q == 0 ? NO_MATCH : memo[q];
+    while (n > 0) {
+        uint32_t c = (*chain)[--n];
+        const struct sym_frame *f;
+        uint32_t nf;
+        report_path_step(r, c, &f, &nf);
+        uint32_t own = NO_MATCH;
+        for (uint32_t k = 0; k < nf && own == NO_MATCH; k++) {
+            own = match_frame(s, &f[k]);
+        }
+        memo[c] = own != NO_MATCH ? own : inherited;
+        inherited = memo[c];
+    }
+    return p == 0 ? NO_MATCH : memo[p];
+}
+
 void suppress_apply(struct suppressions *s, struct report *r)
 {
     if (s->n == 0) {
         return;
     }
+    uint32_t np = report_npaths(r);
+    uint32_t *memo = xmalloc((np ? np : 1) * sizeof *memo);
+    for (uint32_t i = 0; i < np; i++) {
+        memo[i] = UNKNOWN;
+    }
+    uint32_t *chain = NULL;
+    size_t chain_cap = 0;
     uint32_t *ranked = r->ranked[REPORT_LEAKED];
     uint32_t kept = 0;
-    struct sym_frame *frames = NULL;
-    size_t frames_cap = 0;
     for (uint32_t i = 0; i < r->nranked[REPORT_LEAKED]; i++) {
         const struct report_stack *st = &r->stacks[ranked[i]];
-        xgrow((void **)&frames, &frames_cap, st->nframes ? st->nframes : 1, sizeof *frames);
-        uint32_t n = report_frames(r, st, frames, st->nframes);
-        size_t hit = s->n;
-        for (uint32_t k = 0; k < n && hit == s->n; k++) {
-            if (!frames[k].function && !frames[k].module) {
-                continue; /* the gap of a cut stack */
-            }
-            for (size_t p = 0; p < s->n; p++) {
-                if (frame_matches(s->v[p].pattern, &frames[k])) {
-                    hit = p;
-                    break;
-                }
-            }
-        }
-        if (hit == s->n) {
+        uint32_t hit = match_path(s, r, st->path, memo, &chain, &chain_cap);
+        if (hit == NO_MATCH) {
             ranked[kept++] = ranked[i];
             continue;
         }
@@ -278,9 +322,10 @@ void suppress_apply(struct suppressions *s, struct report *r)
         s->total.blocks += st->leaked_blocks;
         s->total.bytes += st->leaked;
         xgrow((void **)&s->matched, &s->matched_cap, s->nmatched + 1, sizeof *s->matched);
-        s->matched[s->nmatched++] = (struct supp_match){ranked[i], (uint32_t)hit};
+        s->matched[s->nmatched++] = (struct supp_match){ranked[i], hit};
     }
-    free(frames);
+    free(chain);
+    free(memo);
     r->nranked[REPORT_LEAKED] = kept;
 }
 
