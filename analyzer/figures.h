@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The numeric figures of memprint's summary, by their JSON names, computed
- * in one place: json.c prints them and check.c tests conditions on them, so
+ * in one place: json.c prints them and checks.c tests conditions on them, so
  * a condition always sees the value the JSON shows. Pure: no I/O. */
 #ifndef FIGURES_H
 #define FIGURES_H

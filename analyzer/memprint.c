@@ -17,7 +17,7 @@
 
 #include "analysis.h"
 #include "calltree.h"
-#include "check.h"
+#include "checks.h"
 #include "charts.h"
 #include "diff.h"
 #include "escape.h"
@@ -32,7 +32,7 @@
 
 /* ---- the CI gate: options (the rest is after compare()) ---- */
 
-/* --check, --baseline and --max-increase (check.h), and the leak
+/* --check, --baseline and --max-increase (checks.h), and the leak
  * suppressions (suppress.h), which the report and the checks both use. */
 struct gate_opts {
     const char **checks, **increases, **supp_files;

@@ -87,6 +87,18 @@ check(rc == 1 and jj and jj["gate"]["result"] == "fail" and jj["gate"]["checks"]
       {"check": "allocations<1000", "kind": "condition", "figure": "allocations", "op": "<", "value": 1000,
        "measured": 1000, "pass": False}, "--json --check: a failed check as JSON (%r)" % (jj and jj["gate"]))
 
+# A figure the recording does not measure fails its check: temporaries
+# when sampling (the JSON shows null).
+sampled = os.path.join(d, "sampled.zst")
+r = record([prog("gate_count"), "1000"], sampled, extra=["--sample-rate", "4096"])
+check_eq(r.returncode, 0, "memrec --sample-rate")
+rc, out, err = mp(["--check", "temporary==0", "--check", "allocations==1000", sampled])
+check(rc == 1 and "FAIL  temporary == 0: not measured in this recording" in out and
+      "PASS  allocations == 1000: measured 1000" in out, "sampled: temporary not measured fails, exact calls pass")
+rc, jj, err = mpj(["--check", "temporary==0", sampled])
+check(jj is not None and jj["temporary"] is None and jj["gate"]["checks"][0]["measured"] is None,
+      "sampled --json: temporary and its check's measured value are null")
+
 # ---- --baseline: 1000 -> 1100 (+10.0%) and 1101 (+10.1%) ----
 n1100 = rec("count1100", [prog("gate_count"), "1100"], d)
 n1101 = rec("count1101", [prog("gate_count"), "1101"], d)

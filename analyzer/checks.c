@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The conditions of memprint's CI gate (check.h): parsing, evaluation on
+/* The conditions of memprint's CI gate (checks.h): parsing, evaluation on
  * the figures of figures.h, and printing. The figures are integers, so
  * every comparison is exact; only a percentage limit is a real number. */
-#include "check.h"
+#include "checks.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -3,8 +3,8 @@
  * (figures.h), parsed from the command line, tested on a recording's
  * figures (and a baseline's), printed as text or JSON. Pure apart from the
  * FILE it is given to print to; no allocation. */
-#ifndef CHECK_H
-#define CHECK_H
+#ifndef CHECKS_H
+#define CHECKS_H
 
 #include <stddef.h>
 #include <stdint.h>
