@@ -435,7 +435,8 @@ static void write_header(struct pprof *p, enum pprof_at at, struct pb_buf *msg)
     pb_uint(&p->top, PROFILE_DURATION_NANOS, model_runtime_ms(p->m) * 1000000u);
     pb_uint(&p->top, PROFILE_DEFAULT_SAMPLE_TYPE, strtab_id(&p->strs, "inuse_space"));
     char note[256];
-    snprintf(note, sizeof note, "memrec recording; inuse_* = live %s", at == PPROF_AT_PEAK ? "at the heap peak" : "at the end");
+    snprintf(note, sizeof note, "memrec recording; inuse_* = live %s",
+             at == PPROF_AT_PEAK ? "at the heap peak" : "at the end");
     pb_uint(&p->top, PROFILE_COMMENT, strtab_id(&p->strs, note));
     if (p->m->sample_rate) {
         snprintf(note, sizeof note, "sampled: one block per %llu bytes on average; values are estimates",
