@@ -17,32 +17,44 @@ struct snap {
     uint64_t ms;
     uint64_t heap;
     enum snap_kind kind;
-    struct calltree *tree; /* detailed and peak: the tree to print (owned by `struct massif`) */
-    enum cost_type cost; /* of `tree`: COST_PEAK, or COST_LEAKED (live at the snapshot's moment) */
+    char *tree; /* detailed and peak: the tree's lines, written when the snapshot is made */
 };
 
 struct massif {
-    struct frames *fr;
+    const struct model *m;
     struct snap *snaps;
     uint32_t nsnaps;
-    struct calltree *whole; /* the model's: the peak's and the end's tree */
-    struct analysis **passes; /* one per detailed snapshot before the end */
-    struct calltree **trees;
-    uint32_t npasses;
 };
+
+static void put_tree(struct calltree *t, enum cost_type c, uint64_t total, FILE *f);
+
+/* The tree of cost `c` of `t` as massif's lines, and its total. Made
+ * when the snapshot is, so that each pass's accounting and tree are
+ * freed before the next: memory is one pass's, plus the text written. */
+static char *render(struct calltree *t, enum cost_type c, uint64_t *total)
+{
+    *total = calltree_node(t, CALLTREE_BOTTOM_UP, 0)->incl.v[c];
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        die("out of memory");
+    }
+    put_tree(t, c, *total, f);
+    if (fclose(f) != 0) {
+        die("out of memory");
+    }
+    return text;
+}
 
 void massif_free(struct massif *ms)
 {
     if (!ms) {
         return;
     }
-    for (uint32_t i = 0; i < ms->npasses; i++) {
-        calltree_free(ms->trees[i]);
-        analysis_free(ms->passes[i]);
+    for (uint32_t i = 0; i < ms->nsnaps; i++) {
+        free(ms->snaps[i].tree);
     }
-    free(ms->trees);
-    free(ms->passes);
-    calltree_free(ms->whole);
     free(ms->snaps);
     free(ms);
 }
@@ -62,27 +74,31 @@ int massif_new(const char *path, struct frames *fr, struct massif **out, int *er
         return rc;
     }
     struct massif *ms = xcalloc(1, sizeof *ms);
-    ms->fr = fr;
-    ms->whole = calltree_build(fr, m->acct);
-    ms->snaps = xcalloc((size_t)npoints + 1, sizeof *ms->snaps);
-    ms->passes = xcalloc(npoints / MASSIF_DETAILED_EVERY + 1, sizeof *ms->passes);
-    ms->trees = xcalloc(npoints / MASSIF_DETAILED_EVERY + 1, sizeof *ms->trees);
+    ms->m = m;
     const struct timeseries *ts = series->series;
+    ms->snaps = xcalloc((size_t)ts->npoints + 1, sizeof *ms->snaps);
+    /* The model's tree: the peak's and the end's. */
+    struct calltree *whole = calltree_build(fr, m->acct);
+    uint64_t peak_total;
+    char *peak_tree = render(whole, COST_PEAK, &peak_total);
+    struct snap peak = {tot->peak_ms, peak_total, SNAP_PEAK, peak_tree};
     int peak_done = 0;
     for (uint32_t i = 0; i < ts->npoints; i++) {
         const struct ts_point *pt = &ts->points[i];
         /* The peak happened among the events stamped peak_ms: before the
          * state after all of them, which is what a point at that time is. */
         if (!peak_done && pt->ms >= tot->peak_ms) {
-            struct snap *s = &ms->snaps[ms->nsnaps++];
-            *s = (struct snap){tot->peak_ms, tot->peak_bytes, SNAP_PEAK, ms->whole, COST_PEAK};
+            ms->snaps[ms->nsnaps++] = peak;
             peak_done = 1;
         }
         struct snap *s = &ms->snaps[ms->nsnaps++];
-        *s = (struct snap){pt->ms, pt->at.heap, SNAP_EMPTY, NULL, COST_LEAKED};
+        *s = (struct snap){pt->ms, pt->at.heap, SNAP_EMPTY, NULL};
+        /* A detailed snapshot's heap is its tree's total, so that no entry
+         * can exceed it (ms_print refuses that); for a complete recording
+         * it is the series' value. */
         if (i + 1 == ts->npoints) {
             s->kind = SNAP_DETAILED; /* the end: what is live is what leaked */
-            s->tree = ms->whole;
+            s->tree = render(whole, COST_LEAKED, &s->heap);
         } else if ((i + 1) % MASSIF_DETAILED_EVERY == 0) {
             /* The run up to this point: reading stops at the first tick
              * after it, so that the events stamped at its time are in. */
@@ -92,28 +108,25 @@ int massif_new(const char *path, struct frames *fr, struct massif **out, int *er
             struct analysis *a;
             rc = analysis_run(path, m, &at, &a, err_errno);
             if (rc < 0) {
+                if (!peak_done) {
+                    free(peak.tree);
+                }
+                calltree_free(whole);
                 analysis_free(series);
                 massif_free(ms);
                 return rc;
             }
-            ms->passes[ms->npasses] = a;
-            ms->trees[ms->npasses] = calltree_build(fr, a->acct);
+            struct calltree *t = calltree_build(fr, a->acct);
             s->kind = SNAP_DETAILED;
-            s->tree = ms->trees[ms->npasses++];
+            s->tree = render(t, COST_LEAKED, &s->heap);
+            calltree_free(t);
+            analysis_free(a);
         }
     }
     if (!peak_done) {
-        ms->snaps[ms->nsnaps++] = (struct snap){tot->peak_ms, tot->peak_bytes, SNAP_PEAK, ms->whole, COST_PEAK};
+        ms->snaps[ms->nsnaps++] = peak;
     }
-    /* A detailed snapshot's heap is its tree's total, so that no entry
-     * can exceed it (ms_print refuses that); for a complete recording it
-     * is the series' value. */
-    for (uint32_t i = 0; i < ms->nsnaps; i++) {
-        struct snap *s = &ms->snaps[i];
-        if (s->tree) {
-            s->heap = calltree_node(s->tree, CALLTREE_BOTTOM_UP, 0)->incl.v[s->cost];
-        }
-    }
+    calltree_free(whole);
     analysis_free(series);
     *out = ms;
     return 0;
@@ -220,9 +233,9 @@ static void put_tree(struct calltree *t, enum cost_type c, uint64_t total, FILE 
     free(stack);
 }
 
-int massif_write(struct massif *ms, FILE *f)
+int massif_write(const struct massif *ms, FILE *f)
 {
-    const struct model *m = frames_model(ms->fr);
+    const struct model *m = ms->m;
     const char *prog = m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?");
     fputs("desc: memprint --massif (heap: requested bytes; no extra-heap or stack figures)\ncmd: ", f);
     esc_text_fputs(prog, f);
@@ -235,7 +248,7 @@ int massif_write(struct massif *ms, FILE *f)
                 "\nmem_heap_extra_B=0\nmem_stacks_B=0\nheap_tree=%s\n",
                 i, s->ms, s->heap, kinds[s->kind]);
         if (s->tree) {
-            put_tree(s->tree, s->cost, s->heap, f);
+            fputs(s->tree, f);
         }
     }
     return ferror(f) ? -1 : 0;

@@ -41,13 +41,15 @@ struct massif;
  * heap peak inserted at its time, every MASSIF_DETAILED_EVERY-th point and
  * the last detailed. Returns 0 with *out (free with massif_free()), or a
  * negative memfmt status when the file cannot be read again (*err_errno
- * = errno for MEMFMT_E_IO). Time: 1 + (MASSIF_SNAPSHOTS /
- * MASSIF_DETAILED_EVERY - 1) passes over the file; memory: the trees. */
+ * = errno for MEMFMT_E_IO). `fr` is used during the call only; the model
+ * must outlive *out. Time: 1 + (MASSIF_SNAPSHOTS / MASSIF_DETAILED_EVERY
+ * - 1) passes over the file, one at a time: memory is one pass's
+ * accounting and tree, and the trees' text, which holds the entries
+ * above MASSIF_THRESHOLD only (the walk expands nothing else). */
 int massif_new(const char *path, struct frames *fr, struct massif **out, int *err_errno);
 /** Write the massif.out text to `f`. Returns 0, or -1 when writing failed
- * (errno set by stdio). The trees are walked down to the entries above
- * MASSIF_THRESHOLD only. */
-int massif_write(struct massif *ms, FILE *f);
+ * (errno set by stdio). */
+int massif_write(const struct massif *ms, FILE *f);
 /** Release; accepts NULL. */
 void massif_free(struct massif *ms);
 
