@@ -238,16 +238,29 @@ else:
                 total = sum(int(line.rsplit(" ", 1)[1]) for line in f if line.strip())
             check_eq(sums(sp)[i], total, "pprof (sampled): %s equals the folded stacks' estimate" % cost)
 
-# pprof itself, where installed.
+# pprof itself, where installed: its totals and top entry. -symbolize=none:
+# the profile carries its symbols, pprof must not look for binaries.
 viewer = None
 if shutil.which("pprof"):
-    viewer = ["pprof", "-top", out_peak]
+    viewer = ["pprof"]
 elif shutil.which("go"):
-    viewer = ["go", "tool", "pprof", "-top", out_peak]
+    viewer = ["go", "tool", "pprof"]
 if viewer:
-    r = run(viewer, env=dict(os.environ, PPROF_BINARY_PATH="/nonexistent"))
-    check_eq(r.returncode, 0, "%s: exit status (%s)" % (" ".join(viewer), r.stderr.decode().strip()[-200:]))
-    check("big_site" in r.stdout.decode(), "%s: lists big_site" % " ".join(viewer))
+    env = dict(os.environ, GOCACHE=os.path.join(D, "gocache"), PPROF_TMPDIR=D)
+    for args, total, top, name in ((["-unit=B", "-sample_index=inuse_space", out_peak], "%dB" % PEAK,
+                                    "%dB" % BIG_SITE_AT_PEAK, "big_site"),
+                                   (["-sample_index=alloc_objects", out_end], "%d" % ALLOCATIONS, "30", "small_block"),
+                                   (["-unit=B", "-sample_index=alloc_space", out_end], "%dB" % ALLOCATED, "800024B",
+                                    "big_site")):
+        cmd = viewer + ["-top", "-symbolize=none"] + args
+        what = " ".join(cmd[:-1] + [os.path.basename(cmd[-1])])
+        r = run(cmd, env=env)
+        text = r.stdout.decode()
+        check_eq(r.returncode, 0, "%s: exit status (%s)" % (what, r.stderr.decode().strip()[-200:]))
+        check("Total samples = %s " % total in text, "%s: total %s" % (what, total))
+        rows = [l.split() for l in text.splitlines() if re.match(r"^\s*\d", l)]
+        check(rows and rows[0][0] == top and rows[0][5] == name,
+              "%s: top entry %s %s (%r)" % (what, name, top, rows[0] if rows else None))
 else:
     skip_part("pprof -top on the file", "neither pprof nor go is installed")
 
