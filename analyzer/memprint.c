@@ -23,7 +23,9 @@
 #include "escape.h"
 #include "folded.h"
 #include "groups.h"
+#include "massif.h"
 #include "model.h"
+#include "pprof.h"
 #include "report.h"
 #include "suppress.h"
 #include "svg.h"
@@ -43,7 +45,7 @@ struct gate_opts {
 
 enum { GATE_CHECK, GATE_BASELINE, GATE_MAX_INCREASE, GATE_SUPPRESSIONS, GATE_NO_BUILTIN, GATE_NO_PROGRAM };
 
-static const char gate_usage[] = "CI gate (exit 0: every check holds; 1: one fails; 2: a malformed condition or\n"
+static const char gate_usage[] = "\nCI gate (exit 0: every check holds; 1: one fails; 2: a malformed condition or\n"
                                  "unknown figure; 3: a recording is incomplete; 4: a recording cannot be read):\n"
                                  "      --check COND    condition on a figure of the JSON summary, e.g.\n"
                                  "                      'leaked_bytes==0' or 'peak_heap_bytes<50M' (== != < <= > >=;\n"
@@ -56,8 +58,7 @@ static const char gate_usage[] = "CI gate (exit 0: every check holds; 1: one fai
                                  "      --suppressions FILE  'leak:PATTERN' lines; may be repeated\n"
                                  "      --no-builtin-suppressions  not memprint's list of one-time allocations\n"
                                  "                      of glibc, ld.so and libstdc++\n"
-                                 "      --no-program-suppressions  not the program's __lsan_default_suppressions()\n"
-                                 "\n";
+                                 "      --no-program-suppressions  not the program's __lsan_default_suppressions()\n";
 
 static void gate_push(const char ***v, size_t *n, size_t *cap, const char *s)
 {
@@ -88,54 +89,59 @@ static void gate_option(int which, const char *arg, struct gate_opts *g)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memprint [OPTIONS] FILE\n"
-            "       memprint --diff BASE [OPTIONS] NEW\n"
-            "\n"
-            "Prints the summary and the ranked reports of a memrec recording, or one of\n"
-            "its analyses.\n"
-            "\n"
-            "Output:\n"
-            "  -j, --json          one JSON object instead of text\n"
-            "  -n, --top N         entries per section (default 10)\n"
-            "  -f, --frames N      frames printed per call stack (default 48)\n"
-            "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
-            "                      temporary, leaked, allocated, mapped (default all)\n"
-            "      --full-names    C++ names in full (text shortens long template lists)\n"
-            "      --threads       add a section of each thread's calls, peak contribution and\n"
-            "                      leaks (a second pass over the file; whole run only)\n"
-            "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
-            "                      site, its call stacks below) or 'function' (inclusive cost)\n"
-            "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
-            "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
-            "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
-            "                      leaked, allocated, mapped (default peak)\n"
-            "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
-            "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
-            "      --sizes         histogram of requested sizes instead of the report\n"
-            "      --by-stack      --sizes: also the sizes of the -n call stacks with the most\n"
-            "                      calls (a table of every stack and size: slower)\n"
-            "      --timeline      heap, mapped memory and RSS over the run instead of the\n"
-            "                      report (with --json: the series)\n"
-            "      --points N      points of the --timeline --json series (default 1000,\n"
-            "                      at most 5000)\n"
-            "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
-            "                      with --folded or --svg: a differential flame graph)\n"
-            "\n"
-            "What is counted (every figure, section and export follows):\n"
-            "      --from T        only allocations made at or after T seconds ('peak': the\n"
-            "                      heap peak's time)\n"
-            "      --to T          only allocations made before T seconds\n"
-            "      --at T          the run up to T seconds: leaked = live at T\n"
-            "      --thread N      only allocations of thread N (1: the first thread)\n"
-            "      --function RE   only stacks through a function matching RE (extended\n"
-            "                      regular expression)\n"
-            "      --exclude RE    no stack through a function matching RE\n"
-            "\n"
-            "%s"
-            "  -h, --help          show this help\n"
-            "  -V, --version       show the version\n",
-            gate_usage);
+    fprintf(f, "usage: memprint [OPTIONS] FILE\n"
+               "       memprint --diff BASE [OPTIONS] NEW\n"
+               "\n"
+               "Prints the summary and the ranked reports of a memrec recording, or one of\n"
+               "its analyses.\n"
+               "\n"
+               "Output:\n"
+               "  -j, --json          one JSON object instead of text\n"
+               "  -n, --top N         entries per section (default 10)\n"
+               "  -f, --frames N      frames printed per call stack (default 48)\n"
+               "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
+               "                      temporary, leaked, allocated, mapped (default all)\n"
+               "      --full-names    C++ names in full (text shortens long template lists)\n"
+               "      --threads       add a section of each thread's calls, peak contribution and\n"
+               "                      leaks (a second pass over the file; whole run only)\n"
+               "      --group HOW     rank the text report by 'stack' (default), 'site' (allocation\n"
+               "                      site, its call stacks below) or 'function' (inclusive cost)\n"
+               "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
+               "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
+               "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
+               "                      leaked, allocated, mapped (default peak)\n"
+               "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
+               "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
+               "      --sizes         histogram of requested sizes instead of the report\n"
+               "      --by-stack      --sizes: also the sizes of the -n call stacks with the most\n"
+               "                      calls (a table of every stack and size: slower)\n"
+               "      --timeline      heap, mapped memory and RSS over the run instead of the\n"
+               "                      report (with --json: the series)\n"
+               "      --points N      points of the --timeline --json series (default 1000,\n"
+               "                      at most 5000)\n"
+               "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
+               "                      with --folded or --svg: a differential flame graph)\n"
+               "      --pprof OUT     write a gzip'd profile.proto for pprof to OUT ('-': stdout):\n"
+               "                      alloc_objects, alloc_space, inuse_objects, inuse_space\n"
+               "      --pprof-at WHEN inuse_* of --pprof: live at the 'end' (default) or at the\n"
+               "                      heap 'peak'\n"
+               "      --massif OUT    write valgrind massif's massif.out to OUT ('-': stdout), for\n"
+               "                      ms_print and massif-visualizer (whole run only)\n"
+               "\n"
+               "What is counted (every figure, section and export follows):\n"
+               "      --from T        only allocations made at or after T seconds ('peak': the\n"
+               "                      heap peak's time)\n"
+               "      --to T          only allocations made before T seconds\n"
+               "      --at T          the run up to T seconds: leaked = live at T\n"
+               "      --thread N      only allocations of thread N (1: the first thread)\n"
+               "      --function RE   only stacks through a function matching RE (extended\n"
+               "                      regular expression)\n"
+               "      --exclude RE    no stack through a function matching RE\n"
+               "\n"
+               "  -h, --help          show this help\n"
+               "  -V, --version       show the version\n");
+    /* The CI gate and suppressions, kept apart from the lines above. */
+    fputs(gate_usage, f);
 }
 
 static int parse_count(const char *s, const char *what)
@@ -168,7 +174,10 @@ enum {
     OPT_GROUP,
     OPT_THREADS,
     OPT_BY_STACK,
-    OPT_GATE_FIRST /* the CI gate's options (gate_options[]) take the numbers from here on */
+    OPT_PPROF,
+    OPT_PPROF_AT,
+    OPT_MASSIF,
+    OPT_GATE_FIRST /* the CI gate's options (GATE_*) take the numbers from here on */
 };
 
 struct opts {
@@ -185,6 +194,9 @@ struct opts {
     int group; /* 0 stack, 1 site, 2 function */
     int threads;
     int by_stack;
+    const char *pprof, *massif;
+    int pprof_at_set;
+    enum pprof_at pprof_at;
     struct gate_opts gate; /* --check, --baseline, --max-increase, suppressions */
 };
 
@@ -588,11 +600,52 @@ static void print_threads_json(const struct threads *th, FILE *f)
     fputc(']', f);
 }
 
+/* ---- pprof and massif ---- */
+
+struct pprof_ctx {
+    struct frames *fr;
+    const struct accounting *acct;
+    enum pprof_at at;
+};
+
+static int pprof_cb(void *ctx, FILE *f)
+{
+    struct pprof_ctx *c = ctx;
+    return pprof_write(c->fr, c->acct, c->at, f);
+}
+
+static int massif_cb(void *ctx, FILE *f)
+{
+    return massif_write(ctx, f);
+}
+
+/* --pprof (of what the query counts) and --massif (the whole run). */
+static void write_exports(const struct opts *o, struct source *s)
+{
+    if (o->pprof) {
+        struct pprof_ctx c = {frames_of(s), s->acct, o->pprof_at};
+        write_out(o->pprof, "pprof profile", pprof_cb, &c);
+    }
+    if (o->massif) {
+        struct massif *ms;
+        int err;
+        int rc = massif_new(s->path, frames_of(s), &ms, &err);
+        if (rc < 0) {
+            die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+        }
+        write_out(o->massif, "massif file", massif_cb, ms);
+        massif_free(ms);
+    }
+}
+
 /* Returns 1 when the figures hold the whole recording (model_complete()). */
 static int single(const struct opts *o, const char *path)
 {
     struct source s = {.path = path};
     open_source(&s, o);
+    if (o->pprof || o->massif) {
+        write_exports(o, &s);
+    }
     if (o->folded || o->svg) {
         struct calltree *t = calltree_build(frames_of(&s), s.acct);
         calltree_sort(t, o->cost, 0);
@@ -646,7 +699,7 @@ static int single(const struct opts *o, const char *path)
                 charts_timeline_text(s.a->series, 12, stdout);
             }
         }
-    } else {
+    } else if (!o->pprof && !o->massif) {
         struct report *r = report_new(&s.view);
         if (!r) {
             die("cannot start the symbolizer (libdw)");
@@ -904,9 +957,10 @@ static void gate_validate(const struct opts *o)
         die_code(2, "--baseline needs at least one --max-increase (see memprint --help)");
     }
     if (g->nchecks || g->nincreases) {
-        if (o->folded || o->svg || o->sizes || o->timeline || o->diff_base || o->group || o->threads) {
+        if (o->folded || o->svg || o->sizes || o->timeline || o->diff_base || o->group || o->threads || o->pprof ||
+            o->massif) {
             die_code(2, "--check and --max-increase do not combine with --folded, --svg, --sizes, --timeline, "
-                        "--diff, --group or --threads");
+                        "--diff, --group, --threads, --pprof or --massif");
         }
         size_t n;
         free(parse_checks(g, &n));
@@ -977,6 +1031,9 @@ int main(int argc, char **argv)
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
+        {"pprof", required_argument, NULL, OPT_PPROF},
+        {"pprof-at", required_argument, NULL, OPT_PPROF_AT},
+        {"massif", required_argument, NULL, OPT_MASSIF},
         {"check", required_argument, NULL, OPT_GATE_FIRST + GATE_CHECK},
         {"baseline", required_argument, NULL, OPT_GATE_FIRST + GATE_BASELINE},
         {"max-increase", required_argument, NULL, OPT_GATE_FIRST + GATE_MAX_INCREASE},
@@ -1031,6 +1088,18 @@ int main(int argc, char **argv)
         case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
         case OPT_THREADS: o.threads = 1; break;
         case OPT_BY_STACK: o.by_stack = 1; break;
+        case OPT_PPROF: o.pprof = optarg; break;
+        case OPT_MASSIF: o.massif = optarg; break;
+        case OPT_PPROF_AT:
+            o.pprof_at_set = 1;
+            if (strcmp(optarg, "end") == 0) {
+                o.pprof_at = PPROF_AT_END;
+            } else if (strcmp(optarg, "peak") == 0) {
+                o.pprof_at = PPROF_AT_PEAK;
+            } else {
+                die_code(2, "invalid --pprof-at '%s' (expected end or peak)", optarg);
+            }
+            break;
         case OPT_GROUP:
             if (strcmp(optarg, "stack") == 0) {
                 o.group = 0;
@@ -1076,6 +1145,17 @@ int main(int argc, char **argv)
     if (o.threads && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg || o.sizes ||
                       o.timeline || o.diff_base)) {
         die_code(2, "--threads applies to the whole run's report only");
+    }
+    if (o.pprof_at_set && !o.pprof) {
+        die_code(2, "--pprof-at applies to --pprof only");
+    }
+    if ((o.pprof || o.massif) && (o.sizes || o.timeline || o.diff_base || o.json || o.group || o.threads)) {
+        die_code(2, "--pprof and --massif do not combine with --sizes, --timeline, --diff, --json, --group or "
+                    "--threads");
+    }
+    if (o.massif && (o.from || o.to || o.at || o.thread || o.function || o.exclude)) {
+        die_code(2, "--massif applies to the whole run only (no --from, --to, --at, --thread, --function, "
+                    "--exclude)");
     }
     if (o.at && (o.from || o.to)) {
         die_code(2, "--at does not combine with --from or --to");
