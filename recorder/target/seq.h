@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+/* Sequence numbers (seq.c): the number every event takes, which orders the
+ * events of all threads; RDTSCP where the kernel trusts the TSC, else one
+ * counter, plain while a single thread records. */
+#ifndef RECORDER_SEQ_H
+#define RECORDER_SEQ_H
+
+#include <stdint.h>
+
+#include "hidden.h"
+
+/** Choose the source: the TSC when `tsc_order` (MEMREC_TSC_ORDER) is set
+ * and the kernel keeps time with it, else the counter. Call once. */
+HIDDEN void seq_setup(int tsc_order);
+/** A new number. The caller holds the buffer lock of the event it numbers
+ * (buffer.c, "Ordering across threads"). Async-signal-safe. */
+HIDDEN uint64_t seq_take(void);
+/** Whether the counter is shared yet (see seq_go_shared()). */
+HIDDEN int seq_is_shared(void);
+/** Switch the counter to atomic increments for good: called, registry
+ * held, before a second thread's buffer joins; the caller then waits once
+ * for every owner to be outside its buffer, so that no plain increment is
+ * in flight afterwards. */
+HIDDEN void seq_go_shared(void);
+/** The number a flush round announces in SYNC: every event numbered below
+ * it that is not in a buffer yet is being written under its buffer's lock. */
+HIDDEN uint64_t seq_sync_point(void);
+
+#endif
