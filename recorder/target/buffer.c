@@ -47,8 +47,6 @@
 #include "unwind.h"
 #include "varint.h"
 
-HIDDEN atomic_int rec_enabled;
-
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
 static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */

@@ -58,7 +58,4 @@ HIDDEN void buffer_pool(unsigned tag, const void *pool, const void *p, size_t si
  * and exit marks (hook_send_deferred() in init.c sets them). */
 HIDDEN void buffer_send_deferred(void);
 
-/** Global switches read on the hot path. */
-HIDDEN extern atomic_int rec_enabled;
-
 #endif

@@ -22,6 +22,7 @@
 #include "buffer.h"
 #include "crashflush.h"
 #include "guard.h"
+#include "pipe.h"
 
 /* Signals whose default action ends the process at once, usually because
  * the program is broken. SIGKILL cannot be caught; SIGTERM and SIGINT end
