@@ -15,9 +15,10 @@
  * thread holds its buffer lock; allocations take it after
  * the real allocator returned, frees before the real free is called, so a
  * free always numbers after its allocation and a reuse of the address after
- * the free. Every flush period the service thread (service.c) reads the counter (S),
- * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
- * all events numbered below S have arrived and can write them in order. */
+ * the free. Every flush period the service thread (service.c) takes the
+ * sync point S (seq_sync_point()), then locks and flushes every buffer, then
+ * sends SYNC(S): memrec then knows all events numbered below S have arrived
+ * and can write them in order. */
 #define _GNU_SOURCE
 #include "buffer.h"
 
