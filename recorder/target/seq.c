@@ -6,43 +6,26 @@
 #include "seq.h"
 
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include "conn.h"
 
-static atomic_uint_fast64_t seq_counter = 1;
+HIDDEN atomic_uint_fast64_t seq_counter = 1;
 
 /* Where the kernel keeps time with the TSC it has checked that the
  * counters of all CPUs agree, and RDTSCP gives a number that orders events
  * across threads without a shared cache line to fight over: it waits for
  * every earlier instruction and load, and no later store can become visible
  * before it. Elsewhere, one atomic counter. */
-static int use_tsc;
+HIDDEN int seq_use_tsc;
 
 /* While a single thread records, nobody else takes numbers: a plain
  * increment does (an atomic one costs as much as the rest of the event,
  * mostly for the barrier it implies). The first buffer of a second thread
  * switches to the atomic counter for good, in seq_go_shared(). */
-static atomic_int seq_shared;
-
-uint64_t seq_take(void)
-{
-#if defined(__x86_64__)
-    if (use_tsc) {
-        unsigned aux;
-        return __builtin_ia32_rdtscp(&aux);
-    }
-#endif
-    if (!atomic_load_explicit(&seq_shared, memory_order_relaxed)) {
-        uint64_t s = atomic_load_explicit(&seq_counter, memory_order_relaxed);
-        atomic_store_explicit(&seq_counter, s + 1, memory_order_relaxed);
-        return s;
-    }
-    return atomic_fetch_add(&seq_counter, 1);
-}
+HIDDEN atomic_int seq_shared;
 
 int seq_is_shared(void)
 {
@@ -56,7 +39,7 @@ void seq_go_shared(void)
 
 uint64_t seq_sync_point(void)
 {
-    return use_tsc ? seq_take() : atomic_load(&seq_counter);
+    return seq_use_tsc ? seq_take() : atomic_load(&seq_counter);
 }
 
 static int tsc_is_clocksource(void)
@@ -77,5 +60,5 @@ static int tsc_is_clocksource(void)
 
 void seq_setup(int tsc_order)
 {
-    use_tsc = tsc_order && tsc_is_clocksource();
+    seq_use_tsc = tsc_order && tsc_is_clocksource();
 }
