@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+/* The frames a packed recording carries (memprint --pack, docs/format.md
+ * "Packed recordings"): its string table and, per (module, address), the
+ * frames the symbolizer gave where the program's files were. Filled by
+ * model.c from PACK_STRING and PACK_FRAMES records, read by symfiles.c
+ * instead of the module files. The file is untrusted: every string id and
+ * module is checked, counts are bounded by what the file defined. */
+#ifndef PACKED_H
+#define PACKED_H
+
+#include <stdint.h>
+
+#include "memfmt.h"
+
+/* Limits (docs/format.md, "Limits of the readers"). Strings: a packer
+ * writes at most two per frame; frames of addresses: at most one per
+ * trace node, so a file cannot claim more addresses than it has nodes. */
+#define PACKED_MAX_STRINGS (1u << 26)
+
+/** One frame as packed: strings are the pack's (NULL = unknown). */
+struct packed_frame {
+    const char *function;
+    const char *file;
+    uint32_t line;
+    int inlined;
+};
+
+struct packed;
+
+/** An empty pack. Dies on out of memory (xmalloc). */
+struct packed *packed_new(void);
+/** Release, with every string; accepts NULL. */
+void packed_free(struct packed *p);
+
+/** Add the string of a PACK_STRING record (copied; a NUL byte inside
+ * ends it). Returns 0, or -1 when the table is full (refused). */
+int packed_add_string(struct packed *p, const char *str, uint32_t len);
+
+/** Add the frames of a PACK_FRAMES record for model module `module` (an
+ * index the caller found from the record's module id); `max_addrs` bounds
+ * the addresses held (the trace nodes defined so far). Returns 0, or -1
+ * when refused: a string id not defined before, an address given before
+ * for that module, or one address too many. */
+int packed_add_frames(struct packed *p, uint32_t module, const struct memfmt_record *rec, uint32_t max_addrs);
+
+/** The frames of address `offset` (return address minus the bias) of
+ * model module `module`, innermost first, with their count in *n; NULL
+ * when the pack has none. Valid until packed_free(). */
+const struct packed_frame *packed_find(const struct packed *p, uint32_t module, uint64_t offset, uint32_t *n);
+
+/** Addresses and strings held. */
+uint32_t packed_addresses(const struct packed *p);
+uint32_t packed_strings(const struct packed *p);
+
+#endif
