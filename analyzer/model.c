@@ -160,7 +160,7 @@ static int apply_pack(struct loader *L, const struct memfmt_record *r)
         return 0;
     }
     if (r->tag == MEMFMT_REC_PACK_STRING) {
-        return packed_add_string(m->pack, r->u.pack_string.str, r->u.pack_string.len);
+        return packed_add_string(m->pack, r->u.pack_string.str, r->u.pack_string.len, m->nnodes);
     }
     struct id_key key = {m, r->u.pack_frames.module};
     size_t slot;
@@ -168,7 +168,7 @@ static int apply_pack(struct loader *L, const struct memfmt_record *r)
     if (i == IDMAP_NONE) {
         return -1;
     }
-    return packed_add_frames(m->pack, i, r, m->nnodes);
+    return packed_add_frames(m->pack, i, r, m->nnodes - 1); /* the root has no address */
 }
 
 static void apply(struct loader *L, const struct memfmt_record *r)

@@ -12,10 +12,16 @@
 
 #include "memfmt.h"
 
-/* Limits (docs/format.md, "Limits of the readers"). Strings: a packer
- * writes at most two per frame; frames of addresses: at most one per
- * trace node, so a file cannot claim more addresses than it has nodes. */
-#define PACKED_MAX_STRINGS (1u << 26)
+/* Limits (docs/format.md, "Limits of the readers"), all relative to the
+ * trace nodes defined before (a packer writes the pack after them):
+ * addresses, at most one per node; strings, at most two per frame of
+ * those addresses (MEMFMT_MAX_PACK_FRAMES each) and 256 more; string
+ * bytes, 4 KiB per node and 16 MiB more. A real pack is far below: some
+ * 5 names and 200 bytes of names per address. */
+#define PACKED_STRINGS_PER_NODE (2u * MEMFMT_MAX_PACK_FRAMES)
+#define PACKED_STRINGS_BASE 256u
+#define PACKED_BYTES_PER_NODE 4096u
+#define PACKED_BYTES_BASE (16u << 20)
 
 /** One frame as packed: strings are the pack's (NULL = unknown). */
 struct packed_frame {
@@ -33,8 +39,9 @@ struct packed *packed_new(void);
 void packed_free(struct packed *p);
 
 /** Add the string of a PACK_STRING record (copied; a NUL byte inside
- * ends it). Returns 0, or -1 when the table is full (refused). */
-int packed_add_string(struct packed *p, const char *str, uint32_t len);
+ * ends it), with `nodes` trace nodes defined so far. Returns 0, or -1
+ * when refused: the limits above are reached. */
+int packed_add_string(struct packed *p, const char *str, uint32_t len, uint32_t nodes);
 
 /** Add the frames of a PACK_FRAMES record for model module `module` (an
  * index the caller found from the record's module id); `max_addrs` bounds
@@ -44,9 +51,12 @@ int packed_add_string(struct packed *p, const char *str, uint32_t len);
 int packed_add_frames(struct packed *p, uint32_t module, const struct memfmt_record *rec, uint32_t max_addrs);
 
 /** The frames of address `offset` (return address minus the bias) of
- * model module `module`, innermost first, with their count in *n; NULL
- * when the pack has none. Valid until packed_free(). */
-const struct packed_frame *packed_find(const struct packed *p, uint32_t module, uint64_t offset, uint32_t *n);
+ * model module `module`, innermost first, into `out` (room for `max`; a
+ * longer chain keeps its innermost frames). Returns their number, 0 when
+ * the pack has none. The strings stay valid until packed_free() once the
+ * file is loaded (the arena moves only while strings are added). Only
+ * reads: threads may call it at once. */
+int packed_find(const struct packed *p, uint32_t module, uint64_t offset, struct packed_frame *out, int max);
 
 /** Addresses and strings held. */
 uint32_t packed_addresses(const struct packed *p);

@@ -117,17 +117,14 @@ static int packed_lookup(const struct symfiles *s, int32_t mi, uint64_t ip, stru
 {
     const struct model_module *mod = &s->m->modules[mi];
     uint64_t offset = ip - mod->bias;
-    uint32_t n = 0;
-    const struct packed_frame *pf = packed_find(s->m->pack, (uint32_t)mi, offset, &n);
-    if (!pf) {
+    struct packed_frame pf[MEMFMT_MAX_PACK_FRAMES];
+    int k = packed_find(s->m->pack, (uint32_t)mi, offset, pf, max < MEMFMT_MAX_PACK_FRAMES ? max : MEMFMT_MAX_PACK_FRAMES);
+    if (k == 0) {
         memset(&out[0], 0, sizeof out[0]);
         out[0].module = mod->path;
         out[0].module_offset = offset - 1;
         return 1;
     }
-    /* Innermost first: a chain longer than `max` keeps its innermost
-     * frames, as symbolize_lookup() does. */
-    int k = n < (uint32_t)max ? (int)n : max;
     for (int i = 0; i < k; i++) {
         out[i] = (struct sym_frame){
             .function = pf[i].function,
