@@ -660,7 +660,7 @@ static int run_pack(int argc, char **argv)
     }
     char b1[32], b2[32];
     printf("packed '%s' into '%s': frames of %u addresses (%u frames, %u names), %u addresses unknown; "
-           "%s -> %s (+%.1f%%)\n",
+           "%s -> %s (%+.1f%%)\n",
            in, out, st.addresses, st.frames, st.strings, st.unknown, util_bytes(b1, sizeof b1, st.in_bytes),
            util_bytes(b2, sizeof b2, st.out_bytes),
            st.in_bytes ? 100.0 * ((double)st.out_bytes - (double)st.in_bytes) / (double)st.in_bytes : 0.0);
