@@ -172,21 +172,29 @@ static void release(struct pack_build *b)
     idmap_release(&b->by_string);
 }
 
+/* One record, encoded here and written raw: a name may be longer than
+ * the writer's input buffer (memfmt_write() takes records of 256 KiB). */
+static int put_record(memfmt_writer *w, const struct memfmt_record *rec, uint8_t *buf, size_t cap)
+{
+    int n = memfmt_encode(rec, buf, cap);
+    return n < 0 ? n : memfmt_write_raw(w, buf, (size_t)n);
+}
+
 /* The pack records, strings first (a frame names only strings before it). */
 static int write_pack(memfmt_writer *w, const struct pack_build *b)
 {
+    size_t cap = MEMFMT_MAX_RECORD + 16;
+    uint8_t *buf = xmalloc(cap);
     struct memfmt_record rec;
-    for (uint32_t i = 1; i <= b->nstrings; i++) {
+    int rc = 0;
+    for (uint32_t i = 1; i <= b->nstrings && rc == 0; i++) {
         size_t len = strlen(b->strings[i]);
         rec.tag = MEMFMT_REC_PACK_STRING;
         rec.u.pack_string.str = b->strings[i];
         rec.u.pack_string.len = (uint32_t)(len < PACK_MAX_STRING ? len : PACK_MAX_STRING);
-        int rc = memfmt_write(w, &rec);
-        if (rc < 0) {
-            return rc;
-        }
+        rc = put_record(w, &rec, buf, cap);
     }
-    for (uint32_t i = 0; i < b->naddrs; i++) {
+    for (uint32_t i = 0; i < b->naddrs && rc == 0; i++) {
         const struct pack_addr *a = &b->addrs[i];
         if (a->count == 0) {
             continue;
@@ -196,12 +204,10 @@ static int write_pack(memfmt_writer *w, const struct pack_build *b)
         rec.u.pack_frames.offset = a->offset;
         rec.u.pack_frames.nframes = a->count;
         memcpy(rec.u.pack_frames.frames, &b->frames[a->first], a->count * sizeof *b->frames);
-        int rc = memfmt_write(w, &rec);
-        if (rc < 0) {
-            return rc;
-        }
+        rc = put_record(w, &rec, buf, cap);
     }
-    return 0;
+    free(buf);
+    return rc;
 }
 
 /* Copy `in`'s records into `w`, leaving out an earlier pack, then add
