@@ -246,8 +246,7 @@ static int write_copy(const char *in, const char *tmp, int fd, const struct mode
     int rc;
     memfmt_reader *rd = memfmt_reader_open(in, &rc);
     if (!rd) {
-        set_err(err, errcap, "cannot read '%s': %s", in,
-                rc == MEMFMT_E_IO ? strerror(errno) : memfmt_strerror(rc));
+        set_err(err, errcap, "cannot read '%s': %s", in, rc == MEMFMT_E_IO ? strerror(errno) : memfmt_strerror(rc));
         return -1;
     }
     struct memfmt_header hdr = m->header;
@@ -300,8 +299,9 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
         return -1;
     }
     if (m->stop_rc < 0) {
-        set_err(err, errcap, "cannot pack '%s': it is %s at byte %llu of its data (only a file that reads to its end is packed)",
-                in, memfmt_strerror(m->stop_rc), (unsigned long long)m->stop_offset);
+        set_err(err, errcap,
+                "cannot pack '%s': it is %s at byte %llu of its data (only a file that reads to its end is packed)", in,
+                memfmt_strerror(m->stop_rc), (unsigned long long)m->stop_offset);
         model_free(m);
         return -1;
     }

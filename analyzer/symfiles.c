@@ -118,7 +118,8 @@ static int packed_lookup(const struct symfiles *s, int32_t mi, uint64_t ip, stru
     const struct model_module *mod = &s->m->modules[mi];
     uint64_t offset = ip - mod->bias;
     struct packed_frame pf[MEMFMT_MAX_PACK_FRAMES];
-    int k = packed_find(s->m->pack, (uint32_t)mi, offset, pf, max < MEMFMT_MAX_PACK_FRAMES ? max : MEMFMT_MAX_PACK_FRAMES);
+    int k =
+        packed_find(s->m->pack, (uint32_t)mi, offset, pf, max < MEMFMT_MAX_PACK_FRAMES ? max : MEMFMT_MAX_PACK_FRAMES);
     if (k == 0) {
         memset(&out[0], 0, sizeof out[0]);
         out[0].module = mod->path;

@@ -282,9 +282,7 @@ static void get_payload(struct in *in, struct memfmt_record *r)
             in->rc = MEMFMT_E_CORRUPT;
         }
         break;
-    case MEMFMT_REC_PACK_STRING:
-        r->u.pack_string.str = (const char *)get_bytes(in, &r->u.pack_string.len);
-        break;
+    case MEMFMT_REC_PACK_STRING: r->u.pack_string.str = (const char *)get_bytes(in, &r->u.pack_string.len); break;
     case MEMFMT_REC_PACK_FRAMES:
         r->u.pack_frames.module = get_u32(in);
         r->u.pack_frames.offset = get_u(in);
