@@ -133,6 +133,22 @@ m = re.search(r"frames of (\d+) addresses", r.stdout.decode())
 check(m is not None and int(m.group(1)) > 0, "--pack: says how many addresses it packed: %s" % r.stdout.decode().strip())
 check_eq(sorted(os.listdir(d)), ["orig.zst", "packed.zst", "prog"], "--pack: no temporary file left next to the output")
 
+# ---- a packed file is read without its modules, even where they are ----
+if not shutil.which("strace"):
+    skip_part("no module file opened for a packed file", "strace is not installed")
+else:
+    def touched(path):
+        """The module files memprint opens or stats reading `path` (strace)."""
+        log = os.path.join(d, "strace.log")
+        run(["strace", "-f", "-o", log, "-e", "trace=open,openat,stat,lstat,newfstatat,statx", MEMPRINT, path])
+        with open(log) as f:
+            text = f.read()
+        os.unlink(log)
+        return [name for name in (exe, lib) if '"%s"' % name in text]
+
+    check_eq(touched(orig), [exe, lib], "strace: memprint opens the program and its library for the original")
+    check_eq(touched(packed), [], "strace: memprint opens neither for the packed file, though they are there")
+
 # ---- the program and its library are gone ----
 shutil.rmtree(work)
 check(not os.path.exists(exe) and not os.path.exists(lib), "pack_demo and libpackdemo.so deleted")
