@@ -664,6 +664,12 @@ static int run_pack(int argc, char **argv)
            in, out, st.addresses, st.frames, st.strings, st.unknown, util_bytes(b1, sizeof b1, st.in_bytes),
            util_bytes(b2, sizeof b2, st.out_bytes),
            st.in_bytes ? 100.0 * ((double)st.out_bytes - (double)st.in_bytes) / (double)st.in_bytes : 0.0);
+    if (st.cut) {
+        /* As for a report of a cut file: written, but not the whole run. */
+        warning("'%s' is cut short at byte %llu of its data: '%s' holds what comes before, and has no end either", in,
+                (unsigned long long)st.cut_offset, out);
+        return 3;
+    }
     return 0;
 }
 

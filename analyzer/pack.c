@@ -213,7 +213,7 @@ static int write_pack(memfmt_writer *w, const struct pack_build *b)
 /* Copy `in`'s records into `w`, leaving out an earlier pack, then add
  * this one. Returns 0, or a negative memfmt status (from reading when
  * *reading is set). */
-static int copy_and_pack(memfmt_reader *rd, memfmt_writer *w, const struct pack_build *b, int *reading)
+static int copy_and_pack(memfmt_reader *rd, memfmt_writer *w, const struct pack_build *b, int cut, int *reading)
 {
     const uint8_t *raw;
     size_t len;
@@ -231,7 +231,7 @@ static int copy_and_pack(memfmt_reader *rd, memfmt_writer *w, const struct pack_
         }
         *reading = 1;
     }
-    if (rc < 0) {
+    if (rc < 0 && !(cut && rc == MEMFMT_E_TRUNCATED)) {
         return rc;
     }
     *reading = 0;
@@ -254,7 +254,7 @@ static int write_copy(const char *in, const char *tmp, int fd, const struct mode
     memfmt_writer *w = memfmt_writer_new(fd, &hdr, PACK_LEVEL, &rc);
     int reading = 0;
     if (w) {
-        rc = copy_and_pack(rd, w, b, &reading);
+        rc = copy_and_pack(rd, w, b, st->cut, &reading);
     }
     if (rc < 0) {
         if (reading) {
@@ -298,10 +298,15 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
                 rc == MEMFMT_E_IO && err_errno ? strerror(err_errno) : memfmt_strerror(rc));
         return -1;
     }
-    if (m->stop_rc < 0) {
-        set_err(err, errcap,
-                "cannot pack '%s': it is %s at byte %llu of its data (only a file that reads to its end is packed)", in,
-                memfmt_strerror(m->stop_rc), (unsigned long long)m->stop_offset);
+    if (m->stop_rc == MEMFMT_E_TRUNCATED && !m->has_end) {
+        st->cut = 1;
+        st->cut_offset = m->stop_offset;
+    } else if (m->stop_rc < 0) {
+        set_err(
+            err, errcap,
+            "cannot pack '%s': it is %s at byte %llu of its data (only a whole file, or one cut short before its end "
+            "record, is packed)",
+            in, memfmt_strerror(m->stop_rc), (unsigned long long)m->stop_offset);
         model_free(m);
         return -1;
     }

@@ -18,6 +18,11 @@ struct pack_stats {
     uint32_t strings; /* distinct function and file names */
     uint64_t in_bytes; /* size of the input file */
     uint64_t out_bytes; /* size of the output file */
+    /* The input was cut short (its data ends inside a record, and it has
+     * no END record): the copy holds the records before the cut, and no
+     * END either. 0 for a whole input. */
+    int cut;
+    uint64_t cut_offset; /* where the input's data stops (decompressed offset) */
 };
 
 /**
@@ -29,11 +34,14 @@ struct pack_stats {
  * pack's: packing is idempotent); the header gets MEMFMT_HF_PACKED and
  * keeps the input's version. The copy is written to a temporary file next
  * to `out` and renamed over it only when complete.
+ * An input cut short (memrec killed, the machine stopped: its data ends
+ * inside a record and it has no END record) is packed up to the cut, and
+ * st->cut says so: the copy reads as the input does, a file without END.
  * Returns 0 with *st filled, or -1 with a one-line message in err (no
  * program name, no newline): the same file as input and output, an
- * input that cannot be read or does not read to its end without error
- * (a file cut short or corrupt is refused: the copy would not be the
- * same recording), or a failure to write. Dies on out of memory.
+ * input that cannot be read or that is corrupt (or cut after its END:
+ * its copy would look whole), or a failure to write. Dies on out of
+ * memory.
  */
 int pack_file(const char *in, const char *out, struct pack_stats *st, char *err, size_t errcap);
 

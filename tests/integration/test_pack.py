@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
 
 MEMTUI = os.path.join(BUILD, "memtui")
+REC_TIME_TAG = 9  # format/memfmt.h
 PROGS_SRC = os.path.join(SRC, "tests", "progs")
 
 
@@ -133,6 +134,46 @@ m = re.search(r"frames of (\d+) addresses", r.stdout.decode())
 check(m is not None and int(m.group(1)) > 0, "--pack: says how many addresses it packed: %s" % r.stdout.decode().strip())
 check_eq(sorted(os.listdir(d)), ["orig.zst", "packed.zst", "prog"], "--pack: no temporary file left next to the output")
 
+
+# ---- a recording cut short (memrec killed) is packed up to the cut ----
+cutdir = os.path.join(d, "cut")
+os.mkdir(cutdir)
+cut_in, cut_out = os.path.join(cutdir, "cut.zst"), os.path.join(cutdir, "cut-packed.zst")
+if not shutil.which("zstd"):
+    skip_part("packing a recording cut short", "the zstd command is not installed")
+else:
+    raw = run(["zstd", "-qdc", orig]).stdout
+
+    def compressed(data, path):
+        with open(path, "wb") as f:
+            f.write(run(["zstd", "-qc"], input=data).stdout)
+
+    # The data ends 3 bytes before its end: inside the END record.
+    compressed(raw[:-3], cut_in)
+    r = run([MEMPRINT, "--pack", cut_in, cut_out])
+    err = r.stderr.decode()
+    check_eq(r.returncode, 3, "--pack of a file cut short: exit status 3 (written, not the whole run)")
+    check(re.fullmatch(r"memprint: warning: '%s' is cut short at byte \d+ of its data: '%s' holds what comes before, "
+                       r"and has no end either\n" % (re.escape(cut_in), re.escape(cut_out)), err) is not None,
+          "--pack of a file cut short: one warning line: " + err.strip())
+    a, b = run([MEMPRINT, "-n", "20", cut_in]), run([MEMPRINT, "-n", "20", cut_out])
+    check_eq((a.returncode, b.returncode), (3, 3), "cut file and its packed copy: memprint exit status 3")
+    check_eq(without_notice("text", b.stdout.decode()), without_notice("text", a.stdout.decode()),
+             "cut file and its packed copy: the same report")
+    check("ends before memrec finished it" in b.stderr.decode(), "the packed copy of a cut file says it has no end")
+    # Cut after its END record, or corrupt: refused, nothing written.
+    for what, data in (("cut after its end record", raw + bytes([REC_TIME_TAG, 5, 1])),
+                       ("corrupt", raw + bytes([64, 1, 0]))):
+        path = os.path.join(cutdir, "bad.zst")
+        compressed(data, path)
+        r = run([MEMPRINT, "--pack", path, os.path.join(cutdir, "bad-packed.zst")])
+        err = r.stderr.decode()
+        check_eq(r.returncode, 1, "--pack of a file %s: exit status" % what)
+        check(err.startswith("memprint: cannot pack '%s'" % path) and err.count("\n") == 1,
+              "--pack of a file %s: one line: %s" % (what, err.strip()))
+        os.unlink(path)
+    check_eq(sorted(os.listdir(cutdir)), ["cut-packed.zst", "cut.zst"], "refused packs leave nothing")
+
 # ---- a packed file is read without its modules, even where they are ----
 if not shutil.which("strace"):
     skip_part("no module file opened for a packed file", "strace is not installed")
@@ -169,6 +210,11 @@ check(re.search(r"^packed: the file carries the frames of \d+ addresses", ptext,
 check_eq(json.loads(after["json"][1])["packed"], True, "packed JSON: packed is true")
 for want in WANT_TEXT:
     check(want in ptext, "packed text, program deleted, shows: %s" % want)
+
+if os.path.exists(cut_out):
+    r = run([MEMPRINT, "-n", "20", cut_out])
+    check(all(want in r.stdout.decode() for want in WANT_TEXT), "the packed copy of the cut file, program deleted: "
+          "the names, files and lines")
 
 # The proof that the comparison can fail: the unpacked recording, read
 # now, has only module+offset for the deleted program and library.
@@ -248,7 +294,7 @@ r = run([MEMPRINT, "--pack", orig, os.path.join(d, "no-such-dir", "out.zst")])
 check_eq(r.returncode, 1, "--pack into a missing directory: exit status")
 check(r.stderr.decode().startswith("memprint: cannot create"), "--pack into a missing directory: says so: "
       + r.stderr.decode().strip())
-check_eq(sorted(os.listdir(d)), ["cut.zst", "orig.zst", "packed.zst"], "errors: no output or temporary file left")
+check_eq(sorted(os.listdir(d)), ["cut", "cut.zst", "orig.zst", "packed.zst"], "errors: no output or temporary file left")
 r = run([MEMPRINT, "--pack", orig])
 check_eq(r.returncode, 2, "--pack with one file: usage error")
 r = run([MEMPRINT, "--pack", "--json", orig, out])
