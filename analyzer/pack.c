@@ -290,6 +290,13 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
         set_err(err, errcap, "'%s' is both the input and the output of --pack", in);
         return -1;
     }
+    /* The input is read twice (the model, then the copy): a pipe would be
+     * empty the second time. */
+    struct stat sin;
+    if (stat(in, &sin) == 0 && !S_ISREG(sin.st_mode)) {
+        set_err(err, errcap, "cannot pack '%s': not a regular file (--pack reads its input twice)", in);
+        return -1;
+    }
     struct model *m = NULL;
     int err_errno = 0;
     int rc = model_load(in, &m, &err_errno);
@@ -310,7 +317,6 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
         model_free(m);
         return -1;
     }
-    struct stat sin;
     st->in_bytes = stat(in, &sin) == 0 ? (uint64_t)sin.st_size : 0;
 
     struct symbolizer *sym = symbolize_new();

@@ -295,6 +295,10 @@ check_eq(r.returncode, 1, "--pack into a missing directory: exit status")
 check(r.stderr.decode().startswith("memprint: cannot create"), "--pack into a missing directory: says so: "
       + r.stderr.decode().strip())
 check_eq(sorted(os.listdir(d)), ["cut", "cut.zst", "orig.zst", "packed.zst"], "errors: no output or temporary file left")
+with open(orig, "rb") as f:
+    r = run([MEMPRINT, "--pack", "/dev/stdin", out], input=f.read())
+check_eq(r.returncode, 1, "--pack of a pipe: exit status")
+check("not a regular file" in r.stderr.decode(), "--pack of a pipe: says why: " + r.stderr.decode().strip())
 r = run([MEMPRINT, "--pack", orig])
 check_eq(r.returncode, 2, "--pack with one file: usage error")
 r = run([MEMPRINT, "--pack", "--json", orig, out])
