@@ -291,8 +291,9 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
         return -1;
     }
     /* The input is read twice (the model, then the copy): a pipe would be
-     * empty the second time. */
+     * empty the second time, and a file still growing would differ. */
     struct stat sin;
+    memset(&sin, 0, sizeof sin);
     if (stat(in, &sin) == 0 && !S_ISREG(sin.st_mode)) {
         set_err(err, errcap, "cannot pack '%s': not a regular file (--pack reads its input twice)", in);
         return -1;
@@ -317,7 +318,7 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
         model_free(m);
         return -1;
     }
-    st->in_bytes = stat(in, &sin) == 0 ? (uint64_t)sin.st_size : 0;
+    st->in_bytes = (uint64_t)sin.st_size;
 
     struct symbolizer *sym = symbolize_new();
     if (!sym) {
@@ -339,6 +340,14 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
         set_err(err, errcap, "cannot create '%s': %s", tmp, strerror(errno));
     } else {
         ok = write_copy(in, tmp, fd, m, &b, st, err, errcap);
+        /* A recording still being written grows between the two reads:
+         * its copy would hold records the pack does not cover. */
+        struct stat now;
+        if (ok == 0 && (stat(in, &now) != 0 || now.st_size != sin.st_size || now.st_mtim.tv_sec != sin.st_mtim.tv_sec ||
+                        now.st_mtim.tv_nsec != sin.st_mtim.tv_nsec)) {
+            set_err(err, errcap, "cannot pack '%s': it changed while it was read (is it still being recorded?)", in);
+            ok = -1;
+        }
         if (ok == 0 && fsync(fd) != 0) {
             set_err(err, errcap, "cannot write '%s': %s", tmp, strerror(errno));
             ok = -1;
