@@ -659,7 +659,9 @@ static int run_pack(int argc, char **argv)
         die("%s", err);
     }
     char b1[32], b2[32];
-    printf("packed '%s' into '%s': frames of %u addresses (%u frames, %u names), %u addresses unknown; "
+    /* Unknown: addresses of which the symbolizer found nothing here; they
+     * read as module+offset, packed or not. */
+    printf("packed '%s' into '%s': frames of %u addresses (%u frames, %u names), %u without symbols; "
            "%s -> %s (%+.1f%%)\n",
            in, out, st.addresses, st.frames, st.strings, st.unknown, util_bytes(b1, sizeof b1, st.in_bytes),
            util_bytes(b2, sizeof b2, st.out_bytes),
