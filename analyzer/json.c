@@ -48,6 +48,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     str(f, m->cmdline);
     fprintf(f, ", \"end\": \"%s\"", end_how(m));
     fprintf(f, ", \"attached\": %s", m->header.flags & MEMFMT_HF_ATTACHED ? "true" : "false");
+    fprintf(f, ", \"packed\": %s", m->pack ? "true" : "false");
     fprintf(f, ", \"complete\": %s", model_complete(m) ? "true" : "false");
     /* Sampling: allocations and allocated_bytes are exact, the other
      * figures are estimates, and temporaries are not measured (null). */

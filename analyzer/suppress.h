@@ -84,7 +84,7 @@ void suppress_add_builtin(struct suppressions *s);
 /** Add the patterns the recorded program's executable returns from
  * __lsan_default_suppressions(), read from the file `m->exe` without
  * running it. Returns the number of patterns added (0: the program
- * defines none), or a negative value with a one-line reason in `err`:
+ * defines none, or the recording is packed: it never opens module files), or a negative value with a one-line reason in `err`:
  * SUPPRESS_E_NOEXE when the file is not there (a recording read on another
  * machine), -1 when it cannot be read, is not the recorded one (its build-id differs),
  * or the function's code is not a form suppress_elf.c decodes. */

@@ -210,7 +210,10 @@ static int embedded_text(Elf *elf, const struct model_module *mod, const char **
 int suppress_add_program(struct suppressions *s, const struct model *m, suppress_warn_fn warn, void *ctx, char *err,
                          size_t cap)
 {
-    if (!m->exe || !*m->exe) {
+    /* A packed recording reads the same on every machine and opens no
+     * module file (docs/format.md, "Packed recordings"): the executable,
+     * here or not, is not read for it either. */
+    if (!m->exe || !*m->exe || m->pack) {
         return 0;
     }
     const struct model_module *mod = NULL;
