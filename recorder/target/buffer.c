@@ -706,7 +706,9 @@ void buffer_finish(int status)
     /* This thread ends with the process: its times now (other threads
      * still running get theirs from memrec, without CPU time). */
     struct tbuf *own = tstate.buf;
-    if (own && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+    /* Not when this thread is inside its own buffer (a handler that
+     * interrupted it calls _exit): it would take its own lock twice. */
+    if (own && !own->owner_holds && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
         int saved = tstate.in_hook;
         tstate.in_hook = 1;
         buflock_owner_take(&own->lk);
