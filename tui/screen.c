@@ -19,8 +19,13 @@ static const char *const view_names[VIEW_COUNT] = {
 };
 
 static const char *const cost_titles[COST_NTYPES] = {
-    "calls to allocation functions",  "temporary allocations", "bytes live at the heap peak",
-    "bytes leaked (live at the end)", "bytes allocated",       "bytes mapped at the mapped peak",
+    "calls to allocation functions",
+    "temporary allocations",
+    "bytes live at the heap peak",
+    "bytes leaked (live at the end)",
+    "bytes allocated",
+    "bytes mapped at the mapped peak",
+    "ns in the allocator",
 };
 
 /* ---- lists ---- */
@@ -426,7 +431,13 @@ int screen_run(struct app *app)
         case ACT_COST_NEXT:
         case ACT_COST_PREV: {
             int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;
-            data_set_cost(&app->d, (enum cost_type)((app->d.cost + step) % COST_NTYPES), app->d.by_self);
+            enum cost_type nc = (enum cost_type)((app->d.cost + step) % COST_NTYPES);
+            /* A cost the recording does not hold (allocator time without
+             * memrec --time) is passed over, not shown as zeros. */
+            if (!cost_recorded(&app->d.m->header, nc)) {
+                nc = (enum cost_type)((nc + step) % COST_NTYPES);
+            }
+            data_set_cost(&app->d, nc, app->d.by_self);
             break;
         }
         case ACT_DETAIL: app->detail = !app->detail; break;
