@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MEMFMT_VERSION 2
+#define MEMFMT_VERSION 3
 
 /* ---- status codes: append only, numbers never change ---- */
 enum memfmt_status {
@@ -46,6 +46,7 @@ enum memfmt_tag {
     MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
     MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
     MEMFMT_REC_BASELINE = 15, /* attached: the allocator's own view of the heap at attach (mallinfo2) */
+    MEMFMT_REC_THREAD_TIMES = 17, /* a thread ended (or the recording did): its lifetime and CPU time */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -96,6 +97,9 @@ enum memfmt_end_how {
 /* Header flags. */
 enum memfmt_header_flags {
     MEMFMT_HF_ATTACHED = 1 << 0, /* recording began in a running process */
+    /* Events carry the time spent in the underlying allocator (memrec
+     * --time): a column of durations in every EVENTS block (version 3). */
+    MEMFMT_HF_TIMED = 1 << 1,
 };
 
 struct memfmt_header {
@@ -178,6 +182,9 @@ struct memfmt_record {
             uint32_t old_trace;
             uint32_t old_info;
             int old_temporary; /* replaced right after it was allocated */
+            /* Nanoseconds spent in the allocator's function (a realloc:
+             * the whole call); 0 when the file is not MEMFMT_HF_TIMED. */
+            uint64_t ns;
         } alloc; /* ALLOC and REALLOC */
         struct {
             uint32_t thread;
@@ -186,6 +193,7 @@ struct memfmt_record {
             uint32_t trace;
             uint32_t info;
             int temporary; /* the next event of the thread that allocated it */
+            uint64_t ns; /* nanoseconds in the allocator's free; 0 when not timed */
         } free;
         struct {
             uint64_t ms;
@@ -197,6 +205,10 @@ struct memfmt_record {
             uint32_t how; /* enum memfmt_end_how */
             int32_t value; /* exit status or signal number */
             uint64_t runtime_ms;
+            /* The process's CPU time over the recording, user and system;
+             * 0 when unknown (and in files written before these fields). */
+            uint64_t cpu_user_ns;
+            uint64_t cpu_sys_ns;
         } end;
         struct {
             uint64_t lost_events; /* events the recorder could not deliver */
@@ -223,6 +235,15 @@ struct memfmt_record {
             int64_t delta; /* bytes mapped (> 0) or unmapped (< 0) for that trace */
             uint32_t call; /* 1: a new mapping call (mmap, brk/sbrk growth); 0: a change to what was mapped */
         } map;
+        struct {
+            uint32_t thread; /* thread index */
+            /* Its lifetime as the recorder saw it: from its first event
+             * (or its creation) to its end, or to the end of recording. */
+            uint64_t wall_ns;
+            /* Its CPU time (CLOCK_THREAD_CPUTIME_ID, read by the thread
+             * itself as it ended); 0 when unknown. */
+            uint64_t cpu_ns;
+        } thread_times;
     } u;
 };
 
@@ -313,7 +334,10 @@ struct memfmt_event {
     uint32_t trace; /* leaf node id, 0 = no stack */
     uint32_t flags; /* enum memfmt_event_flags */
     uint32_t info; /* id of the block's (size, trace) pair, from 1 (docs/format.md): an index, not a hash key */
-    uint32_t reserved; /* 0 */
+    /* Nanoseconds of the call in the allocator, at most UINT32_MAX
+     * (saturated); a realloc's time is on its allocation entry, its free
+     * half has 0. 0 when the file is not MEMFMT_HF_TIMED. */
+    uint32_t ns;
 };
 
 /** Next record, or the next events of an EVENTS block into `evs` (`cap`
