@@ -153,7 +153,8 @@ static void add_call(struct pass *p, uint32_t thread, uint32_t kind, uint64_t si
     uint64_t w = weight(p, size);
     acc_add(&p->sizes[sizes_bucket_of(size)], w, ns);
     acc_add(&p->funcs[kind < MEMFMT_K_COUNT ? kind : MEMFMT_K_MALLOC], w, ns);
-    acc_add(&p->threads[thread_row(p, thread)], w, ns);
+    uint32_t row = thread_row(p, thread); /* may move p->threads */
+    acc_add(&p->threads[row], w, ns);
     p->w_calls += w;
     p->w_total += w * ns;
 }
