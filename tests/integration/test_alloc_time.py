@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""Allocator time (issue 15, the analyzer's half): memprint's cost type
+'time', its section MOST TIME IN THE ALLOCATOR, --alloc-time's tables per
+size class, function and thread, --diff by time, and memtui's time cost
+and size-class view, on programs recorded with memrec --time:
+
+- tests/progs/timea_sites.c: 200,000 malloc(16)/free pairs at one site,
+  2,000 malloc(40 MiB)/free pairs (mmap/munmap) at another: by time the
+  big site ranks first, by calls the small one; the 40 MiB size class's
+  mean is far above the 16-byte class's.
+- tests/progs/timea_threads.c: 8 threads sharing one arena
+  (MALLOC_ARENA_MAX=1) pay more per call than one thread alone (tolerant:
+  the best of three tries must show 1.2 times the single thread's mean).
+- totals agree: the stacks' times, the folded lines, the SVG's root, each
+  table's rows and the summary are one figure; a thread's allocator time
+  never exceeds its lifetime.
+- the allocator comparison of docs/allocators.md: the same program under
+  glibc, tcmalloc and jemalloc, compared with memprint --diff by time
+  (a part whose library is missing is skipped with a message).
+
+A recording made without --time gives clear errors and notices instead of
+zeros passed off as data; that part runs whatever memrec can do."""
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import *  # noqa: E402,F403
+
+MEMTUI = os.path.join(BUILD, "memtui")
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+ALLOCATORS = (("tcmalloc", "libtcmalloc_minimal.so.4"), ("jemalloc", "libjemalloc.so.2"))
+BIG = 40 << 20
+d = tmpdir()
+
+
+def mp(args, what, rc=0):
+    r = run([MEMPRINT] + args)
+    check_eq(r.returncode, rc, "%s: exit status (stderr: %s)" % (what, r.stderr.decode().strip()[:300]))
+    return r
+
+
+def mpj(args, what):
+    r = mp(["--json"] + args, what)
+    try:
+        return json.loads(r.stdout.decode())
+    except ValueError:
+        check(False, "%s: JSON output" % what)
+        return {}
+
+
+def size_class(n):
+    return n.bit_length()  # sizes.h: class k holds 2^(k-1) .. 2^k - 1
+
+
+def row(rows, key, value):
+    for r in rows:
+        if r.get(key) == value:
+            return r
+    return None
+
+
+def functions_of(entry):
+    return [f["function"] for f in entry["frames"]]
+
+
+# ---- a recording without --time ----
+
+untimed = os.path.join(d, "untimed.zst")
+r = record([prog("inlined")], untimed)
+check_eq(r.returncode, 0, "untimed: memrec exit status")
+j = report_json(untimed)
+check_eq((j["timed"], j["allocator_time_ns"]), (False, None), "untimed: JSON says no allocator time")
+check("most_time" not in j["sections"], "untimed: no MOST TIME section in the JSON by default")
+_, text, _ = report_text(untimed)
+check("MOST TIME IN THE ALLOCATOR" not in text and "time in the allocator" not in text,
+      "untimed: no time figures in the default text report")
+r = mp(["--sections", "time", untimed], "untimed --sections time")
+check("allocator time: not recorded (memrec --time)" in r.stdout.decode(), "untimed --sections time: says not recorded")
+r = mp(["--alloc-time", untimed], "untimed --alloc-time", rc=1)
+check("allocator time not recorded in" in r.stderr.decode() and "memrec --time" in r.stderr.decode(),
+      "untimed --alloc-time: a clear error")
+r = mp(["--folded", os.path.join(d, "u.folded"), "--cost", "time", untimed], "untimed --cost time", rc=1)
+check("allocator time not recorded" in r.stderr.decode(), "untimed --cost time: a clear error")
+check(not os.path.exists(os.path.join(d, "u.folded")), "untimed --cost time: no output file left")
+j = mpj(["--diff", untimed, untimed], "untimed --diff")
+check_eq((j["base"]["time"], j["delta"]["time"], j["changes"]["time"]), (None, None, None),
+         "untimed --diff: time is null, not 0")
+r = mp(["--diff", untimed, untimed], "untimed --diff text")
+check("allocator time: not recorded in either (memrec --time)" in r.stdout.decode(), "untimed --diff text: says so")
+r = mp(["--alloc-time", "--from", "1", untimed], "--alloc-time with a window", rc=2)
+if os.path.exists(MEMTUI):
+    r = run([MEMTUI, "--batch", "-c", "time", untimed])
+    check_eq(r.returncode, 2, "untimed: memtui -c time is refused")
+    check("not recorded" in r.stderr.decode(), "untimed: memtui -c time says why")
+    r = run([MEMTUI, "--batch", "--keys", "c c c c c c", untimed])
+    check("cost: time" not in r.stdout.decode(), "untimed: memtui's cost key passes the time cost over")
+
+# ---- recordings with --time ----
+
+r = run([MEMREC, "--help"])
+if b"--time" not in r.stdout + r.stderr:
+    skip_part("timed recordings", "this memrec has no --time option (the recorder's half of issue 15)")
+    done()
+
+
+def record_timed(argv, name, env=None):
+    out = os.path.join(d, name + ".zst")
+    r = record(argv, out, extra=["--time"], env=env)
+    check_eq(r.returncode, 0, "%s: memrec --time exit status (%s)" % (name, r.stderr.decode().strip()[:300]))
+    return out
+
+
+sites = record_timed([prog("timea_sites")], "sites")
+j = report_json(sites, top=1000)
+check_eq(j["timed"], True, "sites: the JSON says timed")
+check_eq(j["allocations"], 202000, "sites: allocations")
+total = j["allocator_time_ns"]
+check(total > 0, "sites: allocator time is recorded (%s ns)" % total)
+top_time = j["sections"]["most_time"][0]
+top_calls = j["sections"]["most_calls"][0]
+check("big_site" in functions_of(top_time), "sites: MOST TIME ranks the 40 MiB site first")
+check("small_site" in functions_of(top_calls), "sites: MOST CALLS ranks the small site first")
+check_eq(top_calls["calls"], 200000, "sites: the small site's calls")
+big = [e for e in j["sections"]["most_time"] if "big_site" in functions_of(e)]
+check_eq(big[0]["calls"] if big else None, 2000, "sites: the big site's calls")
+check_eq(sum(e["time_ns"] for e in j["sections"]["most_time"]), total,
+         "sites: the stacks' times sum to the summary's total")
+_, text, _ = report_text(sites)
+check("MOST TIME IN THE ALLOCATOR" in text, "sites: the text report has the section")
+check(re.search(r"time in the allocator: [0-9.]+ s, [0-9.]+% of the run's CPU time", text) is not None,
+      "sites: the summary gives the total and its share of the CPU time")
+
+# Folded stacks and the SVG weighted by time: the same total.
+folded = os.path.join(d, "sites.folded")
+mp(["--folded", folded, "--cost", "time", sites], "sites --folded --cost time")
+with open(folded) as f:
+    lines = [l.rsplit(" ", 1) for l in f.read().splitlines() if l]
+check_eq(sum(int(v) for _, v in lines), total, "sites: folded time lines sum to the total")
+check(max(lines, key=lambda x: int(x[1]))[0].endswith("big_site"), "sites: the heaviest folded line is big_site")
+svg = os.path.join(d, "sites.svg")
+mp(["--svg", svg, "--cost", "time", sites], "sites --svg --cost time")
+root = ET.parse(svg).getroot()
+vals = [int(g.get("data-v")) for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "f"]
+check_eq(max(vals) if vals else None, total, "sites: the SVG's root frame is the total time")
+check_eq(root.get("data-unit"), "ns", "sites: the SVG's unit")
+
+# The tables.
+t = mpj(["--alloc-time", sites], "sites --alloc-time")["alloc_time"]
+check_eq(t["total_ns"], total, "tables: total equals the summary's")
+for table in ("size_classes", "functions", "threads"):
+    check_eq(sum(x["total_ns"] for x in t[table]), total, "tables: %s sum to the total" % table)
+    check_eq(sum(x["calls"] for x in t[table]), t["calls"], "tables: %s' calls sum to all calls" % table)
+check_eq(t["calls"], 404000, "tables: calls (every malloc and free)")
+small, large = row(t["size_classes"], "size_class", size_class(16)), row(t["size_classes"], "size_class",
+                                                                           size_class(BIG))
+check(small is not None and large is not None, "tables: the 16-byte and 40 MiB classes are there")
+if small and large:
+    check_eq((small["calls"], large["calls"]), (400000, 4000), "tables: calls of the two classes")
+    check(large["mean_ns"] > 50 * max(small["mean_ns"], 1),
+          "tables: the 40 MiB class's mean (%d ns) is far above the 16-byte class's (%d ns)"
+          % (large["mean_ns"], small["mean_ns"]))
+    for x in (small, large):
+        check(x["p50_ns"] <= x["p99_ns"] <= x["max_ns"], "tables: p50 <= p99 <= max")
+check_eq(sorted((x["function"], x["calls"]) for x in t["functions"]), [("free", 202000), ("malloc", 202000)],
+         "tables: calls per function")
+for x in t["threads"]:
+    if x["wall_ns"] is not None:
+        check(x["total_ns"] <= x["wall_ns"], "tables: thread %d's allocator time %d <= its lifetime %d"
+              % (x["thread"], x["total_ns"], x["wall_ns"]))
+check(any(x["wall_ns"] is not None for x in t["threads"]), "tables: threads have their lifetimes")
+r = mp(["--alloc-time", sites], "sites --alloc-time text")
+for title in ("ALLOCATOR TIME PER SIZE CLASS", "ALLOCATOR TIME PER FUNCTION", "ALLOCATOR TIME PER THREAD"):
+    check(title in r.stdout.decode(), "tables text: %s" % title)
+
+# ---- contention: threads sharing one arena ----
+
+
+def worker_mean(path, pairs):
+    t = mpj(["--alloc-time", path], "threads --alloc-time")["alloc_time"]
+    workers = [x for x in t["threads"] if x["calls"] >= 2 * pairs]
+    calls = sum(x["calls"] for x in workers)
+    for x in t["threads"]:
+        if x["wall_ns"] is not None:
+            check(x["total_ns"] <= x["wall_ns"], "threads: a thread's allocator time <= its lifetime")
+    return (sum(x["total_ns"] for x in workers) / calls if calls else 0), len(workers)
+
+
+PAIRS = 100000
+env = dict(os.environ, MALLOC_ARENA_MAX="1")
+best = None
+for attempt in range(3):
+    one, n1 = worker_mean(record_timed([prog("timea_threads"), "1", str(PAIRS)], "threads1", env), PAIRS)
+    eight, n8 = worker_mean(record_timed([prog("timea_threads"), "8", str(PAIRS)], "threads8", env), PAIRS)
+    check_eq((n1, n8), (1, 8), "threads: worker rows")
+    best = max(best or 0, eight / one if one else 0)
+    if best > 1.2:
+        break
+check(best > 1.2, "threads: 8 threads on one arena pay more per call than one alone (best ratio %.2f)" % best)
+
+# ---- comparing allocators (docs/allocators.md) ----
+
+asan = is_asan(MEMREC)
+runs = {"glibc": sites}
+for name, lib in ALLOCATORS:
+    path = os.path.join(LIBDIR, lib)
+    if not os.path.exists(path):
+        skip_part("allocator %s" % name, "%s is not installed (scripts/deps.sh installs it)" % path)
+        continue
+    if asan:
+        skip_part("allocator %s" % name, "memrec is built with AddressSanitizer, which refuses another preload")
+        continue
+    runs[name] = record_timed([prog("timea_sites")], "sites-" + name, env=dict(os.environ, LD_PRELOAD=path))
+for name, path in runs.items():
+    if name == "glibc":
+        continue
+    j = mpj(["--diff", sites, path], "diff glibc %s" % name)
+    check_eq(j["base"]["calls"], j["new"]["calls"], "diff glibc %s: the same calls" % name)
+    check(j["new"]["time"] > 0 and j["delta"]["time"] == j["new"]["time"] - j["base"]["time"],
+          "diff glibc %s: time delta" % name)
+    dj = mpj(["--diff", sites, path, "--alloc-time"], "diff --alloc-time glibc %s" % name)["alloc_time_diff"]
+    for cls in (size_class(16), size_class(BIG)):
+        x = row(dj["size_classes"], "size_class", cls)
+        check(x is not None and x["base"]["calls"] == x["new"]["calls"] and x["new"]["calls"] > 0,
+              "diff --alloc-time glibc %s: class %d has both runs' calls" % (name, cls))
+    r = mp(["--diff", sites, path, "--alloc-time"], "diff --alloc-time text %s" % name)
+    check("ALLOCATOR TIME PER SIZE CLASS: BASE AND NEW" in r.stdout.decode(), "diff --alloc-time text %s" % name)
+    print("   %s vs glibc: %s" % (name, [(x["size_class"], x["base"]["mean_ns"], x["new"]["mean_ns"])
+                                     for x in dj["size_classes"]]))
+
+# ---- memtui: the time cost and the size-class view ----
+
+if os.path.exists(MEMTUI):
+    r = run([MEMTUI, "--batch", "-c", "time", sites])
+    check_eq(r.returncode, 0, "memtui -c time: exit status")
+    screen = r.stdout.decode()
+    check("cost: time" in screen, "memtui -c time: the title names the cost")
+    check("MOST TIME IN THE ALLOCATOR" in screen, "memtui summary: the time heading")
+    r = run([MEMTUI, "--batch", "--keys", "7", sites])
+    screen = r.stdout.decode()
+    check("ALLOCATOR TIME PER SIZE CLASS" in screen, "memtui view 7: the size-class table")
+    check(re.search(r"16 - 31\s+400000", screen) is not None, "memtui view 7: the 16-byte class's calls")
+    check(re.search(r"33554432 - 67108863\s+4000", screen) is not None, "memtui view 7: the 40 MiB class's calls")
+done()
