@@ -336,16 +336,17 @@ static void size_label(uint32_t k, char *buf, size_t cap)
 
 static void row_text(const char *label, const struct alloctime_row *r, const char *est, FILE *f)
 {
-    fprintf(f, "  %-28s %s%12llu %s%12.6f %s%9llu %s%9llu %s%9llu %10llu", label, est, (unsigned long long)r->calls,
-            est, (double)r->total_ns / 1e9, est, (unsigned long long)r->mean_ns, est, (unsigned long long)r->p50_ns,
+    char b[32];
+    fprintf(f, "  %-28s %s%12llu %s%12s %s%9llu %s%9llu %s%9llu %10llu", label, est, (unsigned long long)r->calls, est,
+            util_ns(b, sizeof b, r->total_ns), est, (unsigned long long)r->mean_ns, est, (unsigned long long)r->p50_ns,
             est, (unsigned long long)r->p99_ns, (unsigned long long)r->max_ns);
 }
 
 static void head_text(const char *what, const char *est, FILE *f)
 {
     size_t pad = *est ? 1 : 0;
-    fprintf(f, "  %-28s %*s%12s %*s%12s %*s%9s %*s%9s %*s%9s %10s", what, (int)pad, "", "calls", (int)pad, "",
-            "total s", (int)pad, "", "mean ns", (int)pad, "", "p50 ns", (int)pad, "", "p99 ns", "max ns");
+    fprintf(f, "  %-28s %*s%12s %*s%12s %*s%9s %*s%9s %*s%9s %10s", what, (int)pad, "", "calls", (int)pad, "", "total",
+            (int)pad, "", "mean ns", (int)pad, "", "p50 ns", (int)pad, "", "p99 ns", "max ns");
 }
 
 void alloctime_print_text(const struct alloctime *t, FILE *f)
@@ -356,8 +357,11 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
     }
     const char *est = t->sampled ? "~" : "";
     char label[64];
-    fprintf(f, "time in the allocator: %s%.6f s in %s%llu calls (latency of each call; p50 and p99 within 3.2%%)\n",
-            est, (double)t->total_ns / 1e9, est, (unsigned long long)t->calls);
+    char b[32];
+    fprintf(f,
+            "time in the allocator: %s%s (%llu ns) in %s%llu calls (latency of each call; p50 and p99 within "
+            "3.2%%)\n",
+            est, util_ns(b, sizeof b, t->total_ns), (unsigned long long)t->total_ns, est, (unsigned long long)t->calls);
     if (t->sampled) {
         fputs("sampled: the sampled calls, each weighted as it stands for others; '~' marks estimates\n", f);
     }
@@ -378,7 +382,7 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
     }
     fputs("\nALLOCATOR TIME PER THREAD (lifetime and CPU time of the thread; share: allocator time / CPU time)\n", f);
     head_text("thread (tid)", est, f);
-    fprintf(f, " %12s %12s %7s\n", "lifetime s", "cpu s", "share");
+    fprintf(f, " %12s %12s %7s\n", "lifetime", "cpu", "share");
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const struct alloctime_row *r = &t->threads[i];
         if (r->key == 0) {
@@ -388,7 +392,8 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         }
         row_text(label, r, est, f);
         if (r->has_times) {
-            fprintf(f, " %12.6f %12.6f", (double)r->wall_ns / 1e9, (double)r->cpu_ns / 1e9);
+            char b1[32], b2[32];
+            fprintf(f, " %12s %12s", util_ns(b1, sizeof b1, r->wall_ns), util_ns(b2, sizeof b2, r->cpu_ns));
             if (r->cpu_ns) {
                 fprintf(f, " %6.1f%%\n", 100.0 * (double)r->total_ns / (double)r->cpu_ns);
             } else {
@@ -494,7 +499,7 @@ static void diff_table_text(const char *title, const char *what, const struct al
 {
     fprintf(f, "\n%s\n", title);
     fprintf(f, "  %-28s %12s %10s %12s %10s %12s %12s %13s %9s\n", what, "base calls", "base mean", "new calls",
-            "new mean", "base total s", "new total s", "change s", "new/base");
+            "new mean", "base total", "new total", "change", "new/base");
     uint32_t *keys = xmalloc(((size_t)nb + nn + 1) * sizeof *keys);
     uint32_t k = union_keys(b, nb, n, nn, keys);
     char label[64];
@@ -507,10 +512,12 @@ static void diff_table_text(const char *title, const char *what, const struct al
         } else {
             snprintf(label, sizeof label, "%s", alloctime_kind_name(keys[i]));
         }
-        fprintf(f, "  %-28s %12llu %10llu %12llu %10llu %12.6f %12.6f %+13.6f", label, (unsigned long long)rb->calls,
+        char b1[32], b2[32], b3[40];
+        uint64_t grow = rn->total_ns >= rb->total_ns ? rn->total_ns - rb->total_ns : rb->total_ns - rn->total_ns;
+        snprintf(b3, sizeof b3, "%c%s", rn->total_ns >= rb->total_ns ? '+' : '-', util_ns(b1, sizeof b1, grow));
+        fprintf(f, "  %-28s %12llu %10llu %12llu %10llu %12s %12s %13s", label, (unsigned long long)rb->calls,
                 (unsigned long long)rb->mean_ns, (unsigned long long)rn->calls, (unsigned long long)rn->mean_ns,
-                (double)rb->total_ns / 1e9, (double)rn->total_ns / 1e9,
-                ((double)rn->total_ns - (double)rb->total_ns) / 1e9);
+                util_ns(b1, sizeof b1, rb->total_ns), util_ns(b2, sizeof b2, rn->total_ns), b3);
         if (rb->mean_ns && rn->calls) {
             fprintf(f, " %8.2fx\n", (double)rn->mean_ns / (double)rb->mean_ns);
         } else {
@@ -527,10 +534,11 @@ void alloctime_print_diff_text(const struct alloctime *base, const struct alloct
                 base->timed ? "new" : (newer->timed ? "base" : "either"));
         return;
     }
-    fprintf(f, "\ntime in the allocator: base %s%.6f s in %llu calls, new %s%.6f s in %llu calls (%+.6f s",
-            base->sampled ? "~" : "", (double)base->total_ns / 1e9, (unsigned long long)base->calls,
-            newer->sampled ? "~" : "", (double)newer->total_ns / 1e9, (unsigned long long)newer->calls,
-            ((double)newer->total_ns - (double)base->total_ns) / 1e9);
+    char b1[32], b2[32];
+    fprintf(f, "\ntime in the allocator: base %s%s in %llu calls, new %s%s in %llu calls", base->sampled ? "~" : "",
+            util_ns(b1, sizeof b1, base->total_ns), (unsigned long long)base->calls, newer->sampled ? "~" : "",
+            util_ns(b2, sizeof b2, newer->total_ns), (unsigned long long)newer->calls);
+    fprintf(f, " (%+lld ns", (long long)newer->total_ns - (long long)base->total_ns);
     if (base->total_ns) {
         fprintf(f, ", new/base %.2fx", (double)newer->total_ns / (double)base->total_ns);
     }

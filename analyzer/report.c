@@ -539,9 +539,10 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
                 (unsigned long long)st->mapping_calls);
         break;
     case REPORT_TIME:
-        fprintf(out, "  %s%.6f s in the allocator (%.1f%% of all allocator time), %s%llu calls, %s%.0f ns a call\n",
-                est, (double)st->time_ns / 1e9, t->time_ns ? 100.0 * (double)st->time_ns / (double)t->time_ns : 0.0,
-                est, (unsigned long long)st->calls, est, st->calls ? (double)st->time_ns / (double)st->calls : 0.0);
+        fprintf(out, "  %s%s (%llu ns) in the allocator (%.1f%% of all allocator time) in %s%llu calls\n", est,
+                util_ns(b1, sizeof b1, st->time_ns), (unsigned long long)st->time_ns,
+                t->time_ns ? 100.0 * (double)st->time_ns / (double)t->time_ns : 0.0, est,
+                (unsigned long long)st->calls);
         break;
     default: break;
     }
@@ -618,7 +619,9 @@ static void print_time_summary(const struct model *m, const struct acct_totals *
     }
     const char *est = m->sample_rate ? "~" : "";
     uint64_t cpu = m->end.cpu_user_ns + m->end.cpu_sys_ns;
-    fprintf(out, "time in the allocator: %s%.6f s", est, (double)t->time_ns / 1e9);
+    char b1[32];
+    fprintf(out, "time in the allocator: %s%s (%llu ns)", est, util_ns(b1, sizeof b1, t->time_ns),
+            (unsigned long long)t->time_ns);
     if (cpu) {
         fprintf(out, ", %s%.1f%% of the run's CPU time (%.3f s user + %.3f s system)\n", est,
                 100.0 * (double)t->time_ns / (double)cpu, (double)m->end.cpu_user_ns / 1e9,

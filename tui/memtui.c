@@ -226,6 +226,7 @@ static void free_app(struct app *app)
     free(app->fn.callers);
     free(app->fn.callees);
     free(app->fl.cells);
+    free(app->at.rows);
     data_release(&app->d);
 }
 

@@ -15,7 +15,7 @@
 #include "util.h"
 
 static const char *const view_names[VIEW_COUNT] = {
-    "Summary", "Top-down", "Bottom-up", "Functions", "Flame graph", "Over time",
+    "Summary", "Top-down", "Bottom-up", "Functions", "Flame graph", "Over time", "Alloc time",
 };
 
 static const char *const cost_titles[COST_NTYPES] = {
@@ -213,9 +213,10 @@ static void draw(struct app *app, const char *prompt, const char *input)
     case VIEW_FUNCTIONS: view_funcs_draw(app, y, body_h, w); break;
     case VIEW_FLAME: view_flame_draw(app, y, body_h, w); break;
     case VIEW_TIME: view_time_draw(app, y, body_h, w); break;
+    case VIEW_ALLOC_TIME: view_alloc_draw(app, y, body_h, w); break;
     default: break;
     }
-    if (app->detail && app->view != VIEW_TIME) {
+    if (app->detail && app->view != VIEW_TIME && app->view != VIEW_ALLOC_TIME) {
         const char *name;
         const struct sym_frame *fr = selected_frame(app, &name);
         int dh = body_h / 2 > 9 ? body_h / 2 : (body_h > 9 ? 9 : body_h);
@@ -328,6 +329,7 @@ static void view_key(struct app *app, enum action a)
     case VIEW_FUNCTIONS: view_funcs_key(app, a, h); break;
     case VIEW_FLAME: view_flame_key(app, a, h); break;
     case VIEW_TIME: view_time_key(app, a, h); break;
+    case VIEW_ALLOC_TIME: view_alloc_key(app, a, h); break;
     default: break;
     }
 }
@@ -427,7 +429,8 @@ int screen_run(struct app *app)
         case ACT_VIEW3:
         case ACT_VIEW4:
         case ACT_VIEW5:
-        case ACT_VIEW6: app->view = (enum view_id)(a - ACT_VIEW1); break;
+        case ACT_VIEW6:
+        case ACT_VIEW7: app->view = (enum view_id)(a - ACT_VIEW1); break;
         case ACT_COST_NEXT:
         case ACT_COST_PREV: {
             int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;

@@ -99,6 +99,68 @@ if os.path.exists(MEMTUI):
     r = run([MEMTUI, "--batch", "--keys", "c c c c c c", untimed])
     check("cost: time" not in r.stdout.decode(), "untimed: memtui's cost key passes the time cost over")
 
+# ---- a timed recording written by tests/unit/test_alloctime.c: exact figures ----
+# (its comment derives them: A;C 61000 ns in 2 calls, A;B 1300 ns in 3
+# calls, 62300 ns in all, 1.5575% of 4 ms of CPU)
+
+synth = os.path.join(d, "synth.zst")
+r = run([os.path.join(BUILD, "tests", "test_alloctime"), "--write", synth])
+check_eq(r.returncode, 0, "synthetic timed recording written")
+j = report_json(synth)
+check_eq((j["timed"], j["allocator_time_ns"], j["cpu_user_ns"], j["cpu_sys_ns"]), (True, 62300, 3000000, 1000000),
+         "synthetic: summary's time fields")
+check_eq([(e["time_ns"], e["calls"]) for e in j["sections"]["most_time"]], [(61000, 2), (1300, 3)],
+         "synthetic: MOST TIME IN THE ALLOCATOR")
+check_eq([(e["time_ns"], e["calls"]) for e in j["sections"]["most_calls"]], [(1300, 3), (61000, 2)],
+         "synthetic: MOST CALLS")
+_, text, _ = report_text(synth)
+check("time in the allocator: 62.30 us (62300 ns), 1.6% of the run's CPU time (0.003 s user + 0.001 s system)"
+      in text, "synthetic: the summary's time line")
+check("61.00 us (61000 ns) in the allocator (97.9% of all allocator time) in 2 calls" in text,
+      "synthetic: the section's first entry")
+folded = os.path.join(d, "synth.folded")
+mp(["--folded", folded, "--cost", "time", synth], "synthetic --folded --cost time")
+with open(folded) as f:
+    check_eq(sorted(f.read().splitlines()), ["?? in ?+0xa00;?? in ?+0xb00 1300", "?? in ?+0xa00;?? in ?+0xc00 61000"],
+             "synthetic: folded time")
+svg = os.path.join(d, "synth.svg")
+mp(["--svg", svg, "--cost", "time", "--reverse", synth], "synthetic --svg --cost time --reverse")
+root = ET.parse(svg).getroot()
+vals = [int(g.get("data-v")) for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "f"]
+check_eq(max(vals) if vals else None, 62300, "synthetic: the SVG's root is the total time")
+r = mp(["--group", "site", "--sections", "time", synth], "synthetic --group site --sections time")
+check("MOST TIME IN THE ALLOCATOR, BY ALLOCATION SITE" in r.stdout.decode() and "61000 ns in the allocator"
+      in r.stdout.decode(), "synthetic: --group site ranks by time")
+j = mpj(["--diff", synth, synth], "synthetic --diff")
+check_eq((j["base"]["time"], j["new"]["time"], j["delta"]["time"], j["changes"]["time"]), (62300, 62300, 0, []),
+         "synthetic --diff: time figures")
+j = mpj(["--from", "0.010", synth], "synthetic window")
+check_eq(j["allocator_time_ns"], 1790, "synthetic: a window keeps its events' time (thread 2's calls)")
+t = mpj(["--alloc-time", synth], "synthetic --alloc-time")["alloc_time"]
+check_eq((t["calls"], t["total_ns"]), (9, 62300), "synthetic tables: totals")
+check_eq([(x["size_class"], x["calls"], x["total_ns"], x["mean_ns"], x["p50_ns"], x["p99_ns"], x["max_ns"])
+          for x in t["size_classes"]],
+         [(5, 4, 510, 128, 61, 296, 300), (7, 1, 1000, 1000, 1000, 1000, 1000), (8, 2, 790, 395, 90, 688, 700),
+          (26, 2, 60000, 30000, 19968, 39936, 40000)], "synthetic tables: size classes")
+check_eq([(x["function"], x["calls"], x["total_ns"]) for x in t["functions"]],
+         [("malloc", 3, 40400), ("realloc", 1, 700), ("operator new", 1, 1000), ("free", 4, 20200)],
+         "synthetic tables: functions")
+check_eq([(x["thread"], x["tid"], x["calls"], x["total_ns"], x["wall_ns"], x["cpu_ns"]) for x in t["threads"]],
+         [(1, 100, 6, 60510, 5000000, 1000000), (2, 101, 3, 1790, 2000000, 500000)], "synthetic tables: threads")
+if os.path.exists(MEMTUI):
+    r = run([MEMTUI, "--batch", "-c", "time", synth])
+    check_eq(r.returncode, 0, "synthetic memtui -c time: exit status")
+    check("cost: time (ns in the allocator)" in r.stdout.decode(), "synthetic memtui: the title names the cost")
+    check(re.search(r"MOST TIME IN THE ALLOCATOR\n\s+61000 ", r.stdout.decode()) is not None,
+          "synthetic memtui summary: the time heading and its first site")
+    r = run([MEMTUI, "--batch", "--size", "140x40", "--keys", "7", synth])
+    screen = r.stdout.decode()
+    check("ALLOCATOR TIME PER SIZE CLASS" in screen, "synthetic memtui view 7: the size-class table")
+    check(re.search(r"33554432 - 67108863 +2 +60.00 us +30000 +19968 +39936 +40000", screen) is not None,
+          "synthetic memtui view 7: the 40 MiB row")
+    r = run([MEMTUI, "--batch", "--keys", "C C C", synth])
+    check("cost: time" in r.stdout.decode(), "synthetic memtui: C from peak through temporary, calls reaches time")
+
 # ---- recordings with --time ----
 
 r = run([MEMREC, "--help"])
@@ -131,7 +193,8 @@ check_eq(sum(e["time_ns"] for e in j["sections"]["most_time"]), total,
          "sites: the stacks' times sum to the summary's total")
 _, text, _ = report_text(sites)
 check("MOST TIME IN THE ALLOCATOR" in text, "sites: the text report has the section")
-check(re.search(r"time in the allocator: [0-9.]+ s, [0-9.]+% of the run's CPU time", text) is not None,
+check(re.search(r"time in the allocator: [0-9.]+ [mun]?s \(%d ns\), [0-9.]+%% of the run's CPU time" % total, text)
+      is not None,
       "sites: the summary gives the total and its share of the CPU time")
 
 # Folded stacks and the SVG weighted by time: the same total.
@@ -239,7 +302,7 @@ if os.path.exists(MEMTUI):
     screen = r.stdout.decode()
     check("cost: time" in screen, "memtui -c time: the title names the cost")
     check("MOST TIME IN THE ALLOCATOR" in screen, "memtui summary: the time heading")
-    r = run([MEMTUI, "--batch", "--keys", "7", sites])
+    r = run([MEMTUI, "--batch", "--size", "140x40", "--keys", "7", sites])
     screen = r.stdout.decode()
     check("ALLOCATOR TIME PER SIZE CLASS" in screen, "memtui view 7: the size-class table")
     check(re.search(r"16 - 31\s+400000", screen) is not None, "memtui view 7: the 16-byte class's calls")
