@@ -159,6 +159,11 @@ static void add_call(struct pass *p, uint32_t thread, uint32_t kind, uint64_t si
     p->w_total += w * ns;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
 static void on_record(struct pass *p, const struct memfmt_record *r)
 {
     switch (r->tag) {
@@ -180,8 +185,10 @@ static void on_record(struct pass *p, const struct memfmt_record *r)
             uint32_t row = thread_row(p, r->u.thread_times.thread);
             struct thread_meta *t = &p->meta[row];
             t->has_times = 1;
-            t->wall_ns += r->u.thread_times.wall_ns;
-            t->cpu_ns += r->u.thread_times.cpu_ns;
+            /* Saturated: a reused index sums its threads, and a bad file
+             * must not wrap a sum round to a small figure. */
+            t->wall_ns = sat_add(t->wall_ns, r->u.thread_times.wall_ns);
+            t->cpu_ns = sat_add(t->cpu_ns, r->u.thread_times.cpu_ns);
         }
         break;
     default: break;

@@ -161,6 +161,34 @@ if os.path.exists(MEMTUI):
     r = run([MEMTUI, "--batch", "--keys", "C C C", synth])
     check("cost: time" in r.stdout.decode(), "synthetic memtui: C from peak through temporary, calls reaches time")
 
+# ---- bounds: a timed file naming 200,000 threads, every time the largest ----
+
+ASAN = is_asan(MEMPRINT)
+hostile = os.path.join(d, "threads-200000.zst")
+r = run([os.path.join(BUILD, "tests", "test_alloctime"), "--write-threads", hostile, "200000"], timeout=300)
+check_eq(r.returncode, 0, "hostile timed recording written")
+for tool, args in ((MEMPRINT, ["--alloc-time", "--json"]), (MEMPRINT, ["--alloc-time"]), (MEMPRINT, []),
+                   (MEMTUI, ["--batch", "--keys", "7"])):
+    if not os.path.exists(tool):
+        continue
+    with open(os.path.join(d, "out"), "wb") as out:
+        p = subprocess.Popen([tool] + args + [hostile], stdout=out, stderr=subprocess.PIPE,
+                             preexec_fn=memory_cap(2, ASAN), env=capped_env(2, ASAN))
+        _, status, usage = os.wait4(p.pid, 0)
+    what = "threads-200000: %s %s" % (os.path.basename(tool), " ".join(args))
+    check_eq(os.waitstatus_to_exitcode(status), 0, "%s: exit status" % what)
+    check(usage.ru_maxrss / 1024.0 < (300 if ASAN else 100), "%s: peak RSS %.1f MiB" % (what, usage.ru_maxrss / 1024.0))
+    check(usage.ru_utime + usage.ru_stime < (10 if ASAN else 3), "%s: CPU %.2f s" % (what, usage.ru_utime + usage.ru_stime))
+    check(os.path.getsize(os.path.join(d, "out")) < 1 << 20, "%s: output under 1 MiB" % what)
+    if "--json" in args:
+        with open(os.path.join(d, "out")) as f:
+            t = json.load(f)["alloc_time"]
+        check_eq((len(t["threads"]), t["merged_threads"], t["calls"]), (1025, 200000 - 1024, 400000),
+                 "threads-200000: 1024 thread rows and one for the rest")
+        check_eq(t["threads"][-1]["wall_ns"], 2 ** 64 - 1, "threads-200000: sums saturate")
+        check_eq(t["total_ns"], 400000 * (2 ** 32 - 1), "threads-200000: each time saturated at 2^32 - 1 ns")
+    os.unlink(os.path.join(d, "out"))
+
 # ---- recordings with --time ----
 
 r = run([MEMREC, "--help"])

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -370,10 +371,55 @@ static int write_file(const char *out)
     return check_summary("test_alloctime --write");
 }
 
+/* test_alloctime --write-threads FILE N: a hostile timed recording for
+ * test_alloc_time.py's bounds: N thread indexes (spread up to the format's
+ * limit), each with one malloc and free of 16 bytes whose times are the
+ * largest a record holds, and a THREAD_TIMES record of the largest
+ * values. memprint --alloc-time must stay small and quick on it. */
+static int write_threads(const char *out, uint32_t n)
+{
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    CHECK(fd >= 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, MEMFMT_HF_TIMED};
+    int rc;
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 1, &rc);
+    CHECK(w != NULL);
+    if (!w) {
+        return 1;
+    }
+    struct memfmt_record x = {.tag = MEMFMT_REC_NODE};
+    x.u.node.ip = 0xa00;
+    put(w, &x);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t thread = 1 + (uint32_t)(((uint64_t)i * (MEMFMT_MAX_THREADS - 2)) / n);
+        x = (struct memfmt_record){.tag = MEMFMT_REC_THREAD};
+        x.u.thread.index = thread;
+        x.u.thread.tid = 1000 + i;
+        put(w, &x);
+        w_alloc(w, thread, MEMFMT_K_MALLOC, 16, 1, 1, UINT64_MAX);
+        w_free(w, thread, 16, 1, 1, 1, UINT64_MAX);
+        x = (struct memfmt_record){.tag = MEMFMT_REC_THREAD_TIMES};
+        x.u.thread_times.thread = thread;
+        x.u.thread_times.wall_ns = UINT64_MAX;
+        x.u.thread_times.cpu_ns = UINT64_MAX;
+        put(w, &x);
+    }
+    x = (struct memfmt_record){.tag = MEMFMT_REC_END};
+    x.u.end.how = MEMFMT_END_EXITED;
+    put(w, &x);
+    CHECK(memfmt_writer_finish(w) == 0);
+    memfmt_writer_free(w);
+    CHECK(close(fd) == 0);
+    return check_summary("test_alloctime --write-threads");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--write") == 0) {
         return write_file(argv[2]);
+    }
+    if (argc == 4 && strcmp(argv[1], "--write-threads") == 0) {
+        return write_threads(argv[2], (uint32_t)strtoul(argv[3], NULL, 10));
     }
     test_buckets();
     int fd;
