@@ -19,6 +19,7 @@ struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t star
     m->nnodes = 1; /* id 0 is the root */
     m->startup = startup_new();
     m->pools = poolmap_new();
+    m->ns_per_tick = 1.0;
     return m;
 }
 
@@ -52,7 +53,19 @@ void merge_free(struct merge *m)
     free(m->live_modules);
     startup_free(m->startup);
     mapranges_release(&m->maps);
+    free(m->thr);
     free(m);
+}
+
+void merge_set_clock(struct merge *m, double ns_per_tick)
+{
+    m->ns_per_tick = ns_per_tick;
+}
+
+void merge_set_cpu(struct merge *m, uint64_t user_ns, uint64_t sys_ns)
+{
+    m->cpu_user_ns = user_ns;
+    m->cpu_sys_ns = sys_ns;
 }
 
 const struct merge_stats *merge_stats(const struct merge *m)

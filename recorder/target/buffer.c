@@ -57,6 +57,7 @@ struct tbuf {
     uint64_t prev_seq; /* delta base of the current batch */
     uint32_t tree_gen;
     int owner_holds; /* the owner holds the lock (inside lock_mine .. unlock_mine) */
+    uint64_t born_ns; /* CLOCK_MONOTONIC when the thread's buffer was made (its first event) */
     /* End of the complete events not yet handed to write(2): what a crash
      * handler interrupting the owner while it holds the lock can send. */
     atomic_size_t done;
@@ -386,6 +387,27 @@ static void say_hello(struct tbuf *b)
 {
     b->data[b->len++] = MEMFMT_W_HELLO;
     put(b, (uint64_t)b->tid);
+    put(b, b->born_ns);
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The thread's lifetime so far and its CPU time, read by the thread
+ * itself (THREAD_TIMES in the file). Called by the owner, buffer held. */
+static void put_times(struct tbuf *b)
+{
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
+    b->data[b->len++] = MEMFMT_W_TIMES;
+    put(b, now > b->born_ns ? now - b->born_ns : 0);
+    put(b, clock_ns(CLOCK_THREAD_CPUTIME_ID));
 }
 
 static struct tbuf *tbuf_create(void)
@@ -398,6 +420,7 @@ static struct tbuf *tbuf_create(void)
     b->tid = gettid_cached();
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
+    b->born_ns = clock_ns(CLOCK_MONOTONIC);
     unwind_thread_init(&b->unwind);
     batch_reset(b);
     say_hello(b);
@@ -442,6 +465,7 @@ static void tbuf_destroy(struct tbuf *b)
 {
     owner_lock(b);
     put_counts(b);
+    put_times(b);
     ensure_room(b, 1);
     b->data[b->len++] = MEMFMT_W_BYE;
     flush_locked(b);
@@ -581,11 +605,14 @@ void buffer_alloc(unsigned kind, void *p, size_t size)
     }
     uint32_t trace = capture(b);
     ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_ALLOC);
+    put_numbered(b, opts.time ? MEMFMT_W_ALLOC_T : MEMFMT_W_ALLOC);
     put(b, kind);
     put(b, size);
     put(b, (uint64_t)(uintptr_t)p);
     put(b, trace);
+    if (opts.time) {
+        put(b, tstate.ticks);
+    }
     unlock_mine(b);
 }
 
@@ -599,9 +626,44 @@ void buffer_free(unsigned kind, void *p)
         return;
     }
     ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_FREE);
+    put_numbered(b, opts.time ? MEMFMT_W_FREE_T : MEMFMT_W_FREE);
     put(b, kind);
     put(b, (uint64_t)(uintptr_t)p);
+    if (opts.time) {
+        put(b, tstate.ticks);
+    }
+    unlock_mine(b);
+}
+
+/* A timed free takes its number before the real free, as an untimed one
+ * does, and keeps the buffer until its time is known, as a realloc does. */
+uint64_t buffer_free_begin(void *p)
+{
+    if (opts.sample_rate && !sample_remove(p)) {
+        return 0; /* not a sampled block */
+    }
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return 0;
+    }
+    return take_seq();
+}
+
+void buffer_free_end(uint64_t seq, unsigned kind, void *p, uint64_t ticks)
+{
+    struct tbuf *b = tstate.buf;
+    if (!seq || !b) {
+        return;
+    }
+    if (__builtin_expect(tstate.deferred, 0)) {
+        emit_deferred(b); /* handlers that ran during the call */
+    }
+    ensure_room(b, EVENT_ROOM);
+    b->data[b->len++] = MEMFMT_W_FREE_T;
+    put_seq(b, seq);
+    put(b, kind);
+    put(b, (uint64_t)(uintptr_t)p);
+    put(b, ticks);
     unlock_mine(b);
 }
 
@@ -660,21 +722,23 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
     uint32_t trace = p ? capture(b) : 0;
     ensure_room(b, EVENT_ROOM);
     uint64_t s2 = take_seq();
+    /* The timed tags are the untimed ones with the ticks at the end. */
+    uint8_t timed = opts.time ? MEMFMT_W_ALLOC_T - MEMFMT_W_ALLOC : 0;
     if (!p) {
         /* realloc(old, 0) freed old and returned NULL: a free. */
-        b->data[b->len++] = MEMFMT_W_FREE;
+        b->data[b->len++] = (uint8_t)(MEMFMT_W_FREE + timed);
         put_seq(b, seq_free);
         put(b, kind);
         put(b, (uint64_t)(uintptr_t)old);
     } else if (!old) {
-        b->data[b->len++] = MEMFMT_W_ALLOC;
+        b->data[b->len++] = (uint8_t)(MEMFMT_W_ALLOC + timed);
         put_seq(b, s2);
         put(b, kind);
         put(b, size);
         put(b, (uint64_t)(uintptr_t)p);
         put(b, trace);
     } else {
-        b->data[b->len++] = MEMFMT_W_REALLOC;
+        b->data[b->len++] = (uint8_t)(MEMFMT_W_REALLOC + timed);
         put_seq(b, seq_free);
         put_seq(b, s2);
         put(b, kind);
@@ -682,6 +746,9 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
         put(b, (uint64_t)(uintptr_t)p);
         put(b, size);
         put(b, trace);
+    }
+    if (timed) {
+        put(b, tstate.ticks);
     }
     unlock_mine(b);
 }
@@ -1068,6 +1135,20 @@ int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 
 void buffer_finish(int status)
 {
+    /* This thread ends with the process: its times now (other threads
+     * still running get theirs from memrec, without CPU time). */
+    struct tbuf *own = tstate.buf;
+    if (own && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+        int saved = tstate.in_hook;
+        tstate.in_hook = 1;
+        owner_lock(own);
+        own->owner_holds = 1;
+        put_times(own);
+        atomic_store_explicit(&own->done, own->len, memory_order_release);
+        own->owner_holds = 0;
+        owner_unlock(own);
+        tstate.in_hook = saved;
+    }
     atomic_store(&direct, 1);
     sync_point();
     buf_lock(&service_buf.lock);

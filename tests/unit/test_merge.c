@@ -21,6 +21,7 @@ static void hello(struct batch *b, uint64_t tid)
 {
     b->b[b->n++] = MEMFMT_W_HELLO;
     put(b, tid);
+    put(b, 0); /* born: unknown */
 }
 
 static void node(struct batch *b, uint64_t parent, uint64_t ip)
