@@ -387,7 +387,9 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         row_text(alloctime_kind_name(t->funcs[i].key), &t->funcs[i], est, f);
         fputc('\n', f);
     }
-    fputs("\nALLOCATOR TIME PER THREAD (lifetime and CPU time of the thread; share: allocator time / CPU time)\n", f);
+    fputs(
+        "\nALLOCATOR TIME PER THREAD (lifetime and CPU time of the thread; share: its allocator time / its lifetime)\n",
+        f);
     head_text("thread (tid)", est, f);
     fprintf(f, " %12s %12s %7s\n", "lifetime", "cpu", "share");
     for (uint32_t i = 0; i < t->nthreads; i++) {
@@ -401,8 +403,8 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         if (r->has_times) {
             char b1[32], b2[32];
             fprintf(f, " %12s %12s", util_ns(b1, sizeof b1, r->wall_ns), util_ns(b2, sizeof b2, r->cpu_ns));
-            if (r->cpu_ns) {
-                fprintf(f, " %6.1f%%\n", 100.0 * (double)r->total_ns / (double)r->cpu_ns);
+            if (r->wall_ns) {
+                fprintf(f, " %6.1f%%\n", 100.0 * (double)r->total_ns / (double)r->wall_ns);
             } else {
                 fprintf(f, " %7s\n", "-");
             }
