@@ -528,7 +528,7 @@ static void diff_table_text(const char *title, const char *what, const struct al
                 (unsigned long long)rb->mean_ns, (unsigned long long)rn->calls, (unsigned long long)rn->mean_ns,
                 util_ns(b1, sizeof b1, rb->total_ns), util_ns(b2, sizeof b2, rn->total_ns), b3);
         if (rb->mean_ns && rn->calls) {
-            fprintf(f, " %8.2fx\n", (double)rn->mean_ns / (double)rb->mean_ns);
+            fprintf(f, " %8.3gx\n", (double)rn->mean_ns / (double)rb->mean_ns);
         } else {
             fprintf(f, " %9s\n", "-");
         }
