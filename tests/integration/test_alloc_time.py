@@ -23,8 +23,10 @@ zeros passed off as data; that part runs whatever memrec can do."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -160,6 +162,39 @@ if os.path.exists(MEMTUI):
           "synthetic memtui view 7: the 40 MiB row")
     r = run([MEMTUI, "--batch", "--keys", "C C C", synth])
     check("cost: time" in r.stdout.decode(), "synthetic memtui: C from peak through temporary, calls reaches time")
+
+# memtui in a terminal (tmux, as tests/integration/test_memtui.py drives it):
+# the size-class view and the time cost by keys.
+if os.path.exists(MEMTUI) and shutil.which("tmux"):
+    sock = "alloc-time-test-%d" % os.getpid()
+
+    def tmux(*args):
+        return subprocess.run(["tmux", "-L", sock] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, timeout=30).stdout
+
+    def screen_has(text, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in tmux("capture-pane", "-p", "-t", "at"):
+                return True
+            time.sleep(0.05)
+        return False
+
+    tmux("new-session", "-d", "-s", "at", "-x", "140", "-y", "40",
+         "env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=screen %s %s; sleep 30" % (MEMTUI, synth))
+    try:
+        check(screen_has("MOST TIME IN THE ALLOCATOR"), "tmux memtui: the summary has the time heading")
+        tmux("send-keys", "-t", "at", "7")
+        check(screen_has("33554432 - 67108863                     2     60.00 us"),
+              "tmux memtui: key 7 shows the size-class table")
+        tmux("send-keys", "-t", "at", "2", "C", "C", "C")
+        check(screen_has("cost: time (ns in the allocator)"), "tmux memtui: C C C reaches the time cost")
+        check(screen_has("62300"), "tmux memtui: the top-down tree shows the total time")
+        tmux("send-keys", "-t", "at", "q")
+    finally:
+        tmux("kill-server")
+else:
+    skip_part("memtui in tmux", "memtui is not built or tmux is not installed (scripts/deps.sh installs it)")
 
 # ---- bounds: a timed file naming 200,000 threads, every time the largest ----
 
