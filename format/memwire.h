@@ -29,7 +29,8 @@
 #define MEMFMT_WIRE_HEADER 8
 
 enum memfmt_wire_tag {
-    MEMFMT_W_HELLO = 1, /* tid, born: first event of a stream (no seq); born = CLOCK_MONOTONIC ns of the thread's first event (0: unknown) */
+    MEMFMT_W_HELLO =
+        1, /* tid, born: first event of a stream (no seq); born = CLOCK_MONOTONIC ns of the thread's first event (0: unknown) */
     MEMFMT_W_NODE = 2, /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
     MEMFMT_W_ALLOC = 3, /* seq, kind, size, addr, trace */
     MEMFMT_W_FREE = 4, /* seq, kind, addr */

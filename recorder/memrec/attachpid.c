@@ -267,7 +267,7 @@ int attach_main(struct options *o)
     s.main->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     s.name = comm;
 
-    s.cpu_at_attach = timing_proc_cpu_ns(pid);
+    s.cpu_known = timing_proc_cpu(pid, &s.cpu_at_attach[0], &s.cpu_at_attach[1]) == 0;
     attach_start(&s, pid, preload, sock, &a);
     attach_outname = NULL;
     if (!o->quiet) {
@@ -289,9 +289,10 @@ int attach_main(struct options *o)
             how = MEMFMT_END_UNKNOWN;
         }
         /* Its CPU time over the recording; unknown once it is gone. */
-        uint64_t cpu = timing_proc_cpu_ns(pid);
-        if (s.cpu_at_attach && cpu >= s.cpu_at_attach && how == MEMFMT_END_DETACHED) {
-            merge_set_cpu(s.main->merge, cpu - s.cpu_at_attach, 0);
+        uint64_t user, sys;
+        if (s.cpu_known && how == MEMFMT_END_DETACHED && timing_proc_cpu(pid, &user, &sys) == 0 &&
+            user >= s.cpu_at_attach[0] && sys >= s.cpu_at_attach[1]) {
+            merge_set_cpu(s.main->merge, user - s.cpu_at_attach[0], sys - s.cpu_at_attach[1]);
         }
         finish(&s, s.main, how, 0);
     }

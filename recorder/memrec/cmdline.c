@@ -46,11 +46,16 @@ static void usage(FILE *f)
 void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},           {"follow-fork", no_argument, NULL, 'f'},
-        {"pid", required_argument, NULL, 'p'},         {"time", no_argument, NULL, 't'},
+        {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},
+        {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},
+        {"time", no_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
     o->level = 3;

@@ -46,7 +46,8 @@ struct session {
     int attached; /* --pid: stop means detach, at once */
     const char *name; /* the program's name, for messages */
     uint64_t cpu_user_ns, cpu_sys_ns; /* the program's CPU time (wait4), once reaped */
-    uint64_t cpu_at_attach; /* --pid: its user + system CPU time when memrec attached (0: unknown) */
+    uint64_t cpu_at_attach[2]; /* --pid: its user and system CPU time when memrec attached */
+    int cpu_known; /* --pid: cpu_at_attach could be read */
 };
 
 /* ---- loop.c: signal flags, set by its handlers ---- */
@@ -83,9 +84,9 @@ int timing_choose_clock(void);
 /** ns per TSC tick, measured against CLOCK_MONOTONIC since
  * timing_choose_clock() (which it waits to be at least 2 ms ago). */
 double timing_ns_per_tick(void);
-/** The user + system CPU time of `pid` so far (/proc/PID/stat), 0 when
- * it cannot be read. */
-uint64_t timing_proc_cpu_ns(pid_t pid);
+/** The user and system CPU time of `pid` so far (/proc/PID/stat, in
+ * steps of the clock tick, 10 ms). Returns 0, or -1 when it cannot be read. */
+int timing_proc_cpu(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* ---- launch.c ---- */
 

@@ -101,13 +101,13 @@ double timing_ns_per_tick(void)
     return t > tsc0 ? (double)(m - mono0) / (double)(t - tsc0) : 1.0;
 }
 
-uint64_t timing_proc_cpu_ns(pid_t pid)
+int timing_proc_cpu(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
     if (!f) {
-        return 0;
+        return -1;
     }
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
@@ -117,8 +117,13 @@ uint64_t timing_proc_cpu_ns(pid_t pid)
     char *p = strrchr(buf, ')');
     unsigned long long ut, st;
     if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2) {
-        return 0;
+        return -1;
     }
     long hz = sysconf(_SC_CLK_TCK);
-    return hz > 0 ? (ut + st) * (1000000000ull / (unsigned long long)hz) : 0;
+    if (hz <= 0) {
+        return -1;
+    }
+    *user_ns = ut * (1000000000ull / (unsigned long long)hz);
+    *sys_ns = st * (1000000000ull / (unsigned long long)hz);
+    return 0;
 }

@@ -60,6 +60,15 @@ static uint32_t node_file_id(struct merge *m, uint32_t parent, uint64_t ip)
     }
 }
 
+/* A call's ticks as the queue keeps them: saturated at 2^32 - 1 (over a
+ * second); a difference that wrapped (the second clock read came out
+ * before the first, which an unordered RDTSC may do on a call of a few
+ * ns) counts as 0. */
+static inline uint32_t clamp_ticks(uint64_t t)
+{
+    return t >> 63 ? 0 : t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
 static uint32_t map_trace(struct stream *s, uint64_t local)
 {
     if (local == 0 || local > s->nnodes) {
@@ -216,14 +225,14 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.size = ev.size;
             q.addr = ev.addr;
             q.trace = map_trace(s, ev.a);
-            q.ticks = ev.ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ev.ticks;
+            q.ticks = clamp_ticks(ev.ticks);
             break;
         case MEMFMT_W_FREE:
             q.type = Q_FREE;
             q.seq = ev.seq;
             q.kind = ev.kind;
             q.addr = ev.addr;
-            q.ticks = ev.ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ev.ticks;
+            q.ticks = clamp_ticks(ev.ticks);
             break;
         case MEMFMT_W_REALLOC:
             q.type = Q_RFREE;
@@ -236,7 +245,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.size = ev.size;
             q.addr = ev.addr2;
             q.trace = map_trace(s, ev.a);
-            q.ticks = ev.ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ev.ticks;
+            q.ticks = clamp_ticks(ev.ticks);
             break;
         case MEMFMT_W_POOL_ALLOC:
         case MEMFMT_W_POOL_FREE:

@@ -19,7 +19,7 @@ struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t star
     m->nnodes = 1; /* id 0 is the root */
     m->startup = startup_new();
     m->pools = poolmap_new();
-    m->ns_per_tick = 1.0;
+    m->tick_mult = 1ull << TICK_SHIFT;
     return m;
 }
 
@@ -59,7 +59,10 @@ void merge_free(struct merge *m)
 
 void merge_set_clock(struct merge *m, double ns_per_tick)
 {
-    m->ns_per_tick = ns_per_tick;
+    /* A TSC below 1 MHz (over 1000 ns a tick) is no TSC: keep the last. */
+    if (ns_per_tick > 0 && ns_per_tick < 1000) {
+        m->tick_mult = (uint64_t)(ns_per_tick * (double)(1ull << TICK_SHIFT) + 0.5);
+    }
 }
 
 void merge_set_cpu(struct merge *m, uint64_t user_ns, uint64_t sys_ns)

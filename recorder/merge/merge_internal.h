@@ -150,7 +150,7 @@ struct merge {
     uint32_t *live_modules;
     size_t nlive_modules, live_modules_cap;
     struct mapranges maps; /* anonymous ranges the program mapped directly */
-    double ns_per_tick; /* memrec --time: the recorder's clock ticks in ns (merge_set_clock) */
+    uint64_t tick_mult; /* memrec --time: ns per tick of the recorder's clock, times 2^TICK_SHIFT (merge_set_clock) */
     uint64_t cpu_user_ns, cpu_sys_ns; /* for END (merge_set_cpu) */
     struct thread_clock *thr; /* per thread index: its lifetime (THREAD_TIMES) */
     size_t thr_cap;
@@ -163,10 +163,14 @@ struct thread_clock {
     int has_times;
 };
 
+/* ns per tick is kept in fixed point: an integer multiply per event, not
+ * a conversion to double and back. 24 bits of fraction are 6e-8 of a tick. */
+#define TICK_SHIFT 24
+
 /* An event's time in ns, from the recorder's ticks. */
 static inline uint64_t tick_ns(const struct merge *m, uint32_t ticks)
 {
-    return ticks ? (uint64_t)((double)ticks * m->ns_per_tick + 0.5) : 0;
+    return (uint64_t)(((unsigned __int128)ticks * m->tick_mult + (1u << (TICK_SHIFT - 1))) >> TICK_SHIFT);
 }
 
 /* The id of a (size, trace) pair; new pairs get the next id. */

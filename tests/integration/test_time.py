@@ -8,7 +8,10 @@ written from docs/format.md alone. Without --time the events are exactly
 those of a timed run, in the version 2 layout."""
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
@@ -41,8 +44,12 @@ big_a, big_f = by_size(t, BIG, OP_ALLOC), by_size(t, BIG, OP_FREE)
 check_eq((len(small_a), len(small_f)), (200000, 200000), "small site: allocations and frees")
 check_eq((len(big_a), len(big_f)), (2000, 2000), "40 MiB site: allocations and frees")
 check_eq(len(by_size(t, WORKER, OP_ALLOC)), 50000, "the thread's allocations")
-timed = small_a + small_f + big_a + big_f
-check(sum(1 for ns in timed if ns > 0) >= len(timed) * 0.99, "at least 99% of the calls have a time above 0 ns")
+# A small malloc takes a few ns, about the step of some clocks (the TSC of
+# the reference virtual machine moves in 10 ns steps): it may read 0 or one
+# step, and only its mean is meaningful. A 40 MiB call never reads 0.
+check(all(ns > 0 for ns in big_a + big_f), "every 40 MiB call has a time above 0 ns")
+check(sum(1 for ns in small_a + small_f if ns > 0) >= len(small_a) / 2,
+      "most small calls read at least one clock step")
 ms, mb = mean(small_a + small_f), mean(big_a + big_f)
 print("mean time in the allocator: small %.1f ns, 40 MiB %.1f ns" % (ms, mb))
 check(ms > 0 and mb > 10 * ms, "the 40 MiB calls' mean (%.0f ns) is over 10 times the small ones' (%.1f ns)" % (mb, ms))
@@ -120,5 +127,42 @@ check(sum(1 for ns in sb if ns > 0) == len(sb), "and timed")
 ss = by_size(s, SMALL, OP_ALLOC)
 check(len(ss) < 2000, "few small allocations are sampled (%d)" % len(ss))
 check(not ss or mean(sb) > 10 * mean(ss), "sampled 40 MiB mean %.0f ns over 10 times the small %.1f ns" % (mean(sb), mean(ss)))
+
+# ---- memrec --pid --time: a running process, attached and detached ----
+busy = subprocess.Popen([prog("busy"), "1", os.path.join(d, "busy.counters")], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+if busy.stdout.readline().decode().strip() != "ready":
+    busy.kill()
+    check(False, "tests/progs/busy started")
+else:
+    pp = os.path.join(d, "pid.zst")
+    m = subprocess.Popen([MEMREC, "--time", "--pid", str(busy.pid), "-o", pp], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    first = b""
+    while time.time() < deadline and m.poll() is None:
+        first = m.stderr.readline()
+        if b"attached to process" in first or first == b"":
+            break
+    time.sleep(1)
+    m.send_signal(signal.SIGINT)
+    try:
+        m.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+    check_eq(m.returncode, 0, "memrec --time --pid exit status")
+    busy.send_signal(signal.SIGTERM)
+    check_eq(busy.wait(timeout=30), 0, "the process ran on after the detach and ended cleanly")
+    if m.returncode == 0:
+        a = Recording(pp)
+        check(a.timed and a.flags & 1, "the attached recording is timed and says it was attached")
+        check(len(a.events) > 1000 and sum(e[5] for e in a.events) > 0, "its %d events have times" % len(a.events))
+        spent = {}
+        for e in a.events:
+            spent[e[0]] = spent.get(e[0], 0) + e[5]
+        tt = {th: w for th, w, c in a.thread_times}
+        check(all(0 < spent[th] <= tt.get(th, 0) for th in spent),
+              "each thread's time in the allocator is within its recorded lifetime (%s, %s)" % (spent, tt))
+        check(a.end is not None and a.end[0] == 2, "END says the recording stopped while the process ran")
 
 done()
