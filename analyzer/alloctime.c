@@ -341,19 +341,26 @@ static void size_label(uint32_t k, char *buf, size_t cap)
     }
 }
 
-static void row_text(const char *label, const struct alloctime_row *r, const char *est, FILE *f)
+/* One figure with the estimate mark in front ("~1234"). */
+static const char *cell(char *buf, size_t cap, const char *est, uint64_t v)
 {
-    char b[32];
-    fprintf(f, "  %-28s %s%12llu %s%12s %s%9llu %s%9llu %s%9llu %10llu", label, est, (unsigned long long)r->calls, est,
-            util_ns(b, sizeof b, r->total_ns), est, (unsigned long long)r->mean_ns, est, (unsigned long long)r->p50_ns,
-            est, (unsigned long long)r->p99_ns, (unsigned long long)r->max_ns);
+    snprintf(buf, cap, "%s%llu", est, (unsigned long long)v);
+    return buf;
 }
 
-static void head_text(const char *what, const char *est, FILE *f)
+static void row_text(const char *label, const struct alloctime_row *r, const char *est, FILE *f)
 {
-    size_t pad = *est ? 1 : 0;
-    fprintf(f, "  %-28s %*s%12s %*s%12s %*s%9s %*s%9s %*s%9s %10s", what, (int)pad, "", "calls", (int)pad, "", "total",
-            (int)pad, "", "mean ns", (int)pad, "", "p50 ns", (int)pad, "", "p99 ns", "max ns");
+    char c[5][40], b[32];
+    snprintf(c[1], sizeof c[1], "%s%s", est, util_ns(b, sizeof b, r->total_ns));
+    fprintf(f, "  %-28s %13s %13s %10s %10s %10s %10llu", label, cell(c[0], sizeof c[0], est, r->calls), c[1],
+            cell(c[2], sizeof c[2], est, r->mean_ns), cell(c[3], sizeof c[3], est, r->p50_ns),
+            cell(c[4], sizeof c[4], est, r->p99_ns), (unsigned long long)r->max_ns);
+}
+
+static void head_text(const char *what, FILE *f)
+{
+    fprintf(f, "  %-28s %13s %13s %10s %10s %10s %10s", what, "calls", "total", "mean ns", "p50 ns", "p99 ns",
+            "max ns");
 }
 
 void alloctime_print_text(const struct alloctime *t, FILE *f)
@@ -373,7 +380,7 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         fputs("sampled: the sampled calls, each weighted as it stands for others; '~' marks estimates\n", f);
     }
     fputs("\nALLOCATOR TIME PER SIZE CLASS (requested bytes; a free in its block's class)\n", f);
-    head_text("size", est, f);
+    head_text("size", f);
     fputc('\n', f);
     for (uint32_t i = 0; i < t->nsizes; i++) {
         size_label(t->sizes[i].key, label, sizeof label);
@@ -381,7 +388,7 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         fputc('\n', f);
     }
     fputs("\nALLOCATOR TIME PER FUNCTION\n", f);
-    head_text("function", est, f);
+    head_text("function", f);
     fputc('\n', f);
     for (uint32_t i = 0; i < t->nfuncs; i++) {
         row_text(alloctime_kind_name(t->funcs[i].key), &t->funcs[i], est, f);
@@ -390,7 +397,7 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
     fputs(
         "\nALLOCATOR TIME PER THREAD (lifetime and CPU time of the thread; share: its allocator time / its lifetime)\n",
         f);
-    head_text("thread (tid)", est, f);
+    head_text("thread (tid)", f);
     fprintf(f, " %12s %12s %7s\n", "lifetime", "cpu", "share");
     for (uint32_t i = 0; i < t->nthreads; i++) {
         const struct alloctime_row *r = &t->threads[i];

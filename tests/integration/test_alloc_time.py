@@ -185,7 +185,7 @@ if os.path.exists(MEMTUI) and shutil.which("tmux"):
     try:
         check(screen_has("MOST TIME IN THE ALLOCATOR"), "tmux memtui: the summary has the time heading")
         tmux("send-keys", "-t", "at", "7")
-        check(screen_has("33554432 - 67108863                     2     60.00 us"),
+        check(screen_has("33554432 - 67108863                      2      60.00 us"),
               "tmux memtui: key 7 shows the size-class table")
         tmux("send-keys", "-t", "at", "2", "C", "C", "C")
         check(screen_has("cost: time (ns in the allocator)"), "tmux memtui: C C C reaches the time cost")
