@@ -23,7 +23,9 @@
 #include "escape.h"
 #include "folded.h"
 #include "groups.h"
+#include "massif.h"
 #include "model.h"
+#include "pprof.h"
 #include "report.h"
 #include "svg.h"
 #include "threads.h"
@@ -67,6 +69,12 @@ static void usage(FILE *f)
                "      --alloc-time    allocator time per size class, function and thread\n"
                "                      (calls, total, mean, p50, p99, max) instead of the report;\n"
                "                      with --diff: both recordings side by side (memrec --time)\n"
+               "      --pprof OUT     write a gzip'd profile.proto for pprof to OUT ('-': stdout):\n"
+               "                      alloc_objects, alloc_space, inuse_objects, inuse_space\n"
+               "      --pprof-at WHEN inuse_* of --pprof: live at the 'end' (default) or at the\n"
+               "                      heap 'peak'\n"
+               "      --massif OUT    write valgrind massif's massif.out to OUT ('-': stdout), for\n"
+               "                      ms_print and massif-visualizer (whole run only)\n"
                "\n"
                "What is counted (every figure, section and export follows):\n"
                "      --from T        only allocations made at or after T seconds ('peak': the\n"
@@ -112,7 +120,10 @@ enum {
     OPT_GROUP,
     OPT_THREADS,
     OPT_BY_STACK,
-    OPT_ALLOC_TIME
+    OPT_ALLOC_TIME,
+    OPT_PPROF,
+    OPT_PPROF_AT,
+    OPT_MASSIF
 };
 
 struct opts {
@@ -130,6 +141,9 @@ struct opts {
     int threads;
     int by_stack;
     int alloc_time;
+    const char *pprof, *massif;
+    int pprof_at_set;
+    enum pprof_at pprof_at;
 };
 
 /* One recording and the accounting its query gives. */
@@ -517,6 +531,44 @@ static void compare_alloc_time(const struct opts *o, const struct source *b, con
     alloctime_free(tn);
 }
 
+/* ---- pprof and massif ---- */
+
+struct pprof_ctx {
+    struct frames *fr;
+    const struct accounting *acct;
+    enum pprof_at at;
+};
+
+static int pprof_cb(void *ctx, FILE *f)
+{
+    struct pprof_ctx *c = ctx;
+    return pprof_write(c->fr, c->acct, c->at, f);
+}
+
+static int massif_cb(void *ctx, FILE *f)
+{
+    return massif_write(ctx, f);
+}
+
+/* --pprof (of what the query counts) and --massif (the whole run). */
+static void write_exports(const struct opts *o, struct source *s)
+{
+    if (o->pprof) {
+        struct pprof_ctx c = {frames_of(s), s->acct, o->pprof_at};
+        write_out(o->pprof, "pprof profile", pprof_cb, &c);
+    }
+    if (o->massif) {
+        struct massif *ms;
+        int err;
+        int rc = massif_new(s->path, frames_of(s), &ms, &err);
+        if (rc < 0) {
+            die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+        }
+        write_out(o->massif, "massif file", massif_cb, ms);
+        massif_free(ms);
+    }
+}
+
 /* Returns 1 when the figures hold the whole recording (model_complete()). */
 static int single(const struct opts *o, const char *path)
 {
@@ -530,6 +582,9 @@ static int single(const struct opts *o, const char *path)
     }
     if ((o->folded || o->svg) && !cost_recorded(&s.m->header, o->cost)) {
         die("--cost time: allocator time not recorded in '%s' (record with memrec --time)", path);
+    }
+    if (o->pprof || o->massif) {
+        write_exports(o, &s);
     }
     if (o->folded || o->svg) {
         struct calltree *t = calltree_build(frames_of(&s), s.acct);
@@ -584,7 +639,7 @@ static int single(const struct opts *o, const char *path)
                 charts_timeline_text(s.a->series, 12, stdout);
             }
         }
-    } else {
+    } else if (!o->pprof && !o->massif) {
         struct report *r = report_new(&s.view);
         if (!r) {
             die("cannot start the symbolizer (libdw)");
@@ -754,6 +809,9 @@ int main(int argc, char **argv)
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
         {"alloc-time", no_argument, NULL, OPT_ALLOC_TIME},
+        {"pprof", required_argument, NULL, OPT_PPROF},
+        {"pprof-at", required_argument, NULL, OPT_PPROF_AT},
+        {"massif", required_argument, NULL, OPT_MASSIF},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -804,6 +862,18 @@ int main(int argc, char **argv)
         case OPT_THREADS: o.threads = 1; break;
         case OPT_BY_STACK: o.by_stack = 1; break;
         case OPT_ALLOC_TIME: o.alloc_time = 1; break;
+        case OPT_PPROF: o.pprof = optarg; break;
+        case OPT_MASSIF: o.massif = optarg; break;
+        case OPT_PPROF_AT:
+            o.pprof_at_set = 1;
+            if (strcmp(optarg, "end") == 0) {
+                o.pprof_at = PPROF_AT_END;
+            } else if (strcmp(optarg, "peak") == 0) {
+                o.pprof_at = PPROF_AT_PEAK;
+            } else {
+                die_code(2, "invalid --pprof-at '%s' (expected end or peak)", optarg);
+            }
+            break;
         case OPT_GROUP:
             if (strcmp(optarg, "stack") == 0) {
                 o.group = 0;
@@ -847,8 +917,19 @@ int main(int argc, char **argv)
         die_code(2, "--threads applies to the whole run's report only");
     }
     if (o.alloc_time && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg ||
-                         o.sizes || o.timeline || o.threads || o.group)) {
+                         o.sizes || o.timeline || o.threads || o.group || o.pprof || o.massif)) {
         die_code(2, "--alloc-time applies to the whole run only, alone or with --diff and --json");
+    }
+    if (o.pprof_at_set && !o.pprof) {
+        die_code(2, "--pprof-at applies to --pprof only");
+    }
+    if ((o.pprof || o.massif) && (o.sizes || o.timeline || o.diff_base || o.json || o.group || o.threads)) {
+        die_code(2, "--pprof and --massif do not combine with --sizes, --timeline, --diff, --json, --group or "
+                    "--threads");
+    }
+    if (o.massif && (o.from || o.to || o.at || o.thread || o.function || o.exclude)) {
+        die_code(2, "--massif applies to the whole run only (no --from, --to, --at, --thread, --function, "
+                    "--exclude)");
     }
     if (o.at && (o.from || o.to)) {
         die_code(2, "--at does not combine with --from or --to");
