@@ -675,16 +675,23 @@ static int single(const struct opts *o, const char *path)
             ro.sections = 1u << REPORT_NSECTIONS;
             report_print_text(r, &ro, stdout);
             ro.sections = sections;
-            if (!ro.sections && !cost_recorded(&s.m->header, COST_TIME)) {
-                /* Every section but the allocator time, which the file lacks. */
-                ro.sections = ((1u << REPORT_NSECTIONS) - 1) & ~(1u << REPORT_TIME);
+            int time_missing = 0;
+            if (!cost_recorded(&s.m->header, COST_TIME)) {
+                /* The file has no allocator time: no section of zeros. */
+                time_missing = (ro.sections & (1u << REPORT_TIME)) != 0;
+                ro.sections = (ro.sections ? ro.sections : (1u << REPORT_NSECTIONS) - 1) & ~(1u << REPORT_TIME);
             }
-            if (o->group == 1) {
-                groups_print_sites(r, &ro, stdout);
-            } else {
-                struct calltree *t = calltree_build(frames_of(&s), s.acct);
-                groups_print_functions(t, &ro, stdout);
-                calltree_free(t);
+            if (ro.sections) {
+                if (o->group == 1) {
+                    groups_print_sites(r, &ro, stdout);
+                } else {
+                    struct calltree *t = calltree_build(frames_of(&s), s.acct);
+                    groups_print_functions(t, &ro, stdout);
+                    calltree_free(t);
+                }
+            }
+            if (time_missing) {
+                printf("\n%s\n  allocator time: not recorded (memrec --time)\n", report_title(REPORT_TIME));
             }
         } else {
             report_print_text(r, &ro, stdout);

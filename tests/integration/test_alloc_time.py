@@ -94,6 +94,10 @@ check_eq((j["base"]["time"], j["delta"]["time"], j["changes"]["time"]), (None, N
 r = mp(["--diff", untimed, untimed], "untimed --diff text")
 check("allocator time: not recorded in either (memrec --time)" in r.stdout.decode(), "untimed --diff text: says so")
 r = mp(["--alloc-time", "--from", "1", untimed], "--alloc-time with a window", rc=2)
+for how in ("site", "function"):
+    r = mp(["--group", how, "--sections", "time", untimed], "untimed --group %s --sections time" % how)
+    check(r.stdout.decode().endswith("MOST TIME IN THE ALLOCATOR\n  allocator time: not recorded (memrec --time)\n"),
+          "untimed --group %s --sections time: says not recorded" % how)
 if os.path.exists(MEMTUI):
     r = run([MEMTUI, "--batch", "-c", "time", untimed])
     check_eq(r.returncode, 2, "untimed: memtui -c time is refused")
@@ -315,7 +319,7 @@ def worker_mean(path, pairs):
     return (sum(x["total_ns"] for x in workers) / calls if calls else 0), len(workers)
 
 
-PAIRS = 100000
+PAIRS = 200000
 env = dict(os.environ, MALLOC_ARENA_MAX="1")
 best = None
 for attempt in range(5):
