@@ -520,6 +520,9 @@ def derive(res):
     d["tm_added"] = None
     if d["tm_x"] is not None and d["mr_x"] is not None and d["mr_x"] > 1:
         d["tm_added"] = (d["tm_x"] - 1) / (d["mr_x"] - 1) - 1
+    d["tm_added_cpu"] = None
+    if d["tm_cpu_x"] is not None and d["mr_cpu_x"] is not None and d["mr_cpu_x"] > 1:
+        d["tm_added_cpu"] = (d["tm_cpu_x"] - 1) / (d["mr_cpu_x"] - 1) - 1
     d["tm_bpa"] = ratio(res.get("tm_size"), a)
     d["tm_growth"] = None
     if res.get("tm_size") and res.get("mr_size"):
@@ -774,8 +777,8 @@ def main():
          "x MB", "x MB", "x MB"],
     ]
     tm_headers = [
-        ["", "memrec", "--time", "--time", "--time", "memrec", "--time", "file"],
-        ["workload", "x wall", "x wall", "x cpu", "added", "B/alloc", "B/alloc", "growth"],
+        ["", "memrec", "--time", "--time", "memrec", "--time", "--time", "memrec", "--time", "file"],
+        ["workload", "x wall", "x wall", "added", "x cpu", "x cpu", "added cpu", "B/alloc", "B/alloc", "growth"],
     ]
     rows, sp_rows, an_rows, tm_rows = [], [], [], []
     summary = {}
@@ -790,8 +793,9 @@ def main():
         if not ds:
             continue
         tm_rows.append([
-            w, fmt(m["mr_x"], ".3f"), fmt(m["tm_x"], ".3f"), fmt(m["tm_cpu_x"], ".3f"),
-            fmt(m["tm_added"], "+.1%"), fmt(m["mr_bpa"], ".2f"), fmt(m["tm_bpa"], ".2f"),
+            w, fmt(m["mr_x"], ".3f"), fmt(m["tm_x"], ".3f"), fmt(m["tm_added"], "+.1%"),
+            fmt(m["mr_cpu_x"], ".3f"), fmt(m["tm_cpu_x"], ".3f"), fmt(m["tm_added_cpu"], "+.1%"),
+            fmt(m["mr_bpa"], ".2f"), fmt(m["tm_bpa"], ".2f"),
             fmt(m["tm_growth"], "+.1%"),
         ])
         a = m["accuracy"] or {}
@@ -836,7 +840,8 @@ def main():
         print_table(tm_headers, tm_rows)
         print()
         print("added: what --time adds to memrec's added time, median of per-round (timed x - 1) / (memrec x - 1) - 1 "
-              f"(target <= +{TARGET_TIMED_ADDED:.0%}); growth: --time file size / memrec file size - 1")
+              f"(target <= +{TARGET_TIMED_ADDED:.0%});\nadded cpu: the same on CPU time (user + system of the program "
+              "and memrec), less sensitive to a loaded machine; growth: --time file size / memrec file size - 1")
     if an_rows and not args.time_only:
         print()
         print("analyses (memprint --folded, --svg, --sizes, a window [1/4, 1/2) of the run, --diff of a recording "
