@@ -306,6 +306,22 @@ r = mp(["--alloc-time", sites], "sites --alloc-time text")
 for title in ("ALLOCATOR TIME PER SIZE CLASS", "ALLOCATOR TIME PER FUNCTION", "ALLOCATOR TIME PER THREAD"):
     check(title in r.stdout.decode(), "tables text: %s" % title)
 
+# Sampling: the sampled calls are timed, the figures are estimates and say so.
+sampled = os.path.join(d, "sites-sampled.zst")
+r = record([prog("timea_sites")], sampled, extra=["--time", "--sample-rate", "65536"])
+check_eq(r.returncode, 0, "sampled: memrec --time --sample-rate exit status")
+j = report_json(sampled)
+check_eq((j["sampled"], j["timed"]), (True, True), "sampled: JSON says sampled and timed")
+_, text, _ = report_text(sampled)
+check(re.search(r"time in the allocator: ~[0-9.]+ [mun]?s", text) is not None, "sampled: the summary's time is marked ~")
+t = mpj(["--alloc-time", sampled], "sampled --alloc-time")["alloc_time"]
+check_eq(t["sampled"], True, "sampled tables: marked sampled")
+large = row(t["size_classes"], "size_class", size_class(BIG))
+# A 40 MiB block is sampled with probability 1 - exp(-640): all of them, weight 1.
+check_eq(large["calls"] if large else None, 4000, "sampled tables: every 40 MiB call (weight 1)")
+r = mp(["--alloc-time", sampled], "sampled --alloc-time text")
+check("'~' marks estimates" in r.stdout.decode(), "sampled tables text: says estimates are marked")
+
 # ---- contention: threads sharing one arena ----
 
 
