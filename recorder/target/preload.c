@@ -92,6 +92,7 @@ static inline __attribute__((always_inline)) void fast_leave(void)
 {
     hook_leave();
 }
+
 /* ---- memrec --time: the forwarded calls, timed ----
  *
  * Only the call to the next allocator is timed, never the recorder's own
@@ -314,7 +315,7 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
          * on the allocation if that is sampled, else on the free. */
         int timed = opts.time && ((old && !sample_free_unseen(old)) || !sample_skips(size));
         void *p = call_realloc(old, size, n, is_array, timed);
-        uint64_t ticks = tstate.ticks;
+        uint64_t ticks = timed ? tstate.ticks : 0;
         int free_seen = old && (p || size == 0) && !sample_free_unseen(old);
         int alloc_seen = p && !sample_skips(size);
         if (p && !alloc_seen) {
