@@ -253,8 +253,8 @@ struct memfmt_record {
         } map;
         struct {
             uint32_t thread; /* thread index */
-            /* Its lifetime as the recorder saw it: from its first event
-             * (or its creation) to its end, or to the end of recording. */
+            /* Its lifetime as the recorder saw it: from its first event to
+             * its end, or to the end of the recording. */
             uint64_t wall_ns;
             /* Its CPU time (CLOCK_THREAD_CPUTIME_ID, read by the thread
              * itself as it ended); 0 when unknown. */
