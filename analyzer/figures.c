@@ -37,6 +37,9 @@ static const char *const names[] = {
     "mapped_at_end_bytes",
     "mapping_calls",
     "bad_records",
+    "allocator_time_ns",
+    "cpu_user_ns",
+    "cpu_sys_ns",
 };
 
 _Static_assert(sizeof names / sizeof names[0] == FIGURES_COUNT, "figures: names[] and FIGURES_COUNT differ");
@@ -101,6 +104,9 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
         s64(t->mapped_bytes),
         s64(t->mapping_calls),
         s64(m->bad_records),
+        s64(t->time_ns),
+        s64(m->end.cpu_user_ns),
+        s64(m->end.cpu_sys_ns),
     };
     for (size_t i = 0; i < FIGURES_COUNT; i++) {
         out[i].name = names[i];
@@ -109,4 +115,10 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
     }
     /* Sampling does not measure temporaries (JSON null). */
     out[figures_find("temporary")].measured = m->sample_rate == 0;
+    /* Allocator time only in a timed file (memrec --time); the CPU times
+     * only when the recording says them (JSON null otherwise). */
+    out[figures_find("allocator_time_ns")].measured = (m->header.flags & MEMFMT_HF_TIMED) != 0;
+    int cpu = m->end.cpu_user_ns || m->end.cpu_sys_ns;
+    out[figures_find("cpu_user_ns")].measured = cpu;
+    out[figures_find("cpu_sys_ns")].measured = cpu;
 }

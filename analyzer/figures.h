@@ -19,11 +19,11 @@ struct figures_suppressed {
 struct figure {
     const char *name; /* the JSON member name */
     int64_t value; /* exact; counts never reach 2^63 (sizes are capped at 128 TiB) */
-    int measured; /* 0: not measured in this recording (JSON null), e.g. temporary when sampling */
+    int measured; /* 0: not measured in this recording (JSON null): temporary when sampling, times when untimed */
 };
 
 /* How many figures there are: the same list for every recording. */
-#define FIGURES_COUNT 28
+#define FIGURES_COUNT 31
 
 /** Fill `out` (FIGURES_COUNT entries) with the figures of `m` as counted by
  * `a` (m->acct for the whole run, or an analysis's accounting for a window

@@ -22,7 +22,7 @@ static void field_u(FILE *f, const char *name, uint64_t v, int comma)
 }
 
 static const char *const section_keys[REPORT_NSECTIONS] = {
-    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated", "peak_mapped",
+    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated", "peak_mapped", "most_time",
 };
 
 static const char *end_how(const struct model *m)
@@ -36,6 +36,14 @@ static const char *end_how(const struct model *m)
     case MEMFMT_END_DETACHED: return "detached";
     default: return "unknown";
     }
+}
+
+/* Allocator time (memrec --time): whether the file is timed; the times
+ * themselves are figures (figures.c: allocator_time_ns, cpu_user_ns,
+ * cpu_sys_ns, null when the file does not hold them). */
+static void time_fields(const struct model *m, FILE *f)
+{
+    fprintf(f, ", \"timed\": %s", (m->header.flags & MEMFMT_HF_TIMED) ? "true" : "false");
 }
 
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f)
@@ -53,6 +61,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     /* Sampling: allocations and allocated_bytes are exact, the other
      * figures are estimates, and temporaries are not measured (null). */
     fprintf(f, ", \"sampled\": %s", m->sample_rate ? "true" : "false");
+    time_fields(m, f);
     struct figure fig[FIGURES_COUNT];
     figures_collect(m, m->acct, &o->suppressed, fig);
     for (size_t i = 0; i < FIGURES_COUNT; i++) {
@@ -68,7 +77,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     fputs(", \"sections\": {", f);
     int first = 1;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
-        if (o->sections && !(o->sections & (1u << s))) {
+        if (!report_section_shown(r, o, (enum report_section)s)) {
             continue;
         }
         fprintf(f, "%s\"%s\": [", first ? "" : ", ", section_keys[s]);
@@ -86,6 +95,9 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             field_u(f, "mapped_peak_bytes", st->mapped_peak, 1);
             field_u(f, "mapped_at_end_bytes", st->mapped_end, 1);
             field_u(f, "mapping_calls", st->mapping_calls, 1);
+            if (m->header.flags & MEMFMT_HF_TIMED) {
+                field_u(f, "time_ns", st->time_ns, 1);
+            }
             fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
             struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
             uint32_t nframes = report_frames(r, st, frames, st->nframes);

@@ -120,6 +120,8 @@ static int load(struct data *d, int *err_errno)
     analysis_free(d->win);
     analysis_free(d->whole);
     d->whole = NULL;
+    alloctime_free(d->atime);
+    d->atime = NULL;
     frames_free(d->fr);
     model_free(d->m);
     d->m = m;
@@ -150,6 +152,7 @@ void data_release(struct data *d)
     free_lines(d->summary, d->nsummary);
     analysis_free(d->win);
     analysis_free(d->whole);
+    alloctime_free(d->atime);
     frames_free(d->fr);
     model_free(d->m);
     memset(d, 0, sizeof *d);
@@ -184,6 +187,17 @@ void data_set_cost(struct data *d, enum cost_type c, int by_self)
     d->cost = c;
     d->by_self = by_self;
     calltree_sort(d->tree, c, by_self);
+}
+
+const struct alloctime *data_alloc_time(struct data *d)
+{
+    if (!d->atime) {
+        int e = 0;
+        if (alloctime_run(d->path, d->m, &d->atime, &e) < 0) {
+            d->atime = NULL;
+        }
+    }
+    return d->atime;
 }
 
 const struct timeseries *data_series(struct data *d)
