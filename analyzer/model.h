@@ -11,6 +11,7 @@
 
 #include "accounting.h"
 #include "memfmt.h"
+#include "rssgap.h"
 
 struct model_module {
     uint32_t id;
@@ -79,6 +80,7 @@ struct model {
     uint64_t stop_offset;
     uint64_t bad_records; /* records that could not be applied */
     uint64_t impossible_sizes; /* allocations refused: larger than ACCT_MAX_SIZE */
+    struct rssgap rssgap; /* RSS versus heap: the moment of the widest gap (rssgap.h) */
 };
 
 /** Load the recording at `path`. Returns 0 with *out set (possibly with

@@ -1028,6 +1028,30 @@ static void sync_point(void)
     buf_unlock(&service_buf.lock);
 }
 
+/* A record of the service thread's own (heapinfo.c) goes into the service
+ * batch, stream 0, like SYNC: through a thread buffer the service thread
+ * would become a thread of the recording (a THREAD record, and the counter
+ * switched to atomic adds). It is numbered by a load of the counter, not
+ * an increment (the owners may increment it with plain stores): the
+ * number of the latest event taken, so that it is concurrent with that
+ * event and below the next SYNC's number, which releases it (with the
+ * next event's number, a process that sleeps would hold it back). */
+void buffer_service_record(const uint8_t *rec, size_t len)
+{
+    if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
+        return;
+    }
+    uint64_t s = use_tsc ? take_seq() : atomic_load(&seq_counter) - 1; /* the counter starts at 1 */
+    buf_lock(&service_buf.lock);
+    ensure_room(&service_buf, len + 1 + 2 * MEMFMT_VARINT_MAX);
+    service_buf.data[service_buf.len++] = MEMFMT_W_RECORD;
+    put_seq(&service_buf, s);
+    put(&service_buf, len);
+    memcpy(service_buf.data + service_buf.len, rec, len);
+    service_buf.len += len;
+    buf_unlock(&service_buf.lock);
+}
+
 /* ---- set-up, exit, fork, exec ---- */
 
 /* The first batch of a process image says so: after an exec the new image

@@ -16,6 +16,7 @@ struct rec_options {
     int sample_rate; /* 0: record everything; else mean bytes between sampled allocations */
     int sample_seed; /* 0: a different sample every run */
     int tsc_order; /* order events by the TSC where the kernel trusts it */
+    int heapinfo; /* sample the allocator's own figures (mallinfo2) in the service thread */
 };
 
 HIDDEN extern struct rec_options opts;
