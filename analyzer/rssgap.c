@@ -178,8 +178,7 @@ static double pct(uint64_t part, uint64_t whole)
 static void line_u(FILE *f, const char *what, const char *est, uint64_t v, uint64_t rss)
 {
     char b[32];
-    fprintf(f, "    %-40s %s%10s (%" PRIu64 " bytes) %5.1f%%\n", what, est, util_bytes(b, sizeof b, v), v,
-            pct(v, rss));
+    fprintf(f, "    %-40s %s%10s (%" PRIu64 " bytes) %5.1f%%\n", what, est, util_bytes(b, sizeof b, v), v, pct(v, rss));
 }
 
 static void line_s(FILE *f, const char *what, const char *est, int64_t v, uint64_t rss)
@@ -187,7 +186,8 @@ static void line_s(FILE *f, const char *what, const char *est, int64_t v, uint64
     char b[32], s[40];
     uint64_t mag = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
     snprintf(s, sizeof s, "%s%s", v < 0 ? "-" : "", util_bytes(b, sizeof b, mag));
-    fprintf(f, "    %-40s %s%10s (%" PRId64 " bytes) %5.1f%%\n", what, est, s, v, v < 0 ? -pct(mag, rss) : pct(mag, rss));
+    fprintf(f, "    %-40s %s%10s (%" PRId64 " bytes) %5.1f%%\n", what, est, s, v,
+            v < 0 ? -pct(mag, rss) : pct(mag, rss));
 }
 
 void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, FILE *f)
@@ -214,8 +214,9 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
         line_u(f, "direct mappings (mmap, brk)", " ", m->mapped, m->rss);
         line_s(f, "the rest (code, stacks, other)", " ", p.rest, m->rss);
         fprintf(f,
-                "  the allocator (glibc mallinfo2): %s in use in %" PRIu64 " live blocks' chunks, %s of them in %" PRIu64
-                " mmapped chunks; %s free in %" PRIu64 " free chunks, %s of it releasable at once (top of the main "
+                "  the allocator (glibc mallinfo2): %s in use in %" PRIu64
+                " live blocks' chunks, %s of them in %" PRIu64 " mmapped chunks; %s free in %" PRIu64
+                " free chunks, %s of it releasable at once (top of the main "
                 "arena)\n",
                 util_bytes(b1, sizeof b1, p.in_use), m->live_blocks, util_bytes(b2, sizeof b2, m->info.hblkhd),
                 m->info.hblks, util_bytes(b3, sizeof b3, p.free_held), m->info.ordblks,
@@ -247,12 +248,14 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
     } else {
         fputs("while the live heap is empty", f);
     }
-    fprintf(f, ": memory the program freed, kept in the allocator's arenas instead of going back to the system "
-               "(%.0f%% of RSS).\n",
+    fprintf(f,
+            ": memory the program freed, kept in the allocator's arenas instead of going back to the system "
+            "(%.0f%% of RSS).\n",
             pct(p.free_held, m->rss));
     if (nthreads > 1) {
-        fprintf(f, "  The program ran %u threads: glibc gives threads arenas of their own (up to 8 per core), and a "
-                   "free chunk serves only its own arena; an arena's memory goes back only from the top of its heap.\n",
+        fprintf(f,
+                "  The program ran %u threads: glibc gives threads arenas of their own (up to 8 per core), and a "
+                "free chunk serves only its own arena; an arena's memory goes back only from the top of its heap.\n",
                 nthreads);
     } else {
         fputs("  Free chunks between live blocks cannot go back to the system: the heap is fragmented.\n", f);
