@@ -111,6 +111,7 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
         now.has_info = 1;
         now.info.arena = r->u.heapinfo.arena;
         now.info.ordblks = r->u.heapinfo.ordblks;
+        now.info.smblks = r->u.heapinfo.smblks;
         now.info.fordblks = r->u.heapinfo.fordblks;
         now.info.uordblks = r->u.heapinfo.uordblks;
         now.info.keepcost = r->u.heapinfo.keepcost;
@@ -219,7 +220,7 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
                 " free chunks, %s of it releasable at once (top of the main "
                 "arena)\n",
                 util_bytes(b1, sizeof b1, p.in_use), m->live_blocks, util_bytes(b2, sizeof b2, m->info.hblkhd),
-                m->info.hblks, util_bytes(b3, sizeof b3, p.free_held), m->info.ordblks,
+                m->info.hblks, util_bytes(b3, sizeof b3, p.free_held), add_sat(m->info.ordblks, m->info.smblks),
                 util_bytes(b4, sizeof b4, p.releasable));
         if (p.rest < 0) {
             fputs("  the parts add up to more than RSS: some of the allocator's free memory or of the mappings is "
@@ -288,8 +289,8 @@ void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
                 ", \"allocator_free_bytes\": %" PRIu64 ", \"allocator_releasable_bytes\": %" PRIu64
                 ", \"allocator_free_chunks\": %" PRIu64 ", \"allocator_arena_bytes\": %" PRIu64
                 ", \"allocator_mmapped_bytes\": %" PRIu64 ", \"allocator_mmapped_chunks\": %" PRIu64,
-                p.in_use, p.overhead, p.free_held, p.releasable, m->info.ordblks, m->info.arena, m->info.hblkhd,
-                m->info.hblks);
+                p.in_use, p.overhead, p.free_held, p.releasable, add_sat(m->info.ordblks, m->info.smblks),
+                m->info.arena, m->info.hblkhd, m->info.hblks);
     } else {
         fputs(", \"allocator_in_use_bytes\": null, \"allocator_overhead_bytes\": null, \"allocator_free_bytes\": null"
               ", \"allocator_releasable_bytes\": null, \"allocator_free_chunks\": null, \"allocator_arena_bytes\": "

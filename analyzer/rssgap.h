@@ -26,7 +26,7 @@ struct rssgap_moment {
     uint64_t mapped; /* direct mappings (MAP records) */
     int has_info; /* heapinfo holds the allocator's sample taken at this point */
     struct {
-        uint64_t arena, ordblks, fordblks, uordblks, keepcost, hblks, hblkhd;
+        uint64_t arena, ordblks, smblks, fordblks, uordblks, keepcost, hblks, hblkhd;
     } info;
 };
 

@@ -221,8 +221,10 @@ struct memfmt_record {
             /* glibc's mallinfo2() fields, as the allocator counts them at
              * that moment; docs/format.md, "Heap info". */
             uint64_t arena; /* bytes of the arenas (not mmapped chunks) taken from the system */
-            uint64_t ordblks; /* free chunks in the arenas' bins */
-            uint64_t fordblks; /* free bytes in the arenas (the top chunk included) */
+            uint64_t ordblks; /* free chunks in the arenas' bins (and their tops) */
+            uint64_t smblks; /* free chunks in the fastbins */
+            uint64_t fordblks; /* free bytes in the arenas (the top chunk and fastbins included) */
+            uint64_t fsmblks; /* of which in the fastbins */
             uint64_t uordblks; /* bytes of arena chunks in use (headers and padding included) */
             uint64_t keepcost; /* the main arena's top chunk: what malloc_trim(0) could release at once */
             uint64_t hblks; /* chunks mapped with mmap of their own */

@@ -104,7 +104,9 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
     case MEMFMT_REC_HEAPINFO:
         put_u(o, r->u.heapinfo.arena);
         put_u(o, r->u.heapinfo.ordblks);
+        put_u(o, r->u.heapinfo.smblks);
         put_u(o, r->u.heapinfo.fordblks);
+        put_u(o, r->u.heapinfo.fsmblks);
         put_u(o, r->u.heapinfo.uordblks);
         put_u(o, r->u.heapinfo.keepcost);
         put_u(o, r->u.heapinfo.hblks);
@@ -274,7 +276,9 @@ static void get_payload(struct in *in, struct memfmt_record *r)
     case MEMFMT_REC_HEAPINFO:
         r->u.heapinfo.arena = get_u(in);
         r->u.heapinfo.ordblks = get_u(in);
+        r->u.heapinfo.smblks = get_u(in);
         r->u.heapinfo.fordblks = get_u(in);
+        r->u.heapinfo.fsmblks = get_u(in);
         r->u.heapinfo.uordblks = get_u(in);
         r->u.heapinfo.keepcost = get_u(in);
         r->u.heapinfo.hblks = get_u(in);

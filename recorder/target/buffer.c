@@ -1052,6 +1052,11 @@ void buffer_service_record(const uint8_t *rec, size_t len)
     buf_unlock(&service_buf.lock);
 }
 
+uint64_t buffer_events_taken(void)
+{
+    return use_tsc ? 0 : atomic_load_explicit(&seq_counter, memory_order_relaxed);
+}
+
 /* ---- set-up, exit, fork, exec ---- */
 
 /* The first batch of a process image says so: after an exec the new image

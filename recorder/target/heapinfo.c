@@ -23,7 +23,10 @@ typedef struct mallinfo2 (*mallinfo2_fn)(void);
 /* 0: not looked up yet; 1: looked up, `info` may be NULL (none). */
 static atomic_int looked_up;
 static mallinfo2_fn info;
-static uint64_t next_ns; /* the service thread's: no sample before this time */
+/* The service thread's: */
+static uint64_t next_ns; /* no sample before this time */
+static uint64_t last_chunks; /* free chunks the latest sample walked */
+static uint64_t last_events; /* the event counter at that sample */
 
 static uint64_t clock_ns(clockid_t c)
 {
@@ -66,7 +69,9 @@ int heapinfo_read(struct memfmt_record *out)
     *out = (struct memfmt_record){.tag = MEMFMT_REC_HEAPINFO};
     out->u.heapinfo.arena = mi.arena;
     out->u.heapinfo.ordblks = mi.ordblks;
+    out->u.heapinfo.smblks = mi.smblks;
     out->u.heapinfo.fordblks = mi.fordblks;
+    out->u.heapinfo.fsmblks = mi.fsmblks;
     out->u.heapinfo.uordblks = mi.uordblks;
     out->u.heapinfo.keepcost = mi.keepcost;
     out->u.heapinfo.hblks = mi.hblks;
@@ -85,17 +90,23 @@ void heapinfo_tick(void)
     if (now < next_ns) {
         return;
     }
+    uint64_t events = buffer_events_taken();
+    if (events && last_chunks + (events - last_events) > HEAPINFO_MAX_CHUNKS) {
+        return; /* the walk could be long: maybe never again (the bound only grows) */
+    }
     struct memfmt_record rec;
     if (heapinfo_read(&rec) != 0) {
         next_ns = UINT64_MAX; /* no mallinfo2: never again */
         return;
     }
+    last_chunks = rec.u.heapinfo.ordblks + rec.u.heapinfo.smblks;
+    last_events = events;
     /* The budget counts the CPU time of the walk, which grows with the
      * free chunks: on a loaded machine the wall time of one call also
      * counts the time the thread waited for a CPU or for a busy arena's
      * lock (8 threads writing on 2 cores: 73 ms of wall time for 3 free
      * chunks), and one such call would stop the samples for seconds. */
-    next_ns = now + rec.u.heapinfo.cost_ns * HEAPINFO_BUDGET;
+    next_ns = rec.u.heapinfo.cost_ns > HEAPINFO_STOP_NS ? UINT64_MAX : now + rec.u.heapinfo.cost_ns * HEAPINFO_BUDGET;
     uint8_t out[128];
     int n = memfmt_encode(&rec, out, sizeof out);
     if (n > 0) {

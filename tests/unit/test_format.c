@@ -104,6 +104,8 @@ static void test_records(void)
     a.tag = MEMFMT_REC_HEAPINFO;
     a.u.heapinfo.arena = 69206016;
     a.u.heapinfo.ordblks = 1041;
+    a.u.heapinfo.smblks = 12;
+    a.u.heapinfo.fsmblks = 384;
     a.u.heapinfo.fordblks = 61822512;
     a.u.heapinfo.uordblks = 4140000;
     a.u.heapinfo.keepcost = 129328;
@@ -115,6 +117,8 @@ static void test_records(void)
     CHECK_EQ(b.tag, MEMFMT_REC_HEAPINFO);
     CHECK_EQ(b.u.heapinfo.arena, 69206016);
     CHECK_EQ(b.u.heapinfo.ordblks, 1041);
+    CHECK_EQ(b.u.heapinfo.smblks, 12);
+    CHECK_EQ(b.u.heapinfo.fsmblks, 384);
     CHECK_EQ(b.u.heapinfo.fordblks, 61822512);
     CHECK_EQ(b.u.heapinfo.uordblks, 4140000);
     CHECK_EQ(b.u.heapinfo.keepcost, 129328);
@@ -122,7 +126,7 @@ static void test_records(void)
     CHECK_EQ(b.u.heapinfo.hblkhd, 270336);
     CHECK_EQ(b.u.heapinfo.cost_ns, 28000);
     CHECK_EQ(b.u.heapinfo.wall_ns, UINT64_MAX);
-    uint8_t short_heapinfo[] = {MEMFMT_REC_HEAPINFO, 8, 1, 2, 3, 4, 5, 6, 7, 8};
+    uint8_t short_heapinfo[] = {MEMFMT_REC_HEAPINFO, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     CHECK(memfmt_decode(short_heapinfo, sizeof short_heapinfo, &b) == MEMFMT_E_CORRUPT);
 
     memset(&a, 0, sizeof a);
