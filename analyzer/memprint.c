@@ -24,6 +24,7 @@
 #include "groups.h"
 #include "model.h"
 #include "report.h"
+#include "rssgap.h"
 #include "svg.h"
 #include "threads.h"
 #include "util.h"
@@ -551,6 +552,9 @@ static int single(const struct opts *o, const char *path)
                 struct calltree *t = calltree_build(frames_of(&s), s.acct);
                 groups_print_functions(t, &ro, stdout);
                 calltree_free(t);
+            }
+            if (!sections) {
+                rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, stdout);
             }
         } else {
             report_print_text(r, &ro, stdout);
