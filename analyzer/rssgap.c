@@ -10,6 +10,12 @@
 
 #include "util.h"
 
+/* Sums of fields a file may set to anything: saturate rather than wrap. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
 static int64_t gap_of(const struct rssgap_moment *m)
 {
     return (int64_t)m->rss - (int64_t)m->live_heap;
@@ -96,7 +102,7 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
     case MEMFMT_REC_END: g->ring_n = 0; break;
     case MEMFMT_REC_HEAPINFO:
         g->samples++;
-        g->cost_ns_total += r->u.heapinfo.cost_ns;
+        g->cost_ns_total = add_sat(g->cost_ns_total, r->u.heapinfo.cost_ns);
         if (r->u.heapinfo.cost_ns > g->cost_ns_max) {
             g->cost_ns_max = r->u.heapinfo.cost_ns;
         }
@@ -124,12 +130,6 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
         break;
     default: break;
     }
-}
-
-/* Sums of fields a file may set to anything: saturate rather than wrap. */
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
 }
 
 static int64_t diff_sat(uint64_t a, uint64_t b)
