@@ -206,7 +206,7 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
     const char *est = sampled ? "~" : " ";
     fprintf(f, "  at %.3f s, the %s where RSS exceeded the live heap the most%s:\n", (double)m->ms / 1000.0,
             p.known ? "allocator sample" : "moment",
-            p.steady ? "" : " (RSS never held still: the figures are approximate)");
+            p.steady ? "" : "\n  (RSS never held still: the figures are approximate)");
     line_u(f, "RSS (including memrec overhead)", " ", m->rss, m->rss);
     line_u(f, "live heap (requested bytes in use)", est, m->live_heap, m->rss);
     if (p.known) {
@@ -214,29 +214,25 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
         line_u(f, "held free by the allocator", " ", p.free_held, m->rss);
         line_u(f, "direct mappings (mmap, brk)", " ", m->mapped, m->rss);
         line_s(f, "the rest (code, stacks, other)", " ", p.rest, m->rss);
-        fprintf(f,
-                "  the allocator (glibc mallinfo2): %s in use in %" PRIu64
-                " live blocks' chunks, %s of them in %" PRIu64 " mmapped chunks; %s free in %" PRIu64
-                " free chunks, %s of it releasable at once (top of the main "
-                "arena)\n",
-                util_bytes(b1, sizeof b1, p.in_use), m->live_blocks, util_bytes(b2, sizeof b2, m->info.hblkhd),
-                m->info.hblks, util_bytes(b3, sizeof b3, p.free_held), add_sat(m->info.ordblks, m->info.smblks),
+        fprintf(f, "  the allocator (glibc mallinfo2): %s in use, %s of it in %" PRIu64 " chunks mapped apart;\n",
+                util_bytes(b1, sizeof b1, p.in_use), util_bytes(b2, sizeof b2, m->info.hblkhd), m->info.hblks);
+        fprintf(f, "  %s free in %" PRIu64 " free chunks, %s of it releasable at once (top of the main arena)\n",
+                util_bytes(b3, sizeof b3, p.free_held), add_sat(m->info.ordblks, m->info.smblks),
                 util_bytes(b4, sizeof b4, p.releasable));
         if (p.rest < 0) {
-            fputs("  the parts add up to more than RSS: some of the allocator's free memory or of the mappings is "
-                  "not resident (never touched, or given back with madvise)\n",
+            fputs("  the parts add up to more than RSS: some of the allocator's free memory or of the mappings\n"
+                  "  is not resident (never touched, or given back with madvise)\n",
                   f);
         }
-        fprintf(f,
-                "  %" PRIu64 " allocator samples, %.3f ms of CPU time in mallinfo2 in all (at most %.3f ms at once, "
-                "%.3f ms of wall time)\n",
-                g->samples, (double)g->cost_ns_total / 1e6, (double)g->cost_ns_max / 1e6, (double)g->wall_ns_max / 1e6);
+        fprintf(f, "  %" PRIu64 " allocator samples: %.3f ms of CPU time in mallinfo2 (at most %.3f ms at once,\n",
+                g->samples, (double)g->cost_ns_total / 1e6, (double)g->cost_ns_max / 1e6);
+        fprintf(f, "  %.3f ms of wall time)\n", (double)g->wall_ns_max / 1e6);
     } else {
         line_u(f, "direct mappings (mmap, brk)", " ", m->mapped, m->rss);
         line_s(f, "the rest (allocator and other, unknown)", " ", p.rest, m->rss);
-        fputs("  the allocator's overhead and free memory are unknown: the recording has no allocator samples "
-              "(made before format version 3, with MEMREC_HEAPINFO=0, or with an allocator without glibc's "
-              "mallinfo2)\n",
+        fputs("  the allocator's overhead and free memory are unknown: the recording has no allocator samples\n"
+              "  (made before format version 3, with MEMREC_HEAPINFO=0, or with an allocator without glibc's\n"
+              "  mallinfo2)\n",
               f);
     }
     if (!p.advice) {
@@ -250,20 +246,22 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
         fputs("while the live heap is empty", f);
     }
     fprintf(f,
-            ": memory the program freed, kept in the allocator's arenas instead of going back to the system "
-            "(%.0f%% of RSS).\n",
+            ", %.0f%% of RSS:\n  memory the program freed, kept in the allocator's arenas instead of going back "
+            "to the system.\n",
             pct(p.free_held, m->rss));
     if (nthreads > 1) {
         fprintf(f,
-                "  The program ran %u threads: glibc gives threads arenas of their own (up to 8 per core), and a "
-                "free chunk serves only its own arena; an arena's memory goes back only from the top of its heap.\n",
+                "  The program ran %u threads: glibc gives threads arenas of their own (up to 8 per core),\n"
+                "  a free chunk serves only its own arena, and an arena gives memory back only from the top of its "
+                "heap.\n",
                 nthreads);
     } else {
         fputs("  Free chunks between live blocks cannot go back to the system: the heap is fragmented.\n", f);
     }
-    fputs("  To try: call malloc_trim(0) after phases that free much (it gives back the free pages of every arena);"
-          "\n  run with MALLOC_ARENA_MAX=2 (fewer arenas: less memory held, more contention);\n  or use another "
-          "allocator, e.g. LD_PRELOAD=libjemalloc.so.2 (jemalloc) or libtcmalloc_minimal.so.4 (tcmalloc).\n",
+    fputs("  To try: call malloc_trim(0) after phases that free much (it gives back the free pages of every\n"
+          "  arena); run with MALLOC_ARENA_MAX=2 (fewer arenas: less memory held, more contention);\n"
+          "  or use another allocator, e.g. LD_PRELOAD=libjemalloc.so.2 (jemalloc) or libtcmalloc_minimal.so.4\n"
+          "  (tcmalloc).\n",
           f);
 }
 

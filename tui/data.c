@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "report.h"
+#include "rssgap.h"
 #include "escape.h"
 #include "util.h"
 
@@ -44,6 +45,10 @@ static void make_summary(struct data *d)
         die("out of memory");
     }
     report_print_summary(d->m, d->acct, f);
+    if (!d->win) {
+        /* The whole run's: a window has no RSS section (rssgap.h). */
+        rssgap_print_text(&d->m->rssgap, d->m->sample_rate != 0, d->m->nthreads, f);
+    }
     if (fclose(f) != 0) {
         die("out of memory");
     }
