@@ -42,7 +42,7 @@ static uint64_t clock_ns(clockid_t c)
 static mallinfo2_fn look_up(void)
 {
     mallinfo2_fn f = (mallinfo2_fn)dlsym(RTLD_DEFAULT, "mallinfo2");
-    if (!f || !real.malloc) {
+    if (!f) {
         return NULL;
     }
     Dl_info a, b;
@@ -57,6 +57,9 @@ int heapinfo_read(struct memfmt_record *out)
     /* Two threads may look it up at once (attach and the service thread):
      * both find the same answer. */
     if (!atomic_load_explicit(&looked_up, memory_order_acquire)) {
+        if (!real.malloc) {
+            return -2; /* no allocation yet: the malloc in use is not known */
+        }
         info = look_up();
         atomic_store_explicit(&looked_up, 1, memory_order_release);
     }
@@ -91,12 +94,18 @@ void heapinfo_tick(void)
         return;
     }
     uint64_t events = buffer_events_taken();
+    if (events < last_events) {
+        last_events = 0; /* the counter started over (a new recording after fork) */
+    }
     if (events && last_chunks + (events - last_events) > HEAPINFO_MAX_CHUNKS) {
         return; /* the walk could be long: maybe never again (the bound only grows) */
     }
     struct memfmt_record rec;
-    if (heapinfo_read(&rec) != 0) {
-        next_ns = UINT64_MAX; /* no mallinfo2: never again */
+    int rc = heapinfo_read(&rec);
+    if (rc != 0) {
+        if (rc == -1) {
+            next_ns = UINT64_MAX; /* no mallinfo2: never again */
+        }
         return;
     }
     last_chunks = rec.u.heapinfo.ordblks + rec.u.heapinfo.smblks;

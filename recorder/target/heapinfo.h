@@ -34,8 +34,9 @@
 #define HEAPINFO_STOP_NS 20000000u
 
 /** Ask the allocator for its figures. Returns 0 with `out` filled in (its
- * cost_ns the CPU time the call took, wall_ns its wall time), or -1 when the allocator in use has no
- * mallinfo2 (another allocator preloaded, or a glibc older than 2.33).
+ * cost_ns the CPU time the call took, wall_ns its wall time), -1 when the allocator in use has no
+ * mallinfo2 (another allocator preloaded, or a glibc older than 2.33), or
+ * -2 while the malloc in use is not known yet (no allocation so far).
  * The first call looks the function up with dlsym and dladdr (they may
  * allocate: call it with the thread's reentrancy flag set, never from a
  * hook or a signal handler). mallinfo2 takes each arena's lock in turn and

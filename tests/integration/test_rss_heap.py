@@ -6,7 +6,7 @@ exact up to the few blocks libc keeps for threads, the allocator's free
 memory far above the live heap with the advice in the first, a small gap
 and no advice in the second; the allocator sampling within its 0.5% CPU
 budget; and what is said when the allocator's figures are unknown
-(MEMREC_HEAPINFO=0, and a version 2 file)."""
+(MEMREC_HEAPINFO=0, jemalloc or tcmalloc preloaded, a version 2 file)."""
 import os
 import shutil
 import subprocess
@@ -106,6 +106,22 @@ check(2000 * 10001 <= g["live_heap_bytes"] <= 2000 * 10001 + 4 * KiB,
 check(not g["advice"], "off: no advice")
 rc, text, err = report_text(out, top=1)
 check("unknown" in text[text.find("RSS VERSUS HEAP"):], "off: text says the allocator's part is unknown")
+
+# Another allocator preloaded: glibc's mallinfo2 would describe arenas
+# nobody uses, so there are no samples.
+for lib in ("libjemalloc.so.2", "libtcmalloc.so.4"):
+    path = next((os.path.join(dd, lib) for dd in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")
+                 if os.path.exists(os.path.join(dd, lib))), None)
+    if not path:
+        skip_part("rss_single under %s" % lib, "not installed")
+        continue
+    out = os.path.join(d, lib + ".zst")
+    r = record([prog("rss_single")], out, env=dict(os.environ, LD_PRELOAD=path))
+    check_eq(r.returncode, 0, "%s: memrec exit status" % lib)
+    g = report_json(out)["rss_gap"]
+    check(g is not None and not g["allocator_known"] and g["heapinfo_samples"] == 0,
+          "%s: no allocator samples, its part unknown" % lib)
+    check(2000 * 10001 <= g["live_heap_bytes"] <= 2000 * 10001 + 4 * KiB, "%s: live heap measured" % lib)
 
 # A version 2 file (the same recording, its header's version set to 2):
 # still read, the section says what is unknown.
