@@ -16,9 +16,18 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
+static int64_t diff_sat(uint64_t a, uint64_t b)
+{
+    const uint64_t lim = (uint64_t)INT64_MAX;
+    if (a >= b) {
+        return a - b > lim ? INT64_MAX : (int64_t)(a - b);
+    }
+    return b - a > lim ? -INT64_MAX : -(int64_t)(b - a);
+}
+
 static int64_t gap_of(const struct rssgap_moment *m)
 {
-    return (int64_t)m->rss - (int64_t)m->live_heap;
+    return diff_sat(m->rss, m->live_heap);
 }
 
 static void take(struct rssgap *g, struct rssgap_moment *m, const struct acct_totals *t)
@@ -130,15 +139,6 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
         break;
     default: break;
     }
-}
-
-static int64_t diff_sat(uint64_t a, uint64_t b)
-{
-    const uint64_t lim = (uint64_t)INT64_MAX;
-    if (a >= b) {
-        return a - b > lim ? INT64_MAX : (int64_t)(a - b);
-    }
-    return b - a > lim ? -INT64_MAX : -(int64_t)(b - a);
 }
 
 int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out)
