@@ -84,6 +84,7 @@ static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
     /* First change since the latest peak: keep the value it had then. */
     if (c->stamp <= a->peak_serial) {
         c->peak_saved = c->live;
+        c->peak_blocks_saved = c->live_blocks;
     }
     c->stamp = a->serial;
     return c;
@@ -355,6 +356,7 @@ void accounting_finish(struct accounting *a)
         c->live = unscale(c->live);
         c->live_blocks = unscale(c->live_blocks);
         c->peak_saved = unscale(c->peak_saved);
+        c->peak_blocks_saved = unscale(c->peak_blocks_saved);
     }
 }
 
@@ -383,4 +385,13 @@ uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace)
         return 0;
     }
     return c->stamp <= a->peak_serial ? c->live : c->peak_saved;
+}
+
+uint64_t accounting_blocks_at_peak(const struct accounting *a, uint32_t trace)
+{
+    const struct acct_cost *c = accounting_cost(a, trace);
+    if (!c) {
+        return 0;
+    }
+    return c->stamp <= a->peak_serial ? c->live_blocks : c->peak_blocks_saved;
 }

@@ -41,6 +41,7 @@ struct acct_cost {
     uint64_t live; /* bytes; at the end: leaked */
     uint64_t live_blocks;
     uint64_t peak_saved; /* live at the latest global peak, if changed since */
+    uint64_t peak_blocks_saved; /* live_blocks at the latest global peak, if changed since */
     uint64_t stamp; /* event serial of the last change */
     /* Direct mappings owned by this trace (it made the mapping call). */
     uint64_t mapped; /* bytes mapped now; at the end: still mapped */
@@ -91,6 +92,9 @@ uint32_t accounting_ntraces(const struct accounting *a);
 const struct acct_cost *accounting_cost(const struct accounting *a, uint32_t trace);
 /** Live bytes of `trace` at the moment of the global peak. */
 uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace);
+/** Live blocks of `trace` at the moment of the global peak (pprof's
+ * inuse_objects at the peak). */
+uint64_t accounting_blocks_at_peak(const struct accounting *a, uint32_t trace);
 /** Bytes `trace` had mapped at the moment of the mapped peak. */
 uint64_t accounting_mapped_at_peak(const struct accounting *a, uint32_t trace);
 

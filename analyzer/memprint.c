@@ -22,7 +22,9 @@
 #include "escape.h"
 #include "folded.h"
 #include "groups.h"
+#include "massif.h"
 #include "model.h"
+#include "pprof.h"
 #include "report.h"
 #include "rssgap.h"
 #include "svg.h"
@@ -63,6 +65,12 @@ static void usage(FILE *f)
                "                      at most 5000)\n"
                "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
                "                      with --folded or --svg: a differential flame graph)\n"
+               "      --pprof OUT     write a gzip'd profile.proto for pprof to OUT ('-': stdout):\n"
+               "                      alloc_objects, alloc_space, inuse_objects, inuse_space\n"
+               "      --pprof-at WHEN inuse_* of --pprof: live at the 'end' (default) or at the\n"
+               "                      heap 'peak'\n"
+               "      --massif OUT    write valgrind massif's massif.out to OUT ('-': stdout), for\n"
+               "                      ms_print and massif-visualizer (whole run only)\n"
                "\n"
                "What is counted (every figure, section and export follows):\n"
                "      --from T        only allocations made at or after T seconds ('peak': the\n"
@@ -107,7 +115,10 @@ enum {
     OPT_SECTIONS,
     OPT_GROUP,
     OPT_THREADS,
-    OPT_BY_STACK
+    OPT_BY_STACK,
+    OPT_PPROF,
+    OPT_PPROF_AT,
+    OPT_MASSIF
 };
 
 struct opts {
@@ -124,6 +135,9 @@ struct opts {
     int group; /* 0 stack, 1 site, 2 function */
     int threads;
     int by_stack;
+    const char *pprof, *massif;
+    int pprof_at_set;
+    enum pprof_at pprof_at;
 };
 
 /* One recording and the accounting its query gives. */
@@ -452,11 +466,52 @@ static void print_threads_json(const struct threads *th, FILE *f)
     fputc(']', f);
 }
 
+/* ---- pprof and massif ---- */
+
+struct pprof_ctx {
+    struct frames *fr;
+    const struct accounting *acct;
+    enum pprof_at at;
+};
+
+static int pprof_cb(void *ctx, FILE *f)
+{
+    struct pprof_ctx *c = ctx;
+    return pprof_write(c->fr, c->acct, c->at, f);
+}
+
+static int massif_cb(void *ctx, FILE *f)
+{
+    return massif_write(ctx, f);
+}
+
+/* --pprof (of what the query counts) and --massif (the whole run). */
+static void write_exports(const struct opts *o, struct source *s)
+{
+    if (o->pprof) {
+        struct pprof_ctx c = {frames_of(s), s->acct, o->pprof_at};
+        write_out(o->pprof, "pprof profile", pprof_cb, &c);
+    }
+    if (o->massif) {
+        struct massif *ms;
+        int err;
+        int rc = massif_new(s->path, frames_of(s), &ms, &err);
+        if (rc < 0) {
+            die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+        }
+        write_out(o->massif, "massif file", massif_cb, ms);
+        massif_free(ms);
+    }
+}
+
 /* Returns 1 when the figures hold the whole recording (model_complete()). */
 static int single(const struct opts *o, const char *path)
 {
     struct source s = {.path = path};
     open_source(&s, o);
+    if (o->pprof || o->massif) {
+        write_exports(o, &s);
+    }
     if (o->folded || o->svg) {
         struct calltree *t = calltree_build(frames_of(&s), s.acct);
         calltree_sort(t, o->cost, 0);
@@ -510,7 +565,7 @@ static int single(const struct opts *o, const char *path)
                 charts_timeline_text(s.a->series, 12, stdout);
             }
         }
-    } else {
+    } else if (!o->pprof && !o->massif) {
         struct report *r = report_new(&s.view);
         if (!r) {
             die("cannot start the symbolizer (libdw)");
@@ -663,6 +718,9 @@ int main(int argc, char **argv)
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
+        {"pprof", required_argument, NULL, OPT_PPROF},
+        {"pprof-at", required_argument, NULL, OPT_PPROF_AT},
+        {"massif", required_argument, NULL, OPT_MASSIF},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -711,6 +769,18 @@ int main(int argc, char **argv)
         case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
         case OPT_THREADS: o.threads = 1; break;
         case OPT_BY_STACK: o.by_stack = 1; break;
+        case OPT_PPROF: o.pprof = optarg; break;
+        case OPT_MASSIF: o.massif = optarg; break;
+        case OPT_PPROF_AT:
+            o.pprof_at_set = 1;
+            if (strcmp(optarg, "end") == 0) {
+                o.pprof_at = PPROF_AT_END;
+            } else if (strcmp(optarg, "peak") == 0) {
+                o.pprof_at = PPROF_AT_PEAK;
+            } else {
+                die_code(2, "invalid --pprof-at '%s' (expected end or peak)", optarg);
+            }
+            break;
         case OPT_GROUP:
             if (strcmp(optarg, "stack") == 0) {
                 o.group = 0;
@@ -752,6 +822,17 @@ int main(int argc, char **argv)
     if (o.threads && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg || o.sizes ||
                       o.timeline || o.diff_base)) {
         die_code(2, "--threads applies to the whole run's report only");
+    }
+    if (o.pprof_at_set && !o.pprof) {
+        die_code(2, "--pprof-at applies to --pprof only");
+    }
+    if ((o.pprof || o.massif) && (o.sizes || o.timeline || o.diff_base || o.json || o.group || o.threads)) {
+        die_code(2, "--pprof and --massif do not combine with --sizes, --timeline, --diff, --json, --group or "
+                    "--threads");
+    }
+    if (o.massif && (o.from || o.to || o.at || o.thread || o.function || o.exclude)) {
+        die_code(2, "--massif applies to the whole run only (no --from, --to, --at, --thread, --function, "
+                    "--exclude)");
     }
     if (o.at && (o.from || o.to)) {
         die_code(2, "--at does not combine with --from or --to");

@@ -78,16 +78,20 @@ def measured(tool, args):
 
 FOLDED = os.path.join(tmpdir(), "out.folded")
 SVG = os.path.join(tmpdir(), "out.svg")
+PPROF = os.path.join(tmpdir(), "out.pb.gz")
+MASSIF = os.path.join(tmpdir(), "massif.out")
 
 
 def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
     """Run memprint (text, then --json, --folded, --svg and --svg --reverse,
-    the flame graph walking the bottom-up tree) on the file; check
+    the flame graph walking the bottom-up tree, --pprof at the end and at
+    the peak, --massif, which reads the file again) on the file; check
     bounds, exit status and that stderr matches `said` (None: nothing on
     stderr). Returns (text stdout, parsed JSON or None)."""
     path = os.path.join(directory, name)
     results = []
-    modes = [[], ["--json"], ["--folded", FOLDED], ["--svg", SVG], ["--svg", SVG, "--reverse"]] if json_too else [[]]
+    modes = [[], ["--json"], ["--folded", FOLDED], ["--svg", SVG], ["--svg", SVG, "--reverse"], ["--pprof", PPROF],
+             ["--pprof", PPROF, "--pprof-at", "peak"], ["--massif", MASSIF]] if json_too else [[]]
     for mode in modes:
         what = "memprint %s%s" % (" ".join(mode + list(args)) + " " if mode or args else "", name)
         rc, out, err, rss, cpu = memprint(mode + list(args) + [path])
@@ -111,6 +115,12 @@ def expect(name, code, said=None, args=(), directory=HOSTILE, json_too=True):
             with open(SVG, "rb") as f:
                 no_controls("%s (the flame graph)" % what, f.read(1 << 20))
             os.unlink(SVG)
+        if mode and mode[0] == "--massif" and os.path.exists(MASSIF):
+            with open(MASSIF, "rb") as f:
+                no_controls("%s (the massif file)" % what, f.read(1 << 20))
+            os.unlink(MASSIF)
+        if mode and mode[0] == "--pprof" and os.path.exists(PPROF):
+            os.unlink(PPROF)
     rep = None
     if code in (0, 3) and json_too:
         try:

@@ -217,6 +217,12 @@ int main(void)
     CHECK_EQ(accounting_at_peak(a, 1), 100);
     CHECK_EQ(accounting_at_peak(a, 2), 1000);
     CHECK_EQ(accounting_at_peak(a, 3), 7);
+    /* and blocks: trace 1 one, trace 2 one (the 50 was freed), trace 3 one */
+    CHECK_EQ(accounting_blocks_at_peak(a, 1), 1);
+    CHECK_EQ(accounting_blocks_at_peak(a, 2), 1);
+    CHECK_EQ(accounting_blocks_at_peak(a, 3), 1);
+    CHECK_EQ(accounting_cost(a, 1)->live_blocks, 2);
+    CHECK_EQ(accounting_cost(a, 3)->live_blocks, 0);
     CHECK_EQ(accounting_cost(a, 1)->live, 130);
     CHECK_EQ(accounting_cost(a, 2)->temporary, 2);
     CHECK_EQ(accounting_cost(a, 1)->calls, 4);
@@ -237,6 +243,11 @@ int main(void)
     CHECK_EQ(accounting_totals(a)->peak_bytes, 600);
     CHECK_EQ(accounting_at_peak(a, 1), 0);
     CHECK_EQ(accounting_at_peak(a, 2), 600);
+    CHECK_EQ(accounting_blocks_at_peak(a, 1), 0);
+    CHECK_EQ(accounting_blocks_at_peak(a, 2), 2);
+    feed(a, free_rec(300, 2, 0)); /* after the peak: the snapshot keeps 2 */
+    CHECK_EQ(accounting_blocks_at_peak(a, 2), 2);
+    CHECK_EQ(accounting_cost(a, 2)->live_blocks, 1);
     accounting_free(a);
     return check_summary("test_accounting");
 }
