@@ -211,6 +211,7 @@ EXPORT int memrec_attach(char **envp)
     atomic_store(&attached, 1);
     pipe_silent(1);
     patch_all();
+    service_set_attach(attach_poll, attach_disarm);
     service_start();
     rc = 0;
 out:

@@ -1,28 +1,29 @@
 // SPDX-License-Identifier: MIT
-/* Per-thread event buffers, the pipe, sequence numbers and flush rounds:
- * the buffers layer, which calls only the base below it (tracetree, unwind,
- * sample, conn, log, mem) and what its callers hand it (buffer_setup()'s
- * new-frame callback, the crash handler's wait). There is no process-wide
- * lock on the allocation path: each thread appends to its own buffer under
- * its own (uncontended) spinlock and writes full buffers to the pipe with
- * one write(2) of at most PIPE_BUF bytes, which the kernel keeps whole.
+/* The buffer core: per-thread event buffers, their registry, the events of
+ * the allocation path and the flush rounds (service thread, exit, exec,
+ * detach, fork). Part of the buffers layer with buflock.c (the locks),
+ * seq.c (the numbers), sigevents.c (what signal handlers queued),
+ * buffer_map.c (direct mappings) and crashflush.c (the flush from a fatal
+ * signal); it calls only them, the base below (tracetree, unwind, sample,
+ * pipe, conn, log, mem) and what its callers hand it (buffer_setup()'s
+ * new-frame callback). There is no process-wide lock on the allocation
+ * path: each thread appends to its own buffer under its own (uncontended)
+ * lock and writes full buffers to the pipe with one write(2) of at most
+ * PIPE_BUF bytes, which the kernel keeps whole.
  *
- * Ordering across threads: every event takes a number from one counter
- * (atomic once a second thread records, see take_seq()) while its thread
- * holds its buffer lock; allocations take it after
+ * Ordering across threads: every event takes a number (seq.c) while its
+ * thread holds its buffer lock; allocations take it after
  * the real allocator returned, frees before the real free is called, so a
  * free always numbers after its allocation and a reuse of the address after
- * the free. Every flush period the service thread (service.c) reads the counter (S),
- * then locks and flushes every buffer, then sends SYNC(S): memrec then knows
- * all events numbered below S have arrived and can write them in order. */
+ * the free. Every flush period the service thread (service.c) takes the
+ * sync point S (seq_sync_point()), then locks and flushes every buffer, then
+ * sends SYNC(S): memrec then knows all events numbered below S have arrived
+ * and can write them in order. */
 #define _GNU_SOURCE
 #include "buffer.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,48 +33,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "conn.h"
+#include "buflock.h"
 #include "guard.h"
 #include "mem.h"
-#include "memfmt.h"
 #include "memwire.h"
 #include "options.h"
 #include "pipe.h"
 #include "sample.h"
+#include "seq.h"
 #include "sigdefer.h"
+#include "sigevents.h"
+#include "tbuf.h"
 #include "tracetree.h"
 #include "unwind.h"
+#include "varint.h"
 
-struct tbuf {
-    atomic_int lock; /* see buf_lock() */
-    atomic_int busy; /* the owner holds the buffer without `lock` (see owner_lock()) */
-    atomic_int wants; /* another thread holds `lock` and waits for busy == 0 */
-    int owner_slow; /* the owner holds `lock` */
-    int quiet_later; /* for_each_quiet(): its owner was inside, take it alone afterwards */
-    uint32_t stream;
-    pid_t tid;
-    int orphan; /* created after the thread's exit destructor */
-    uint64_t prev_seq; /* delta base of the current batch */
-    uint32_t tree_gen;
-    int owner_holds; /* the owner holds the lock (inside lock_mine .. unlock_mine) */
-    /* End of the complete events not yet handed to write(2): what a crash
-     * handler interrupting the owner while it holds the lock can send. */
-    atomic_size_t done;
-    atomic_uint_fast64_t calls, bytes; /* sampling: every allocation, counted exactly */
-    size_t len; /* bytes used in data, header included */
-    struct tracetree tree;
-    struct unwind_ctx unwind;
-    struct tbuf *next; /* registry */
-    uint8_t data[MEMFMT_WIRE_BATCH];
-};
-
-/* Room an event needs at most; a buffer with less is flushed first. */
-#define EVENT_ROOM 80
-
-HIDDEN atomic_int rec_enabled;
-
-static atomic_uint_fast64_t seq_counter = 1;
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
 static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
@@ -82,121 +56,7 @@ static pthread_key_t exit_key;
 static struct tbuf service_buf; /* stream 0: SYNC and service records */
 static void (*new_frame)(uint64_t ip); /* buffer_setup(): modules_note_frame() */
 
-/* ---- locks ---- */
-
-/* A thread's buffer lock is contended only by the service thread, for a
- * moment every flush period: the owner's path is one exchange and one
- * store. But the holder may block in write(2) while the pipe is full, so a
- * waiter spins briefly and then sleeps in short naps instead of burning the
- * CPU that memrec needs to drain the pipe. */
-static void wait_a_little(int *spins)
-{
-    if (++*spins < 64) {
-        __builtin_ia32_pause();
-        return;
-    }
-    struct timespec nap = {0, 20 * 1000};
-    nanosleep(&nap, NULL);
-}
-
-static void buf_lock(atomic_int *l)
-{
-    int spins = 0;
-    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
-        wait_a_little(&spins);
-    }
-}
-
-static void buf_unlock(atomic_int *l)
-{
-    atomic_store_explicit(l, 0, memory_order_release);
-}
-
-/* The owner of a thread buffer takes it on every allocation and free; the
- * service thread (and a crash handler, and the exit of its thread) about
- * every 10 ms. Where membarrier(2) works, the frequent side costs no atomic
- * read-modify-write: the owner stores busy = 1, then reads `wants`; another
- * thread takes `lock`, stores wants = 1, calls membarrier(), which runs a
- * full barrier on every CPU that runs a thread of the process, and then
- * waits for busy == 0. Either the owner sees wants = 1 (and takes `lock`
- * like anyone else), or the other side sees busy = 1 and waits: the
- * owner's store cannot still hide in its CPU's store buffer once the
- * barrier ran there. Elsewhere both sides take `lock`. */
-static int asym;
-
-static int membarrier(int cmd)
-{
-    return (int)syscall(SYS_membarrier, cmd, 0, 0);
-}
-
-static void asym_setup(void)
-{
-    int cmds = membarrier(MEMBARRIER_CMD_QUERY);
-    asym = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-           membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
-}
-
-static inline __attribute__((always_inline)) void owner_lock(struct tbuf *b)
-{
-    if (asym) {
-        atomic_store_explicit(&b->busy, 1, memory_order_relaxed);
-        atomic_signal_fence(memory_order_seq_cst);
-        if (__builtin_expect(!atomic_load_explicit(&b->wants, memory_order_acquire), 1)) {
-            b->owner_slow = 0;
-            return;
-        }
-        atomic_store_explicit(&b->busy, 0, memory_order_release);
-    }
-    buf_lock(&b->lock);
-    b->owner_slow = 1;
-}
-
-static inline __attribute__((always_inline)) void owner_unlock(struct tbuf *b)
-{
-    if (b->owner_slow) {
-        buf_unlock(&b->lock);
-    } else {
-        atomic_store_explicit(&b->busy, 0, memory_order_release);
-    }
-}
-
-/* Another thread's side, for buffers whose `lock` it holds: announce, then
- * one barrier for all of them (membarrier() costs a few microseconds), then
- * wait for each owner to leave. */
-static void others_want(struct tbuf *b)
-{
-    if (asym) {
-        atomic_store(&b->wants, 1);
-    }
-}
-
-static void others_barrier(void)
-{
-    if (asym) {
-        membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-    }
-}
-
-static void others_wait(struct tbuf *b)
-{
-    int spins = 0;
-    while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
-        wait_a_little(&spins);
-    }
-}
-
-static void others_done(struct tbuf *b)
-{
-    if (asym) {
-        atomic_store_explicit(&b->wants, 0, memory_order_release);
-    }
-    buf_unlock(&b->lock);
-}
-
-static int buf_trylock(atomic_int *l)
-{
-    return !atomic_exchange_explicit(l, 1, memory_order_acquire);
-}
+/* ---- the registry of buffers ---- */
 
 static struct tbuf *registry;
 
@@ -211,34 +71,40 @@ static struct tbuf *registry;
 static void for_each_quiet(void (*fn)(struct tbuf *))
 {
     for (struct tbuf *b = registry; b; b = b->next) {
-        b->quiet_later = !buf_trylock(&b->lock);
+        b->quiet_later = !buflock_try(&b->lk.lock);
         if (!b->quiet_later) {
-            others_want(b);
+            buflock_others_want(&b->lk);
         }
     }
-    others_barrier();
+    buflock_others_barrier();
     for (struct tbuf *b = registry; b; b = b->next) {
         if (b->quiet_later) {
             continue;
         }
-        if (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
+        if (buflock_asym && atomic_load_explicit(&b->lk.busy, memory_order_acquire)) {
             b->quiet_later = 1;
         } else {
             fn(b);
         }
-        others_done(b);
+        buflock_others_done(&b->lk);
     }
     for (struct tbuf *b = registry; b; b = b->next) {
         if (b->quiet_later) {
             b->quiet_later = 0;
-            buf_lock(&b->lock);
-            others_want(b);
-            others_barrier();
-            others_wait(b);
+            buflock_take(&b->lk.lock);
+            buflock_others_want(&b->lk);
+            buflock_others_barrier();
+            buflock_others_wait(&b->lk);
             fn(b);
-            others_done(b);
+            buflock_others_done(&b->lk);
         }
     }
+}
+
+/* A for_each_quiet() that only waits: see seq_go_shared() in tbuf_create(). */
+static void quiet(struct tbuf *b)
+{
+    (void)b;
 }
 
 /* The registry of buffers: taken when a thread starts or ends, and by the
@@ -253,6 +119,23 @@ static void reg_release(void)
     pthread_mutex_unlock(&reg_lock);
 }
 
+int tbuf_registry_try(void)
+{
+    return pthread_mutex_trylock(&reg_lock) == 0;
+}
+
+struct tbuf *tbuf_registry_first(void)
+{
+    return registry;
+}
+
+void tbuf_registry_release(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---- thread buffers ---- */
+
 static void batch_reset(struct tbuf *b)
 {
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_relaxed);
@@ -262,7 +145,7 @@ static void batch_reset(struct tbuf *b)
     memcpy(b->data + 4, &s, 4);
 }
 
-static void flush_locked(struct tbuf *b)
+void tbuf_flush(struct tbuf *b)
 {
     if (b->len <= MEMFMT_WIRE_HEADER) {
         return;
@@ -276,99 +159,7 @@ static void flush_locked(struct tbuf *b)
     batch_reset(b);
 }
 
-static void ensure_room(struct tbuf *b, size_t need)
-{
-    if (b->len + need > MEMFMT_WIRE_BATCH) {
-        flush_locked(b);
-    }
-}
-
-static void put(struct tbuf *b, uint64_t v)
-{
-    b->len += memfmt_put_varint(b->data + b->len, v);
-}
-
-/* Callers hold the buffer lock: see the ordering argument at the top. */
-/* Where the kernel keeps time with the TSC it has checked that the
- * counters of all CPUs agree, and RDTSCP gives a number that orders events
- * across threads without a shared cache line to fight over: it waits for
- * every earlier instruction and load, and no later store can become visible
- * before it. Elsewhere, one atomic counter. */
-static int use_tsc;
-
-/* While a single thread records, nobody else takes numbers: a plain
- * increment does (an atomic one costs as much as the rest of the event,
- * mostly for the barrier it implies). The first buffer of a second thread
- * switches to the atomic counter for good, in seq_go_shared(). */
-static atomic_int seq_shared;
-
-static uint64_t take_seq(void)
-{
-#if defined(__x86_64__)
-    if (use_tsc) {
-        unsigned aux;
-        return __builtin_ia32_rdtscp(&aux);
-    }
-#endif
-    if (!atomic_load_explicit(&seq_shared, memory_order_relaxed)) {
-        uint64_t s = atomic_load_explicit(&seq_counter, memory_order_relaxed);
-        atomic_store_explicit(&seq_counter, s + 1, memory_order_relaxed);
-        return s;
-    }
-    return atomic_fetch_add(&seq_counter, 1);
-}
-
-/* Called with the registry held, before a second buffer joins it. Every
- * number is taken inside a buffer's critical section: after the switch,
- * waiting once for each owner to be outside it (the flush's protocol)
- * leaves no plain increment in flight, and every later section reads
- * seq_shared = 1 (see owner_lock() for why the owner's side needs no
- * barrier of its own). */
-static void quiet(struct tbuf *b)
-{
-    (void)b;
-}
-
-static void seq_go_shared(void)
-{
-    atomic_store(&seq_shared, 1);
-    for_each_quiet(quiet);
-}
-
-static int tsc_is_clocksource(void)
-{
-#if defined(__x86_64__)
-    char buf[16] = {0};
-    int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return 0;
-    }
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    sys_close(fd);
-    return n >= 3 && memcmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
-#else
-    return 0;
-#endif
-}
-
-static void put_seq(struct tbuf *b, uint64_t s)
-{
-    put(b, s - b->prev_seq);
-    b->prev_seq = s;
-}
-
-/* An event's tag and its number, taken now: callers hold the buffer and
- * call it where the ordering rule (top of file) puts the number. */
-static inline void put_numbered(struct tbuf *b, uint8_t tag)
-{
-    uint64_t s = take_seq();
-    b->data[b->len++] = tag;
-    put_seq(b, s);
-}
-
-/* ---- thread buffers ---- */
-
-static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
+void tbuf_emit_node(void *ctx, uint32_t parent, uint64_t ip)
 {
     struct tbuf *b = ctx;
     /* A new frame in a module not announced yet (loaded a moment ago, maybe
@@ -376,16 +167,16 @@ static void emit_node(void *ctx, uint32_t parent, uint64_t ip)
     if (ip && new_frame) {
         new_frame(ip);
     }
-    ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
+    tbuf_ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_NODE;
-    put(b, parent);
-    put(b, ip);
+    tbuf_put(b, parent);
+    tbuf_put(b, ip);
 }
 
 static void say_hello(struct tbuf *b)
 {
     b->data[b->len++] = MEMFMT_W_HELLO;
-    put(b, (uint64_t)b->tid);
+    tbuf_put(b, (uint64_t)b->tid);
 }
 
 static struct tbuf *tbuf_create(void)
@@ -402,8 +193,14 @@ static struct tbuf *tbuf_create(void)
     batch_reset(b);
     say_hello(b);
     reg_acquire();
-    if (registry && !atomic_load(&seq_shared)) {
+    if (registry && !seq_is_shared()) {
+        /* Every number is taken inside a buffer's critical section: after
+         * the switch, waiting once for each owner to be outside it (the
+         * flush's protocol) leaves no plain increment in flight, and every
+         * later section reads the shared counter (see buflock_owner_take()
+         * for why the owner's side needs no barrier of its own). */
         seq_go_shared();
+        for_each_quiet(quiet);
     }
     b->next = registry;
     registry = b;
@@ -426,26 +223,26 @@ static void unregister(struct tbuf *b)
 }
 
 /* Sampling: the thread's exact totals so far (cumulative). */
-static void put_counts(struct tbuf *b)
+void tbuf_put_counts(struct tbuf *b)
 {
     if (!opts.sample_rate) {
         return;
     }
-    ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
+    tbuf_ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_COUNTS;
-    put(b, atomic_load_explicit(&b->calls, memory_order_relaxed));
-    put(b, atomic_load_explicit(&b->bytes, memory_order_relaxed));
+    tbuf_put(b, atomic_load_explicit(&b->calls, memory_order_relaxed));
+    tbuf_put(b, atomic_load_explicit(&b->bytes, memory_order_relaxed));
 }
 
 /* Called by the owner at its exit, outside the hooks. */
 static void tbuf_destroy(struct tbuf *b)
 {
-    owner_lock(b);
-    put_counts(b);
-    ensure_room(b, 1);
+    buflock_owner_take(&b->lk);
+    tbuf_put_counts(b);
+    tbuf_ensure_room(b, 1);
     b->data[b->len++] = MEMFMT_W_BYE;
-    flush_locked(b);
-    owner_unlock(b);
+    tbuf_flush(b);
+    buflock_owner_release(&b->lk);
     unregister(b);
     tracetree_release(&b->tree);
     unwind_thread_release(&b->unwind);
@@ -470,15 +267,13 @@ static void on_thread_exit(void *arg)
  * confuses old and new trees of one thread. */
 static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
 {
-    flush_locked(b);
+    tbuf_flush(b);
     tracetree_release(&b->tree);
     b->tree_gen = g;
     b->stream = atomic_fetch_add(&next_stream, 1);
     batch_reset(b);
     say_hello(b);
 }
-
-static void emit_deferred(struct tbuf *b);
 
 /* Lock this thread's buffer, creating it on first use, and restart its
  * trace tree if modules went away since it was built. What signal handlers
@@ -494,29 +289,39 @@ static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
         }
         tstate.buf = b;
     }
-    owner_lock(b);
+    buflock_owner_take(&b->lk);
     b->owner_holds = 1;
     uint32_t g = atomic_load_explicit(&tree_gen, memory_order_relaxed);
     if (__builtin_expect(b->tree_gen != g, 0)) {
         restart_tree(b, g);
     }
     if (__builtin_expect(tstate.deferred, 0)) {
-        emit_deferred(b);
+        sigevents_emit(b);
     }
     return b;
 }
 
 static inline __attribute__((always_inline)) void unlock_mine(struct tbuf *b)
 {
-    if (b->len > MEMFMT_WIRE_BATCH - EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
-        flush_locked(b);
+    if (b->len > MEMFMT_WIRE_BATCH - TBUF_EVENT_ROOM || atomic_load_explicit(&direct, memory_order_relaxed)) {
+        tbuf_flush(b);
     }
     atomic_store_explicit(&b->done, b->len, memory_order_release);
     b->owner_holds = 0;
-    owner_unlock(b);
+    buflock_owner_release(&b->lk);
 }
 
-static uint32_t capture(struct tbuf *b)
+struct tbuf *tbuf_lock_mine(void)
+{
+    return lock_mine();
+}
+
+void tbuf_unlock_mine(struct tbuf *b)
+{
+    unlock_mine(b);
+}
+
+uint32_t tbuf_capture(struct tbuf *b)
 {
     uint64_t ips[UNWIND_MAX_DEPTH];
     uint64_t hash;
@@ -529,7 +334,7 @@ static uint32_t capture(struct tbuf *b)
     if (deferred) {
         unwind_fill(&b->unwind, ips, n);
     }
-    return tracetree_insert(&b->tree, ips, n, hash, emit_node, b);
+    return tracetree_insert(&b->tree, ips, n, hash, tbuf_emit_node, b);
 }
 
 /* ---- events ---- */
@@ -565,27 +370,27 @@ static inline __attribute__((always_inline)) int count_call(size_t size)
 }
 
 /* Sampling: count the allocation and say whether this one is recorded. */
-static int sampled(void *p, size_t size)
+int tbuf_sampled(void *p, size_t size)
 {
     return count_call(size) && sample_hit(size) && sample_add(p);
 }
 
 void buffer_alloc(unsigned kind, void *p, size_t size)
 {
-    if (opts.sample_rate && !sampled(p, size)) {
+    if (opts.sample_rate && !tbuf_sampled(p, size)) {
         return;
     }
     struct tbuf *b = lock_mine();
     if (!b) {
         return;
     }
-    uint32_t trace = capture(b);
-    ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_ALLOC);
-    put(b, kind);
-    put(b, size);
-    put(b, (uint64_t)(uintptr_t)p);
-    put(b, trace);
+    uint32_t trace = tbuf_capture(b);
+    tbuf_ensure_room(b, TBUF_EVENT_ROOM);
+    tbuf_put_numbered(b, MEMFMT_W_ALLOC);
+    tbuf_put(b, kind);
+    tbuf_put(b, size);
+    tbuf_put(b, (uint64_t)(uintptr_t)p);
+    tbuf_put(b, trace);
     unlock_mine(b);
 }
 
@@ -598,10 +403,10 @@ void buffer_free(unsigned kind, void *p)
     if (!b) {
         return;
     }
-    ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_FREE);
-    put(b, kind);
-    put(b, (uint64_t)(uintptr_t)p);
+    tbuf_ensure_room(b, TBUF_EVENT_ROOM);
+    tbuf_put_numbered(b, MEMFMT_W_FREE);
+    tbuf_put(b, kind);
+    tbuf_put(b, (uint64_t)(uintptr_t)p);
     unlock_mine(b);
 }
 
@@ -618,16 +423,16 @@ void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size)
     if (!b) {
         return;
     }
-    uint32_t trace = tag == MEMFMT_W_POOL_ALLOC ? capture(b) : 0;
-    ensure_room(b, EVENT_ROOM);
-    put_numbered(b, (uint8_t)tag);
-    put(b, (uint64_t)(uintptr_t)pool);
+    uint32_t trace = tag == MEMFMT_W_POOL_ALLOC ? tbuf_capture(b) : 0;
+    tbuf_ensure_room(b, TBUF_EVENT_ROOM);
+    tbuf_put_numbered(b, (uint8_t)tag);
+    tbuf_put(b, (uint64_t)(uintptr_t)pool);
     if (tag != MEMFMT_W_POOL_RESET) {
-        put(b, (uint64_t)(uintptr_t)p);
+        tbuf_put(b, (uint64_t)(uintptr_t)p);
     }
     if (tag == MEMFMT_W_POOL_ALLOC) {
-        put(b, size);
-        put(b, trace);
+        tbuf_put(b, size);
+        tbuf_put(b, trace);
     }
     unlock_mine(b);
 }
@@ -640,7 +445,7 @@ uint64_t buffer_realloc_begin(void)
     if (!b) {
         return 0;
     }
-    return take_seq();
+    return seq_take();
 }
 
 void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, size_t size)
@@ -650,131 +455,40 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
         return;
     }
     if (__builtin_expect(tstate.deferred, 0)) {
-        emit_deferred(b); /* handlers that ran during the call */
+        sigevents_emit(b); /* handlers that ran during the call */
     }
     if (!p && (size != 0 || !old)) {
         /* Failed: nothing was freed or allocated. */
         unlock_mine(b);
         return;
     }
-    uint32_t trace = p ? capture(b) : 0;
-    ensure_room(b, EVENT_ROOM);
-    uint64_t s2 = take_seq();
+    uint32_t trace = p ? tbuf_capture(b) : 0;
+    tbuf_ensure_room(b, TBUF_EVENT_ROOM);
+    uint64_t s2 = seq_take();
     if (!p) {
         /* realloc(old, 0) freed old and returned NULL: a free. */
         b->data[b->len++] = MEMFMT_W_FREE;
-        put_seq(b, seq_free);
-        put(b, kind);
-        put(b, (uint64_t)(uintptr_t)old);
+        tbuf_put_seq(b, seq_free);
+        tbuf_put(b, kind);
+        tbuf_put(b, (uint64_t)(uintptr_t)old);
     } else if (!old) {
         b->data[b->len++] = MEMFMT_W_ALLOC;
-        put_seq(b, s2);
-        put(b, kind);
-        put(b, size);
-        put(b, (uint64_t)(uintptr_t)p);
-        put(b, trace);
+        tbuf_put_seq(b, s2);
+        tbuf_put(b, kind);
+        tbuf_put(b, size);
+        tbuf_put(b, (uint64_t)(uintptr_t)p);
+        tbuf_put(b, trace);
     } else {
         b->data[b->len++] = MEMFMT_W_REALLOC;
-        put_seq(b, seq_free);
-        put_seq(b, s2);
-        put(b, kind);
-        put(b, (uint64_t)(uintptr_t)old);
-        put(b, (uint64_t)(uintptr_t)p);
-        put(b, size);
-        put(b, trace);
+        tbuf_put_seq(b, seq_free);
+        tbuf_put_seq(b, s2);
+        tbuf_put(b, kind);
+        tbuf_put(b, (uint64_t)(uintptr_t)old);
+        tbuf_put(b, (uint64_t)(uintptr_t)p);
+        tbuf_put(b, size);
+        tbuf_put(b, trace);
     }
     unlock_mine(b);
-}
-
-/* ---- calls queued by signal handlers (sigdefer.c) ---- */
-
-/* A queued call's stack: its call site, then the gap marker that says
- * its callers are not known (docs/capture.md, "Signals and threads"). */
-static uint32_t trace_of(struct tbuf *b, const struct sigdefer_event *e)
-{
-    const uint64_t ips[2] = {e->site, 0};
-    uint64_t h = stack_hash_step(stack_hash_step(STACK_HASH_SEED, ips[1]), ips[0]);
-    uint32_t leaf = tracetree_lookup(&b->tree, 2, h);
-    return leaf ? leaf : tracetree_insert(&b->tree, ips, 2, h, emit_node, b);
-}
-
-static void emit_free(struct tbuf *b, unsigned kind, void *p)
-{
-    if (opts.sample_rate && !sample_remove(p)) {
-        return;
-    }
-    ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_FREE);
-    put(b, kind);
-    put(b, (uint64_t)(uintptr_t)p);
-}
-
-static void emit_alloc(struct tbuf *b, const struct sigdefer_event *e)
-{
-    if (opts.sample_rate && !sampled(e->p, e->size)) {
-        return;
-    }
-    uint32_t trace = trace_of(b, e);
-    ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_ALLOC);
-    put(b, e->kind);
-    put(b, e->size);
-    put(b, (uint64_t)(uintptr_t)e->p);
-    put(b, trace);
-}
-
-static void emit_one(struct tbuf *b, const struct sigdefer_event *e)
-{
-    if (e->op == SIGDEFER_FREE || (e->op == SIGDEFER_REALLOC && !e->p)) {
-        emit_free(b, e->kind, e->old);
-        return;
-    }
-    if (e->op == SIGDEFER_ALLOC || !e->old) {
-        emit_alloc(b, e);
-        return;
-    }
-    if (opts.sample_rate) {
-        /* As do_realloc() samples: the parts apart, each if sampled. */
-        emit_free(b, e->kind, e->old);
-        emit_alloc(b, e);
-        return;
-    }
-    uint32_t trace = trace_of(b, e);
-    ensure_room(b, EVENT_ROOM);
-    uint64_t s1 = take_seq();
-    uint64_t s2 = take_seq();
-    b->data[b->len++] = MEMFMT_W_REALLOC;
-    put_seq(b, s1);
-    put_seq(b, s2);
-    put(b, e->kind);
-    put(b, (uint64_t)(uintptr_t)e->old);
-    put(b, (uint64_t)(uintptr_t)e->p);
-    put(b, e->size);
-    put(b, trace);
-}
-
-/* Handlers run to their end before this thread goes on, so every slot
- * below `reserved` is complete when read here; slots a handler takes while
- * this runs are found by the compare-exchange, which fails then. */
-static void emit_deferred(struct tbuf *b)
-{
-    struct sigdefer_queue *q = tstate.sigq;
-    tstate.deferred = 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    if (!q) {
-        return;
-    }
-    unsigned from = 0;
-    for (;;) {
-        unsigned n = atomic_load(&q->reserved);
-        for (unsigned i = from; i < n && i < SIGDEFER_MAX; i++) {
-            emit_one(b, &q->ev[i]);
-        }
-        from = n;
-        if (atomic_compare_exchange_strong(&q->reserved, &n, 0)) {
-            return;
-        }
-    }
 }
 
 void buffer_send_deferred(void)
@@ -787,78 +501,14 @@ void buffer_send_deferred(void)
     }
 }
 
-/* ---- direct mappings (maphooks.c) ---- */
-
-void buffer_map(uintptr_t addr, size_t len)
-{
-    struct tbuf *b = lock_mine();
-    if (!b) {
-        return;
-    }
-    uint32_t trace = capture(b);
-    ensure_room(b, EVENT_ROOM);
-    put_numbered(b, MEMFMT_W_MAP);
-    put(b, addr);
-    put(b, len);
-    put(b, trace);
-    unlock_mine(b);
-}
-
-/* As for realloc, the buffer stays locked from begin to end: the number
- * taken before the call cannot be declared complete before it is written. */
-uint64_t buffer_map_begin(void)
-{
-    return buffer_realloc_begin();
-}
-
-void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t old, size_t old_len, uintptr_t p, size_t len)
-{
-    struct tbuf *b = tstate.buf;
-    if (!seq || !b) {
-        return;
-    }
-    uint32_t trace = tag == MEMFMT_W_BRK && p > old ? capture(b) : 0;
-    ensure_room(b, EVENT_ROOM);
-    b->data[b->len++] = (uint8_t)tag;
-    if (tag == MEMFMT_W_UNMAP) {
-        put_seq(b, seq);
-        put(b, kind);
-        put(b, old);
-        put(b, old_len);
-    } else if (tag == MEMFMT_W_MREMAP) {
-        put_seq(b, seq);
-        put_seq(b, take_seq());
-        put(b, old);
-        put(b, old_len);
-        put(b, p);
-        put(b, len);
-    } else {
-        /* The break: growth is numbered after the call, like an allocation;
-         * shrinking before it, like a free. */
-        put_seq(b, p > old ? take_seq() : seq);
-        put(b, old);
-        put(b, p);
-        put(b, trace);
-    }
-    unlock_mine(b);
-}
-
-void buffer_map_cancel(uint64_t seq)
-{
-    struct tbuf *b = tstate.buf;
-    if (seq && b) {
-        unlock_mine(b);
-    }
-}
-
 static void append_record(struct tbuf *b, const uint8_t *rec, size_t len)
 {
     if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
         return;
     }
-    ensure_room(b, len + 1 + 2 * MEMFMT_VARINT_MAX);
-    put_numbered(b, MEMFMT_W_RECORD);
-    put(b, len);
+    tbuf_ensure_room(b, len + 1 + 2 * MEMFMT_VARINT_MAX);
+    tbuf_put_numbered(b, MEMFMT_W_RECORD);
+    tbuf_put(b, len);
     memcpy(b->data + b->len, rec, len);
     b->len += len;
 }
@@ -878,87 +528,6 @@ void buffer_record(const uint8_t *rec, size_t len)
     }
     append_record(b, rec, len);
     unlock_mine(b);
-}
-
-/* ---- crash ---- */
-
-static int lock_bounded(atomic_int *l, int (*wait_more)(int64_t *))
-{
-    int64_t deadline = 0;
-    while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
-        if (!wait_more(&deadline)) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static void flush_one_from_signal(struct tbuf *b, int mine, int (*wait_more)(int64_t *))
-{
-    if (mine && b->owner_holds) {
-        /* The interrupted code holds the lock (say, abort() inside the real
-         * realloc): nobody else touches the buffer, and the events before
-         * the one being written are complete. */
-        size_t done = atomic_load_explicit(&b->done, memory_order_acquire);
-        if (done > MEMFMT_WIRE_HEADER) {
-            b->len = done;
-            flush_locked(b);
-        }
-        return;
-    }
-    if (!lock_bounded(&b->lock, wait_more)) {
-        return;
-    }
-    others_want(b);
-    others_barrier();
-    int64_t deadline = 0;
-    while (asym && atomic_load_explicit(&b->busy, memory_order_acquire)) {
-        if (!wait_more(&deadline)) {
-            others_done(b); /* its owner is stuck inside the recorder: leave it */
-            return;
-        }
-    }
-    put_counts(b);
-    flush_locked(b);
-    others_done(b);
-}
-
-void buffer_flush_from_signal(int (*wait_more)(int64_t *))
-{
-    struct tbuf *mine = tstate.buf;
-    int64_t deadline = 0;
-    int have_registry = 1;
-    while (pthread_mutex_trylock(&reg_lock) != 0) {
-        if (!wait_more(&deadline)) {
-            have_registry = 0;
-            break;
-        }
-    }
-    if (!have_registry) {
-        if (mine) {
-            flush_one_from_signal(mine, 1, wait_more);
-        }
-        return;
-    }
-    for (struct tbuf *b = registry; b; b = b->next) {
-        flush_one_from_signal(b, b == mine, wait_more);
-    }
-    pthread_mutex_unlock(&reg_lock);
-}
-
-void buffer_say_signaled(int sig)
-{
-    /* A batch of its own, built on the stack: the service buffer's lock
-     * may be held by the thread that crashed. memrec needs this only for
-     * processes it is not the parent of (--follow-fork). */
-    uint8_t b[MEMFMT_WIRE_HEADER + 1 + MEMFMT_VARINT_MAX];
-    size_t n = MEMFMT_WIRE_HEADER;
-    b[n++] = MEMFMT_W_SIGNALED;
-    n += memfmt_put_varint(b + n, (uint64_t)sig);
-    uint32_t len = (uint32_t)(n - 4), stream = 0;
-    memcpy(b, &len, 4);
-    memcpy(b + 4, &stream, 4);
-    pipe_send(b, n);
 }
 
 void buffer_modules_gone(void)
@@ -984,8 +553,8 @@ static int owner_gone(const struct tbuf *b)
 
 static void flush_one(struct tbuf *b)
 {
-    put_counts(b);
-    flush_locked(b);
+    tbuf_put_counts(b);
+    tbuf_flush(b);
 }
 
 static void flush_all(void)
@@ -1015,17 +584,17 @@ static void flush_all(void)
 
 static void sync_point(void)
 {
-    uint64_t s = use_tsc ? take_seq() : atomic_load(&seq_counter);
+    uint64_t s = seq_sync_point();
     uint64_t ms = now_ms();
     flush_all();
-    buf_lock(&service_buf.lock);
-    ensure_room(&service_buf, EVENT_ROOM);
+    buflock_take(&service_buf.lk.lock);
+    tbuf_ensure_room(&service_buf, TBUF_EVENT_ROOM);
     service_buf.data[service_buf.len++] = MEMFMT_W_SYNC;
-    put_seq(&service_buf, s);
-    put(&service_buf, ms);
-    put(&service_buf, 0);
-    flush_locked(&service_buf);
-    buf_unlock(&service_buf.lock);
+    tbuf_put_seq(&service_buf, s);
+    tbuf_put(&service_buf, ms);
+    tbuf_put(&service_buf, 0);
+    tbuf_flush(&service_buf);
+    buflock_release(&service_buf.lk.lock);
 }
 
 /* A record of the service thread's own (heapinfo.c) goes into the service
@@ -1041,20 +610,22 @@ void buffer_service_record(const uint8_t *rec, size_t len)
     if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
         return;
     }
-    uint64_t s = use_tsc ? take_seq() : atomic_load(&seq_counter) - 1; /* the counter starts at 1 */
-    buf_lock(&service_buf.lock);
-    ensure_room(&service_buf, len + 1 + 2 * MEMFMT_VARINT_MAX);
+    /* The counter starts at 1; with the TSC, any reading before the next
+     * round's is below its number. */
+    uint64_t s = seq_use_tsc ? seq_take() : seq_sync_point() - 1;
+    buflock_take(&service_buf.lk.lock);
+    tbuf_ensure_room(&service_buf, len + 1 + 2 * MEMFMT_VARINT_MAX);
     service_buf.data[service_buf.len++] = MEMFMT_W_RECORD;
-    put_seq(&service_buf, s);
-    put(&service_buf, len);
+    tbuf_put_seq(&service_buf, s);
+    tbuf_put(&service_buf, len);
     memcpy(service_buf.data + service_buf.len, rec, len);
     service_buf.len += len;
-    buf_unlock(&service_buf.lock);
+    buflock_release(&service_buf.lk.lock);
 }
 
 uint64_t buffer_events_taken(void)
 {
-    return use_tsc ? 0 : atomic_load_explicit(&seq_counter, memory_order_relaxed);
+    return seq_use_tsc ? 0 : atomic_load_explicit(&seq_counter, memory_order_relaxed);
 }
 
 /* ---- set-up, exit, fork, exec ---- */
@@ -1064,20 +635,20 @@ uint64_t buffer_events_taken(void)
  * one ends and the next begins (sequence numbers and streams restart). */
 static void say_image(void)
 {
-    buf_lock(&service_buf.lock);
+    buflock_take(&service_buf.lk.lock);
     batch_reset(&service_buf);
     service_buf.data[service_buf.len++] = MEMFMT_W_IMAGE;
-    put(&service_buf, (uint64_t)getpid());
-    flush_locked(&service_buf);
-    buf_unlock(&service_buf.lock);
+    tbuf_put(&service_buf, (uint64_t)getpid());
+    tbuf_flush(&service_buf);
+    buflock_release(&service_buf.lk.lock);
 }
 
 int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 {
     static int once;
     if (!once) {
-        use_tsc = opts.tsc_order && tsc_is_clocksource();
-        asym_setup();
+        seq_setup(opts.tsc_order);
+        buflock_setup();
         if (opts.sample_rate && sample_setup() < 0) {
             return -1;
         }
@@ -1099,12 +670,12 @@ void buffer_finish(int status)
 {
     atomic_store(&direct, 1);
     sync_point();
-    buf_lock(&service_buf.lock);
-    ensure_room(&service_buf, 1 + MEMFMT_VARINT_MAX);
+    buflock_take(&service_buf.lk.lock);
+    tbuf_ensure_room(&service_buf, 1 + MEMFMT_VARINT_MAX);
     service_buf.data[service_buf.len++] = MEMFMT_W_EXITING;
-    put(&service_buf, status >= 0 ? (uint64_t)status + 1 : 0);
-    flush_locked(&service_buf);
-    buf_unlock(&service_buf.lock);
+    tbuf_put(&service_buf, status >= 0 ? (uint64_t)status + 1 : 0);
+    tbuf_flush(&service_buf);
+    buflock_release(&service_buf.lk.lock);
 }
 
 void buffer_detach(void)
@@ -1134,12 +705,12 @@ void buffer_forget(void)
     atomic_store(&rec_enabled, 0);
     pipe_forget();
     registry = NULL;
-    if (asym) {
-        asym_setup(); /* a new address space: register it too */
+    if (buflock_asym) {
+        buflock_setup(); /* a new address space: register it too */
     }
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     reg_lock = fresh; /* it may have been held by a thread that does not exist here */
-    atomic_store(&service_buf.lock, 0);
+    atomic_store(&service_buf.lk.lock, 0);
     service_buf.owner_holds = 0;
     tstate.buf = NULL;
     if (opts.sample_rate) {

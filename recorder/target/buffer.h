@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Per-thread event buffers, sequence numbers and flush rounds (buffer.c): no global lock on
- * the hot path; batches go down to pipe.c. */
+/* The buffer core (buffer.c), as the layers above see it: per-thread
+ * event buffers and flush rounds, no global lock on the hot path; batches
+ * go down to pipe.c. The other entries of the buffers layer: buffer_map.h
+ * (direct mappings) and crashflush.h (the flush from a fatal signal). */
 #ifndef RECORDER_BUFFER_H
 #define RECORDER_BUFFER_H
 
@@ -51,18 +53,6 @@ HIDDEN void buffer_finish(int status);
 HIDDEN void buffer_before_exec(void);
 /** In a forked child: drop all state without touching the parent's pipe. */
 HIDDEN void buffer_forget(void);
-/** From a fatal signal's handler: send every thread's pending events.
- * Async-signal-safe; waits for each lock only as `wait_more` allows (it
- * naps and returns 1, or returns 0 when this lock's wait or the whole
- * flush's time is over; its *deadline starts at 0 for each lock), so a
- * lock held by the interrupted code or a stuck thread costs that buffer,
- * never a deadlock. The interrupted thread's own buffer, when that thread
- * was holding it, is sent up to its last complete event. */
-HIDDEN void buffer_flush_from_signal(int (*wait_more)(int64_t *deadline));
-/** From a fatal signal's handler, after the flush: tell memrec the process
- * dies of `sig`. Async-signal-safe. */
-HIDDEN void buffer_say_signaled(int sig);
-
 /** Record a pool event of include/memrec.h (wire tag MEMFMT_W_POOL_ALLOC,
  * _FREE or _RESET; `p` and `size` only where the tag has them). An
  * allocation gets the caller's stack and, when sampling, goes through the
@@ -70,25 +60,9 @@ HIDDEN void buffer_say_signaled(int sig);
  * ignores those of blocks it does not know. Called between enter/leave. */
 HIDDEN void buffer_pool(unsigned tag, const void *pool, const void *p, size_t size);
 
-/** Direct mappings (maphooks.c); recorded in full even when sampling.
- * buffer_map: an anonymous range was mapped; the stack is captured.
- * Calls that unmap take a number before the real call (the buffer stays
- * locked) and end with exactly one of buffer_map_end (success: tag is
- * MEMFMT_W_UNMAP with kind, old, old_len; MEMFMT_W_MREMAP with all four;
- * MEMFMT_W_BRK with old and new break in old and p) or buffer_map_cancel
- * (the call failed). */
-HIDDEN void buffer_map(uintptr_t addr, size_t len);
-HIDDEN uint64_t buffer_map_begin(void);
-HIDDEN void buffer_map_end(uint64_t seq, unsigned tag, unsigned kind, uintptr_t old, size_t old_len, uintptr_t p,
-                           size_t len);
-HIDDEN void buffer_map_cancel(uint64_t seq);
-
 /** Send the calls signal handlers queued on this thread (sigdefer.c)
  * while it was inside the recorder. Called between the recorder's entry
  * and exit marks (hook_send_deferred() in init.c sets them). */
 HIDDEN void buffer_send_deferred(void);
-
-/** Global switches read on the hot path. */
-HIDDEN extern atomic_int rec_enabled;
 
 #endif

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "crashflush.h"
 #include "guard.h"
+#include "pipe.h"
 
 /* Signals whose default action ends the process at once, usually because
  * the program is broken. SIGKILL cannot be caught; SIGTERM and SIGINT end
@@ -95,8 +97,8 @@ static void flush_once(int sig)
         /* Later events of other threads would come after the crash: they
          * stop being recorded now, and the service thread stops. */
         if (atomic_exchange(&rec_enabled, 0)) {
-            buffer_flush_from_signal(crash_wait);
-            buffer_say_signaled(sig);
+            crashflush_all(crash_wait);
+            crashflush_say_signaled(sig);
         }
         atomic_store(&crash_state, CRASH_FLUSHED);
         return;

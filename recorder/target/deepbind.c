@@ -28,6 +28,7 @@
 #include "init.h"
 #include "log.h"
 #include "mem.h"
+#include "pipe.h"
 #include "preload.h"
 
 typedef void *(*dlopen_fn)(const char *, int);

@@ -25,9 +25,10 @@
 #include "memwire.h"
 #include "modules.h"
 #include "options.h"
+#include "pipe.h"
 #include "resolve.h"
 #include "service.h"
-#include "syshooks.h"
+#include "sysnext.h"
 #include "unwind.h"
 
 extern char **environ;
@@ -54,7 +55,7 @@ void init_start(void)
              * running process (memrec --pid), RTLD_NEXT may find nothing. */
             resolve_init();
         }
-        hooks_resolve();
+        sysnext_resolve();
         started_once = 1;
         if (conn_wanted()) {
             unwind_init();

@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buffer.h"
 #include "guard.h"
+#include "pipe.h"
 #include "sigdefer.h"
 
 /** Start recording if not started yet: resolve the real allocator, read the

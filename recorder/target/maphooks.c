@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "buffer_map.h"
 #include "guard.h"
 #include "init.h"
 #include "log.h"

@@ -16,10 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buffer.h"
 #include "conn.h"
 #include "log.h"
 #include "memwire.h"
+
+HIDDEN atomic_int rec_enabled;
 
 /* The pipe to memrec. The program may close or replace its descriptor
  * (daemons close everything): the hooks of close() and friends call

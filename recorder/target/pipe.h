@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT
-/* The pipe to memrec (pipe.c): the bottom of the buffers layer. buffer.c
- * sends its batches through it; the close() hooks and an attach tell it
+/* The pipe to memrec (pipe.c), in the base layer: buffer.c and
+ * crashflush.c send their batches through it; the close() hooks and an attach tell it
  * what the program does with descriptors and stderr. */
 #ifndef PIPE_H
 #define PIPE_H
 
 #include "hidden.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/** Recording is on: set by buffer_setup(), cleared when the pipe is lost
+ * (here), at detach, in a forked child and by a crash handler. Read on the
+ * hot path by every hook. It lives with the pipe, the lowest file that
+ * writes it, so that no file below the buffers reaches up for it. */
+HIDDEN extern atomic_int rec_enabled;
 
 /** Use descriptor fd (memrec's pipe) from now on. */
 HIDDEN void pipe_open(int fd);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "got.h"
@@ -112,8 +113,11 @@ static void *after_exe_stub(void *p, const char *name)
     }
     for (struct link_map *l = lm->l_next; l; l = l->l_next) {
         /* A handle of its own, not the link map: the vDSO's map has no
-         * search scope, and dlsym on it would crash. */
-        void *h = l->l_name && l->l_name[0] ? dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+         * search scope, and dlsym on it would crash. dlmopen in the base
+         * namespace is glibc's dlopen without our dlopen hook (deepbind.c,
+         * above this file): with RTLD_NOLOAD and a loaded object's own
+         * name the caller plays no part, so the handle is the same. */
+        void *h = l->l_name && l->l_name[0] ? dlmopen(LM_ID_BASE, l->l_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;
         if (!h) {
             continue;
         }
@@ -143,7 +147,12 @@ static void *must(const char *name)
     if (!f) {
         /* The one fatal error: without the real allocator nothing can run. */
         log_msg("cannot find the real allocator function", name);
-        _exit(127);
+        /* Not _exit(): that is our hook (init.c, above this file), which
+         * flushes the recording first; resolution ends before any
+         * recording starts (init_start() and memrec_attach() resolve before
+         * buffer_setup()), so there is nothing to flush. */
+        syscall(SYS_exit_group, 127);
+        __builtin_unreachable();
     }
     return f;
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buffer.h"
+#include "pipe.h"
 #include "guard.h"
 #include "hidden.h"
 

@@ -2,8 +2,9 @@
 /* The service thread: every flush period it announces newly loaded modules,
  * does what an attach asks (hook new objects, detach), and runs a flush
  * round (buffer_sync()). It belongs to the recorder's lifecycle, above the
- * buffers: it calls into modules, attach and buffers, and nothing below
- * calls it. Runs inside the target: it never allocates through the hooked
+ * buffers: it calls into modules and buffers, reaches attach.c (above it)
+ * only through the functions service_set_attach() handed it, and nothing
+ * below calls it. Runs inside the target: it never allocates through the hooked
  * malloc (its allocations are the recorder's) and never receives the
  * program's signals. */
 #define _GNU_SOURCE
@@ -16,13 +17,19 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "attach.h"
 #include "buffer.h"
 #include "guard.h"
 #include "heapinfo.h"
 #include "log.h"
 #include "modules.h"
 #include "options.h"
+#include "pipe.h"
+
+/* What an attach does on every tick and at the end (attach_poll() and
+ * attach_disarm()), handed down by service_set_attach(): attach.c starts
+ * and stops this thread, so the thread must not call up into it by name. */
+static int (*attach_poll_fn)(void);
+static void (*attach_end_fn)(void);
 
 /* Bumped at detach: a service thread of an earlier attach ends even when a
  * new attach turned recording on again before it woke up. */
@@ -36,7 +43,7 @@ static void *service_main(void *arg)
     while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
         nanosleep(&period, NULL);
         modules_scan();
-        if (attach_poll()) {
+        if (attach_poll_fn && attach_poll_fn()) {
             break;
         }
         heapinfo_tick(); /* before the round: its record goes out with it */
@@ -45,8 +52,8 @@ static void *service_main(void *arg)
     /* Attached (memrec --pid): a detach request, or memrec gone (a write
      * failed and turned recording off). Either way the program is left as
      * it was: hooks out, pipe closed, and this thread ends. */
-    if (atomic_load(&service_gen) == gen) {
-        attach_disarm();
+    if (atomic_load(&service_gen) == gen && attach_end_fn) {
+        attach_end_fn();
     }
     return NULL;
 }
@@ -67,6 +74,12 @@ void service_start(void)
     }
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void service_set_attach(int (*poll)(void), void (*end)(void))
+{
+    attach_poll_fn = poll;
+    attach_end_fn = end;
 }
 
 void service_stop(void)

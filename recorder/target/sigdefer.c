@@ -6,7 +6,7 @@
  * and libunwind's are the thread's, and may be half-updated; libunwind is
  * also far too slow for a handler). It notes the call and its call site in
  * a per-thread queue instead, and the interrupted code sends the queue
- * before its own next event (buffer.c). Runs in signal handlers: system
+ * before its own next event (sigevents.c). Runs in signal handlers: system
  * calls only, no locks, never malloc. */
 #define _GNU_SOURCE
 #include "sigdefer.h"

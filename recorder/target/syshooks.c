@@ -9,8 +9,6 @@
  * Each forwards to the next definition (RTLD_NEXT) with unchanged
  * arguments and errno. */
 #define _GNU_SOURCE
-#include "syshooks.h"
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,50 +32,12 @@
 #include "init.h"
 #include "mem.h"
 #include "pipe.h"
+#include "sysnext.h"
 #include "unwind.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
 extern char **environ;
-
-static struct {
-    int (*close)(int);
-    int (*dup2)(int, int);
-    int (*dup3)(int, int, int);
-    int (*close_range)(unsigned, unsigned, int);
-    void (*closefrom)(int);
-    int (*execve)(const char *, char *const[], char *const[]);
-    int (*execvpe)(const char *, char *const[], char *const[]);
-    int (*fexecve)(int, char *const[], char *const[]);
-    int (*execveat)(int, const char *, char *const[], char *const[], int);
-    int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-                       char *const[], char *const[]);
-    int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-                        char *const[], char *const[]);
-    int (*pipe2)(int[2], int);
-    int (*system)(const char *);
-    FILE *(*popen)(const char *, const char *);
-    int (*pclose)(FILE *);
-} next;
-
-void hooks_resolve(void)
-{
-    next.close = (int (*)(int))dlsym(RTLD_NEXT, "close");
-    next.dup2 = (int (*)(int, int))dlsym(RTLD_NEXT, "dup2");
-    next.dup3 = (int (*)(int, int, int))dlsym(RTLD_NEXT, "dup3");
-    next.close_range = (int (*)(unsigned, unsigned, int))dlsym(RTLD_NEXT, "close_range");
-    next.closefrom = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
-    next.execve = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execve");
-    next.execvpe = (int (*)(const char *, char *const[], char *const[]))dlsym(RTLD_NEXT, "execvpe");
-    next.fexecve = (int (*)(int, char *const[], char *const[]))dlsym(RTLD_NEXT, "fexecve");
-    next.execveat = (int (*)(int, const char *, char *const[], char *const[], int))dlsym(RTLD_NEXT, "execveat");
-    *(void **)&next.posix_spawn = dlsym(RTLD_NEXT, "posix_spawn");
-    *(void **)&next.posix_spawnp = dlsym(RTLD_NEXT, "posix_spawnp");
-    next.pipe2 = (int (*)(int[2], int))dlsym(RTLD_NEXT, "pipe2");
-    next.system = (int (*)(const char *))dlsym(RTLD_NEXT, "system");
-    next.popen = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "popen");
-    next.pclose = (int (*)(FILE *))dlsym(RTLD_NEXT, "pclose");
-}
 
 /* Before start-up has resolved the next definitions (a constructor that
  * runs before our first hook), the system call does the same work. */
@@ -104,7 +64,7 @@ EXPORT int close(int fd)
 {
     ensure_started();
     closing(fd, fd, __builtin_return_address(0));
-    return next.close ? next.close(fd) : (int)syscall(SYS_close, fd);
+    return sysnext.close ? sysnext.close(fd) : (int)syscall(SYS_close, fd);
 }
 
 EXPORT int dup2(int oldfd, int newfd)
@@ -113,7 +73,7 @@ EXPORT int dup2(int oldfd, int newfd)
     if (oldfd != newfd) {
         closing(newfd, newfd, __builtin_return_address(0));
     }
-    return next.dup2 ? next.dup2(oldfd, newfd) : (int)syscall(SYS_dup3, oldfd, newfd, 0);
+    return sysnext.dup2 ? sysnext.dup2(oldfd, newfd) : (int)syscall(SYS_dup3, oldfd, newfd, 0);
 }
 
 EXPORT int dup3(int oldfd, int newfd, int flags)
@@ -122,7 +82,7 @@ EXPORT int dup3(int oldfd, int newfd, int flags)
     if (oldfd != newfd) {
         closing(newfd, newfd, __builtin_return_address(0));
     }
-    return next.dup3 ? next.dup3(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+    return sysnext.dup3 ? sysnext.dup3(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
 }
 
 EXPORT int close_range(unsigned first, unsigned last, int flags)
@@ -132,15 +92,16 @@ EXPORT int close_range(unsigned first, unsigned last, int flags)
     if (!(flags & 4) && first <= (unsigned)INT32_MAX) {
         closing((int)first, last > (unsigned)INT32_MAX ? INT32_MAX : (int)last, __builtin_return_address(0));
     }
-    return next.close_range ? next.close_range(first, last, flags) : (int)syscall(SYS_close_range, first, last, flags);
+    return sysnext.close_range ? sysnext.close_range(first, last, flags)
+                               : (int)syscall(SYS_close_range, first, last, flags);
 }
 
 EXPORT void closefrom(int lowfd)
 {
     ensure_started();
     closing(lowfd < 0 ? 0 : lowfd, INT32_MAX, __builtin_return_address(0));
-    if (next.closefrom) {
-        next.closefrom(lowfd);
+    if (sysnext.closefrom) {
+        sysnext.closefrom(lowfd);
     } else {
         syscall(SYS_close_range, (unsigned)(lowfd < 0 ? 0 : lowfd), ~0u, 0);
     }
@@ -151,7 +112,7 @@ EXPORT int pipe2(int fds[2], int flags)
     if (unwind_is_caller(__builtin_return_address(0))) {
         return unwind_pipe2(fds, flags);
     }
-    return next.pipe2 ? next.pipe2(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
+    return sysnext.pipe2 ? sysnext.pipe2(fds, flags) : (int)syscall(SYS_pipe2, fds, flags);
 }
 
 /* ---- exec ---- */
@@ -184,10 +145,10 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
     init_before_exec();
     struct envhide_space sp;
     char *const *env = exec_env(envp, &sp);
-    if (!next.execve) {
+    if (!sysnext.execve) {
         return exec_failed(&sp, (int)syscall(SYS_execve, path, argv, env));
     }
-    return exec_failed(&sp, next.execve(path, argv, env));
+    return exec_failed(&sp, sysnext.execve(path, argv, env));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
@@ -199,13 +160,13 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     ensure_started();
     init_before_exec();
-    if (!next.execvpe) {
+    if (!sysnext.execvpe) {
         errno = ENOSYS;
         return -1;
     }
     struct envhide_space sp;
     char *const *env = exec_env(envp, &sp);
-    return exec_failed(&sp, next.execvpe(file, argv, env));
+    return exec_failed(&sp, sysnext.execvpe(file, argv, env));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
@@ -217,13 +178,13 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     ensure_started();
     init_before_exec();
-    if (!next.fexecve) {
+    if (!sysnext.fexecve) {
         errno = ENOSYS;
         return -1;
     }
     struct envhide_space sp;
     char *const *env = exec_env(envp, &sp);
-    return exec_failed(&sp, next.fexecve(fd, argv, env));
+    return exec_failed(&sp, sysnext.fexecve(fd, argv, env));
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
@@ -232,10 +193,10 @@ EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const
     init_before_exec();
     struct envhide_space sp;
     char *const *env = exec_env(envp, &sp);
-    if (!next.execveat) {
+    if (!sysnext.execveat) {
         return exec_failed(&sp, (int)syscall(SYS_execveat, dirfd, path, argv, env, flags));
     }
-    return exec_failed(&sp, next.execveat(dirfd, path, argv, env, flags));
+    return exec_failed(&sp, sysnext.execveat(dirfd, path, argv, env, flags));
 }
 
 /* ---- spawn ---- */
@@ -250,7 +211,7 @@ static int spawn(int search, pid_t *pid, const char *path, const posix_spawn_fil
     memset(&sp, 0, offsetof(struct envhide_space, local));
     char *const *env = conn_follows_forks() ? envhide_for_exec(envp, &sp) : envp;
     int (*fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *, char *const[],
-              char *const[]) = search ? next.posix_spawnp : next.posix_spawn;
+              char *const[]) = search ? sysnext.posix_spawnp : sysnext.posix_spawn;
     int rc = fn ? fn(pid, path, fa, attr, argv, env) : ENOSYS;
     envhide_release(&sp);
     return rc;
@@ -306,7 +267,7 @@ static int wait_child(pid_t pid, int *status)
 EXPORT int system(const char *cmd)
 {
     if (!cmd || !follow_spawns()) {
-        return next.system ? next.system(cmd) : -1;
+        return sysnext.system ? sysnext.system(cmd) : -1;
     }
     /* As POSIX says: SIGINT and SIGQUIT ignored and SIGCHLD blocked in the
      * caller while it waits; the shell starts with the caller's mask and
@@ -370,7 +331,7 @@ EXPORT FILE *popen(const char *cmd, const char *mode)
 {
     int reading = mode && mode[0] == 'r', writing = mode && mode[0] == 'w';
     if (!follow_spawns() || !(reading || writing)) {
-        return next.popen ? next.popen(cmd, mode) : NULL;
+        return sysnext.popen ? sysnext.popen(cmd, mode) : NULL;
     }
     int cloexec = mode[1] == 'e' || (mode[1] && mode[2] == 'e');
     int fds[2];
@@ -451,7 +412,7 @@ EXPORT int pclose(FILE *f)
     }
     atomic_store(&popen_lock, 0);
     if (!pid) {
-        return next.pclose ? next.pclose(f) : -1;
+        return sysnext.pclose ? sysnext.pclose(f) : -1;
     }
     fclose(f);
     int status;

@@ -12,7 +12,12 @@ checked on the built binaries and the sources instead of only written down:
 - format/memfmt_internal.h (the file's byte layout) is internal to
   format/: only format/*.c include it, and the few tests of those internals
   named in INTERNAL_USERS. The recorder, memrec and the merge speak the
-  pipe protocol of format/memwire.h and the varints of format/varint.h."""
+  pipe protocol of format/memwire.h and the varints of format/varint.h;
+- inside the preload library, calls go down the layers of LAYERS only
+  (hooks -> lifecycle -> modules -> buffers -> base): no object file of a
+  lower layer refers to a symbol that a file of a higher layer defines, no
+  two files call each other except the pairs of MUTUAL, and
+  docs/design.md's layer table is this one."""
 import os
 import re
 import subprocess
@@ -167,6 +172,165 @@ def check_internal_header():
           "the include scan sees format/ and tests/ (%d users)" % len(users))
 
 
+# The layers of recorder/target/, top to bottom: a file may refer (call a
+# function, read a variable) to a name defined by a file of its own layer or
+# of a layer below it, never above. docs/design.md ("Inside the target",
+# "Layers") holds the same table; check_layers() compares the two.
+LAYERS = [
+    ("hooks", "preload.c syshooks.c maphooks.c pools.c deepbind.c attach.c"),
+    ("lifecycle", "init.c service.c crash.c"),
+    ("modules", "modules.c preloaded.c heapinfo.c"),
+    ("buffers", "buffer.c buflock.c seq.c sigevents.c buffer_map.c crashflush.c"),
+    ("base", "pipe.c conn.c guard.c options.c log.c mem.c got.c envhide.c resolve.c sysnext.c "
+             "tracetree.c unwind.c cfi.c ehframe.c sample.c sigdefer.c"),
+]
+
+# Files of one layer that call each other, each with its reason. Any other
+# cycle between files (of any length) fails.
+MUTUAL = {
+    # The allocation path sends what signal handlers queued, inline, before
+    # its own event (lock_mine()); the queued calls are written with the
+    # buffer core's helpers. A function pointer would put an indirect call
+    # on the allocation path.
+    frozenset({"buffer.c", "sigevents.c"}),
+}
+
+
+def preload_objects():
+    """{source file name: object path} of the preload library's objects
+    (CMake builds them under .../memrec_preload.dir/)."""
+    objects = {}
+    for root, _dirs, files in os.walk(BUILD):
+        if not root.endswith("memrec_preload.dir") and "memrec_preload.dir" + os.sep not in root:
+            continue
+        for name in files:
+            if name.endswith(".c.o"):
+                objects[name[:-2]] = os.path.join(root, name)
+    return objects
+
+
+def object_symbols(path):
+    """(defined global names, undefined names) of one object file."""
+    r = subprocess.run(["nm", "-P", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("nm failed on %s: %s" % (path, r.stderr))
+    defined, undefined = set(), set()
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind == "U":
+            undefined.add(name)
+        elif kind.isupper():
+            defined.add(name)
+    return defined, undefined
+
+
+def file_references(objects):
+    """{(from file, to file): names} for every name one object uses and
+    another defines."""
+    owner, uses = {}, {}
+    for src, obj in objects.items():
+        defined, undefined = object_symbols(obj)
+        for name in defined:
+            owner[name] = src
+        uses[src] = undefined
+    refs = {}
+    for src, names in uses.items():
+        for name in names:
+            dst = owner.get(name)
+            if dst is not None and dst != src:
+                refs.setdefault((src, dst), set()).add(name)
+    return refs
+
+
+def cycles(files, refs):
+    """The strongly connected components of more than one file (Tarjan)."""
+    succ = {f: sorted(b for (a, b) in refs if a == f) for f in files}
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in succ[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(frozenset(comp))
+
+    for f in sorted(files):
+        if f not in index:
+            visit(f)
+    return out
+
+
+def layer_violations(layer_of, refs):
+    """Lines naming each reference from a lower layer to a higher one."""
+    bad = []
+    for (src, dst), names in sorted(refs.items()):
+        if layer_of[src] > layer_of[dst]:
+            bad.append("%s (%s) -> %s (%s): %s" % (src, LAYERS[layer_of[src]][0], dst, LAYERS[layer_of[dst]][0],
+                                                  " ".join(sorted(names))))
+    return bad
+
+
+def design_layers():
+    """The layer table of docs/design.md: rows '| layer | `a.c` `b.c` |'
+    after the header '| layer | files of recorder/target/ |'."""
+    rows, inside = [], False
+    with open(os.path.join(SRC, "docs", "design.md"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("| layer | files of recorder/target/"):
+                inside = True
+                continue
+            if inside:
+                if not line.startswith("|"):
+                    break
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if set(cells[0]) <= set("-"):
+                    continue
+                rows.append((cells[0], " ".join(re.findall(r"`([^`]+)`", cells[1]))))
+    return rows
+
+
+def check_layers():
+    layer_of = {}
+    for i, (_name, files) in enumerate(LAYERS):
+        for f in files.split():
+            layer_of[f] = i
+    sources_here = sorted(os.path.basename(p) for p in sources(os.path.join("recorder", "target"))
+                          if p.endswith(".c"))
+    check_eq(sorted(set(layer_of) ^ set(sources_here)), [],
+             "every file of recorder/target/ has a layer, and only those (%d files)" % len(sources_here))
+    objects = preload_objects()
+    if not check(objects, "object files of the preload library under %s (memrec_preload.dir)" % BUILD):
+        return
+    check_eq(sorted(set(objects) ^ set(sources_here)), [],
+             "the preload library's objects are the files of recorder/target/")
+    refs = file_references(objects)
+    check(len(refs) > 50 and ("preload.c", "buffer.c") in refs,
+          "the object scan sees the calls between files (%d pairs)" % len(refs))
+    check_eq(layer_violations(layer_of, refs), [], "no file of the preload library refers to a layer above it")
+    found = cycles(set(objects), refs)
+    check_eq(sorted(sorted(c) for c in found if c not in MUTUAL), [],
+             "no cycle between files of the preload library but those of MUTUAL")
+    check_eq(design_layers(), [(n, " ".join(f.split())) for n, f in LAYERS],
+             "docs/design.md's layer table is the test's")
+
+
 def main():
     for path in (PRELOAD, MEMREC):
         if not os.path.exists(path):
@@ -176,6 +340,7 @@ def main():
     check_memrec_links()
     check_includes()
     check_internal_header()
+    check_layers()
     done()
 
 
