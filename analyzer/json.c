@@ -48,6 +48,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     field_u(f, "pid", m->pid, 1);
     fprintf(f, ", \"end\": \"%s\", \"exit_value\": %d", end_how(m), m->has_end ? m->end.value : 0);
     fprintf(f, ", \"attached\": %s", m->header.flags & MEMFMT_HF_ATTACHED ? "true" : "false");
+    fprintf(f, ", \"packed\": %s", m->pack ? "true" : "false");
     /* -1: no baseline (not attached, or an allocator without mallinfo2). */
     fprintf(f, ", \"baseline_in_use_bytes\": %lld, \"baseline_arena_bytes\": %lld",
             m->has_baseline ? (long long)m->baseline_in_use : -1LL,

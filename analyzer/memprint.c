@@ -24,6 +24,7 @@
 #include "groups.h"
 #include "massif.h"
 #include "model.h"
+#include "pack.h"
 #include "pprof.h"
 #include "report.h"
 #include "rssgap.h"
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: memprint [OPTIONS] FILE\n"
                "       memprint --diff BASE [OPTIONS] NEW\n"
+               "       memprint --pack IN OUT\n"
                "\n"
                "Prints the summary and the ranked reports of a memrec recording, or one of\n"
                "its analyses.\n"
@@ -82,6 +84,12 @@ static void usage(FILE *f)
                "                      regular expression)\n"
                "      --exclude RE    no stack through a function matching RE\n"
                "\n"
+               "Portable recordings:\n"
+               "      --pack IN OUT   write to OUT a copy of the recording IN that carries the\n"
+               "                      symbolized frames (functions, files, lines, inline chains)\n"
+               "                      of its stacks: OUT reads the same where the program's\n"
+               "                      files are absent; a packed file says 'packed' in its summary\n"
+               "\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n");
 }
@@ -118,7 +126,8 @@ enum {
     OPT_BY_STACK,
     OPT_PPROF,
     OPT_PPROF_AT,
-    OPT_MASSIF
+    OPT_MASSIF,
+    OPT_PACK
 };
 
 struct opts {
@@ -689,6 +698,42 @@ static unsigned parse_sections(const char *list)
     return mask;
 }
 
+/* memprint --pack IN OUT: only those, and no other option. */
+static int run_pack(int argc, char **argv)
+{
+    int opts = 0;
+    for (int i = 1; i < optind; i++) {
+        opts += strcmp(argv[i], "--pack") != 0;
+    }
+    if (opts) {
+        die_code(2, "--pack takes no other option (usage: memprint --pack IN OUT)");
+    }
+    if (argc - optind != 2) {
+        die_code(2, "--pack needs an input and an output file (usage: memprint --pack IN OUT)");
+    }
+    const char *in = argv[optind], *out = argv[optind + 1];
+    struct pack_stats st;
+    char err[512];
+    if (pack_file(in, out, &st, err, sizeof err) < 0) {
+        die("%s", err);
+    }
+    char b1[32], b2[32];
+    /* Unknown: addresses of which the symbolizer found nothing here; they
+     * read as module+offset, packed or not. */
+    printf("packed '%s' into '%s': frames of %u addresses (%u frames, %u names), %u without symbols; "
+           "%s -> %s (%+.1f%%)\n",
+           in, out, st.addresses, st.frames, st.strings, st.unknown, util_bytes(b1, sizeof b1, st.in_bytes),
+           util_bytes(b2, sizeof b2, st.out_bytes),
+           st.in_bytes ? 100.0 * ((double)st.out_bytes - (double)st.in_bytes) / (double)st.in_bytes : 0.0);
+    if (st.cut) {
+        /* As for a report of a cut file: written, but not the whole run. */
+        warning("'%s' is cut short at byte %llu of its data: '%s' holds what comes before, and has no end either", in,
+                (unsigned long long)st.cut_offset, out);
+        return 3;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     util_progname = "memprint";
@@ -721,6 +766,7 @@ int main(int argc, char **argv)
         {"pprof", required_argument, NULL, OPT_PPROF},
         {"pprof-at", required_argument, NULL, OPT_PPROF_AT},
         {"massif", required_argument, NULL, OPT_MASSIF},
+        {"pack", no_argument, NULL, OPT_PACK},
         {NULL, 0, NULL, 0},
     };
     struct opts o = {0};
@@ -729,6 +775,7 @@ int main(int argc, char **argv)
     o.cost = COST_PEAK;
     o.points = 1000;
     int c;
+    int pack = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "jn:f:hVF:c:", longs, NULL)) != -1) {
         switch (c) {
@@ -781,6 +828,7 @@ int main(int argc, char **argv)
                 die_code(2, "invalid --pprof-at '%s' (expected end or peak)", optarg);
             }
             break;
+        case OPT_PACK: pack = 1; break;
         case OPT_GROUP:
             if (strcmp(optarg, "stack") == 0) {
                 o.group = 0;
@@ -800,6 +848,9 @@ int main(int argc, char **argv)
             }
             die_code(2, "unknown option '%s' (see memprint --help)", argv[optind - 1]);
         }
+    }
+    if (pack) {
+        return run_pack(argc, argv);
     }
     if (o.cost_set && !o.folded && !o.svg) {
         die_code(2, "--cost applies to --folded and --svg only (see memprint --help)");

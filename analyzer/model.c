@@ -150,6 +150,27 @@ static int add_module(struct loader *L, const struct memfmt_record *r)
     return 0;
 }
 
+/* A PACK_* record: into the pack of a packed file (ignored in any other).
+ * Returns -1 when refused: an undefined module or string id, an address
+ * given twice, more addresses than trace nodes. */
+static int apply_pack(struct loader *L, const struct memfmt_record *r)
+{
+    struct model *m = L->m;
+    if (!m->pack) {
+        return 0;
+    }
+    if (r->tag == MEMFMT_REC_PACK_STRING) {
+        return packed_add_string(m->pack, r->u.pack_string.str, r->u.pack_string.len, m->nnodes);
+    }
+    struct id_key key = {m, r->u.pack_frames.module};
+    size_t slot;
+    uint32_t i = idmap_find(&L->ids, idmap_mix(r->u.pack_frames.module), same_id, &key, &slot);
+    if (i == IDMAP_NONE) {
+        return -1;
+    }
+    return packed_add_frames(m->pack, i, r, m->nnodes - 1); /* the root has no address */
+}
+
 static void apply(struct loader *L, const struct memfmt_record *r)
 {
     struct model *m = L->m;
@@ -232,6 +253,12 @@ static void apply(struct loader *L, const struct memfmt_record *r)
         m->end.value = r->u.end.value;
         m->end.runtime_ms = r->u.end.runtime_ms;
         break;
+    case MEMFMT_REC_PACK_STRING:
+    case MEMFMT_REC_PACK_FRAMES:
+        if (apply_pack(L, r) < 0) {
+            m->bad_records++;
+        }
+        break;
     case MEMFMT_REC_STATS:
         m->lost_events = r->u.stats.lost_events;
         m->unmatched_frees = r->u.stats.unmatched_frees;
@@ -291,6 +318,9 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     }
     struct model *m = xcalloc(1, sizeof *m);
     m->header = *memfmt_reader_header(rd);
+    if (m->header.flags & MEMFMT_HF_PACKED) {
+        m->pack = packed_new();
+    }
     m->acct = accounting_new(1);
     struct loader L = {.m = m, .loaded = ADDRMAP_INIT, .ids = IDMAP_INIT};
     xgrow((void **)&m->nodes, &L.node_cap, 1, sizeof *m->nodes);
@@ -358,6 +388,7 @@ void model_free(struct model *m)
     free(m->exe);
     free(m->cmdline);
     accounting_free(m->acct);
+    packed_free(m->pack);
     free(m);
 }
 

@@ -11,6 +11,7 @@
 
 #include "accounting.h"
 #include "memfmt.h"
+#include "packed.h"
 #include "rssgap.h"
 
 struct model_module {
@@ -79,6 +80,10 @@ struct model {
     int stop_rc;
     uint64_t stop_offset;
     uint64_t bad_records; /* records that could not be applied */
+    /* A packed file (header flag MEMFMT_HF_PACKED, memprint --pack): the
+     * frames it carries, which symfiles.c reads instead of the modules'
+     * files; NULL for any other file. */
+    struct packed *pack;
     uint64_t impossible_sizes; /* allocations refused: larger than ACCT_MAX_SIZE */
     struct rssgap rssgap; /* RSS versus heap: the moment of the widest gap (rssgap.h) */
 };

@@ -11,6 +11,7 @@
 #include "escape.h"
 #include "idmap.h"
 #include "names.h"
+#include "packed.h"
 #include "rssgap.h"
 #include "symfiles.h"
 #include "util.h"
@@ -607,6 +608,10 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
                 "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
                 "are not counted\n",
                 (unsigned long long)m->unmatched_frees);
+    }
+    if (m->pack) {
+        fprintf(out, "packed: the file carries the frames of %u addresses (no module file is read)\n",
+                packed_addresses(m->pack));
     }
     if (m->has_baseline) {
         char b3[32];

@@ -109,11 +109,44 @@ static int module_index(struct symfiles *s, uint32_t mi)
     return si;
 }
 
+/* A packed file's frames of module `mi` at return address `ip`: the
+ * pack is the truth for the file, so no module file is ever opened, even
+ * where it exists. An address the pack lacks reads as the symbolizer
+ * gives it for a module it cannot open: module and offset of the call. */
+static int packed_lookup(const struct symfiles *s, int32_t mi, uint64_t ip, struct sym_frame *out, int max)
+{
+    const struct model_module *mod = &s->m->modules[mi];
+    uint64_t offset = ip - mod->bias;
+    struct packed_frame pf[MEMFMT_MAX_PACK_FRAMES];
+    int k =
+        packed_find(s->m->pack, (uint32_t)mi, offset, pf, max < MEMFMT_MAX_PACK_FRAMES ? max : MEMFMT_MAX_PACK_FRAMES);
+    if (k == 0) {
+        memset(&out[0], 0, sizeof out[0]);
+        out[0].module = mod->path;
+        out[0].module_offset = offset - 1;
+        return 1;
+    }
+    for (int i = 0; i < k; i++) {
+        out[i] = (struct sym_frame){
+            .function = pf[i].function,
+            .file = pf[i].file,
+            .line = pf[i].line,
+            .module = mod->path,
+            .module_offset = offset - 1,
+            .inlined = pf[i].inlined,
+        };
+    }
+    return k;
+}
+
 int symfiles_lookup(struct symfiles *s, uint32_t node, struct sym_frame *out, int max)
 {
     const struct model_node *n = &s->m->nodes[node];
     int k = 0;
     int32_t mi = n->module >= 0 && (uint32_t)n->module < s->m->nmodules ? n->module : -1;
+    if (mi >= 0 && s->m->pack) {
+        return packed_lookup(s, mi, n->ip, out, max);
+    }
     if (mi >= 0) {
         if (s->index[mi] == NOT_TRIED) {
             s->index[mi] = module_index(s, (uint32_t)mi);

@@ -47,6 +47,8 @@ enum memfmt_tag {
     MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
     MEMFMT_REC_BASELINE = 15, /* attached: the allocator's own view of the heap at attach (mallinfo2) */
     MEMFMT_REC_HEAPINFO = 16, /* version 3: the allocator's own view of the heap, sampled (mallinfo2) */
+    MEMFMT_REC_PACK_STRING = 18, /* packed file: the next string of the pack's table (ids implicit, from 1) */
+    MEMFMT_REC_PACK_FRAMES = 19, /* packed file: the symbolized frames of one address of a module */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -97,6 +99,7 @@ enum memfmt_end_how {
 /* Header flags. */
 enum memfmt_header_flags {
     MEMFMT_HF_ATTACHED = 1 << 0, /* recording began in a running process */
+    MEMFMT_HF_PACKED = 1 << 2, /* memprint --pack: the file carries its frames (PACK_* records) */
 };
 
 struct memfmt_header {
@@ -110,6 +113,7 @@ struct memfmt_header {
 #define MEMFMT_MAX_RECORD (1u << 20)
 #define MEMFMT_MAX_SEGMENTS 64
 #define MEMFMT_MAX_THREADS (1u << 20) /* thread indexes are below this; writers reuse them */
+#define MEMFMT_MAX_PACK_FRAMES 64 /* frames of one address in a PACK_FRAMES record (an inline chain) */
 /* The largest zstd window a reader accepts: 2^27 bytes (128 MiB), what the
  * zstd command accepts without --memory. memrec writes windows of 2^23 at
  * most (level 19); a file recompressed with zstd --long=27 still opens. A
@@ -124,6 +128,18 @@ enum memfmt_module_flags {
      * library); never the executable, ld.so, libc or the vdso. */
     MEMFMT_MODF_PRELOAD_ONLY = 1 << 0,
     MEMFMT_MODF_LOADER = 1 << 1, /* the dynamic loader, ld.so */
+};
+
+/* PACK_FRAMES: one frame of an address, innermost first. */
+enum memfmt_pack_frame_flags {
+    MEMFMT_PF_INLINED = 1 << 0, /* an inlined function expanded at the address */
+};
+
+struct memfmt_pack_frame {
+    uint32_t function; /* PACK_STRING id of the function's name as memprint shows it; 0 = unknown */
+    uint32_t file; /* PACK_STRING id of the source file; 0 = unknown */
+    uint32_t line; /* 0 = unknown */
+    uint32_t flags; /* enum memfmt_pack_frame_flags; readers ignore unknown bits */
 };
 
 struct memfmt_segment {
@@ -239,6 +255,16 @@ struct memfmt_record {
             int64_t delta; /* bytes mapped (> 0) or unmapped (< 0) for that trace */
             uint32_t call; /* 1: a new mapping call (mmap, brk/sbrk growth); 0: a change to what was mapped */
         } map;
+        struct {
+            const char *str; /* not NUL-terminated */
+            uint32_t len;
+        } pack_string;
+        struct {
+            uint32_t module; /* MODULE id */
+            uint64_t offset; /* return address minus the module's bias (a NODE ip, module-relative) */
+            uint32_t nframes; /* 1 to MEMFMT_MAX_PACK_FRAMES */
+            struct memfmt_pack_frame frames[MEMFMT_MAX_PACK_FRAMES];
+        } pack_frames;
     } u;
 };
 
@@ -283,6 +309,14 @@ uint64_t memfmt_writer_bytes(const memfmt_writer *w);
 int memfmt_writer_errno(const memfmt_writer *w);
 /** Release; accepts NULL. Does not finish the frame. */
 void memfmt_writer_free(memfmt_writer *w);
+/** Append one record already encoded (tag, length, payload: `len` bytes,
+ * as memfmt_read_raw() gives it), unchanged. For copying a file: an
+ * EVENTS record continues the stream state of the records copied before
+ * it, so a writer that copies EVENTS records must not be given events
+ * through memfmt_write(). Returns 0 or a negative status
+ * (MEMFMT_E_INVALID for an empty record or one of a tag that cannot be in
+ * a file). */
+int memfmt_write_raw(memfmt_writer *w, const uint8_t *rec, size_t len);
 
 /* ---- reader: how to use ----
  * r = memfmt_reader_open(path, &rc); if NULL, rc says why (MEMFMT_E_IO with
@@ -337,6 +371,14 @@ struct memfmt_event {
  * cache). Returns 1 with *n events or (*n == 0) a record in `rec`, 0 at the
  * end of data, < 0 for an error. */
 int memfmt_read_batch(memfmt_reader *r, struct memfmt_record *rec, struct memfmt_event *evs, size_t cap, size_t *n);
+/** Next record as its encoded bytes, for copying a file: *rec points at
+ * its tag, *len covers tag, length and payload (valid until the next call
+ * on the reader), *tag is the tag. A known record is checked as
+ * memfmt_read() checks it, except the operations inside an EVENTS block,
+ * which are not decoded (read the file with memfmt_read() first to check
+ * them). Returns 1, 0 at the end of data, < 0 for an error. Not to be
+ * mixed with the other read calls on one reader. */
+int memfmt_read_raw(memfmt_reader *r, const uint8_t **rec, size_t *len, unsigned *tag);
 /** Offset in the decompressed stream where the reader stands. */
 uint64_t memfmt_reader_offset(const memfmt_reader *r);
 /** Compressed bytes consumed from the file so far. */

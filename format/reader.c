@@ -504,6 +504,39 @@ int memfmt_read_batch(memfmt_reader *r, struct memfmt_record *rec, struct memfmt
     }
 }
 
+int memfmt_read_raw(memfmt_reader *r, const uint8_t **rec, size_t *len, unsigned *tag)
+{
+    struct memfmt_record tmp;
+    for (;;) {
+        int n = MEMFMT_E_TRUNCATED;
+        if (r->raw_end > r->raw_start) {
+            n = memfmt_decode(r->raw + r->raw_start, r->raw_end - r->raw_start, &tmp);
+        }
+        if (n > 0) {
+            if (tmp.tag == MEMFMT_REC_ALLOC || tmp.tag == MEMFMT_REC_FREE || tmp.tag == MEMFMT_REC_REALLOC) {
+                return MEMFMT_E_CORRUPT; /* events exist only inside blocks */
+            }
+            /* The window moves only in refill(), which is not called
+             * again before the caller is done with this record. */
+            *rec = r->raw + r->raw_start;
+            *len = (size_t)n;
+            *tag = tmp.tag;
+            r->raw_start += (size_t)n;
+            return 1;
+        }
+        if (n != MEMFMT_E_TRUNCATED) {
+            return n;
+        }
+        int rc = refill(r);
+        if (rc == 0) {
+            return r->raw_end > r->raw_start ? MEMFMT_E_TRUNCATED : 0;
+        }
+        if (rc < 0) {
+            return rc;
+        }
+    }
+}
+
 uint64_t memfmt_reader_offset(const memfmt_reader *r)
 {
     if (r->blk) {

@@ -121,6 +121,18 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, zigzag(r->u.map.delta));
         put_u(o, r->u.map.call);
         break;
+    case MEMFMT_REC_PACK_STRING: put_bytes(o, r->u.pack_string.str, r->u.pack_string.len); break;
+    case MEMFMT_REC_PACK_FRAMES:
+        put_u(o, r->u.pack_frames.module);
+        put_u(o, r->u.pack_frames.offset);
+        put_u(o, r->u.pack_frames.nframes);
+        for (uint32_t i = 0; i < r->u.pack_frames.nframes && i < MEMFMT_MAX_PACK_FRAMES; i++) {
+            put_u(o, r->u.pack_frames.frames[i].function);
+            put_u(o, r->u.pack_frames.frames[i].file);
+            put_u(o, r->u.pack_frames.frames[i].line);
+            put_u(o, r->u.pack_frames.frames[i].flags);
+        }
+        break;
     default: break;
     }
 }
@@ -294,6 +306,22 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.map.call = get_u32(in);
         if (r->u.map.thread >= MEMFMT_MAX_THREADS || r->u.map.kind >= MEMFMT_MK_COUNT || r->u.map.call > 1) {
             in->rc = MEMFMT_E_CORRUPT;
+        }
+        break;
+    case MEMFMT_REC_PACK_STRING: r->u.pack_string.str = (const char *)get_bytes(in, &r->u.pack_string.len); break;
+    case MEMFMT_REC_PACK_FRAMES:
+        r->u.pack_frames.module = get_u32(in);
+        r->u.pack_frames.offset = get_u(in);
+        r->u.pack_frames.nframes = get_u32(in);
+        if (r->u.pack_frames.nframes == 0 || r->u.pack_frames.nframes > MEMFMT_MAX_PACK_FRAMES) {
+            in->rc = MEMFMT_E_CORRUPT;
+            r->u.pack_frames.nframes = 0;
+        }
+        for (uint32_t i = 0; i < r->u.pack_frames.nframes; i++) {
+            r->u.pack_frames.frames[i].function = get_u32(in);
+            r->u.pack_frames.frames[i].file = get_u32(in);
+            r->u.pack_frames.frames[i].line = get_u32(in);
+            r->u.pack_frames.frames[i].flags = get_u32(in);
         }
         break;
     default: break;

@@ -50,13 +50,13 @@ static int write_all(memfmt_writer *w, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Feed the pending input to zstd with `op` and write what comes out. */
-static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
+/* Feed `n` bytes at `p` to zstd with `op` and write what comes out. */
+static int compress_bytes(memfmt_writer *w, const uint8_t *p, size_t n, ZSTD_EndDirective op)
 {
     if (w->failed) {
         return w->failed;
     }
-    ZSTD_inBuffer in = {w->in, w->in_len, 0};
+    ZSTD_inBuffer in = {p, n, 0};
     for (;;) {
         ZSTD_outBuffer out = {w->out, w->out_cap, 0};
         size_t left = ZSTD_compressStream2(w->cctx, &out, &in, op);
@@ -74,8 +74,17 @@ static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
             break;
         }
     }
-    w->in_len = 0;
     return 0;
+}
+
+/* Feed the pending input to zstd with `op` and write what comes out. */
+static int compress_pending(memfmt_writer *w, ZSTD_EndDirective op)
+{
+    int rc = compress_bytes(w, w->in, w->in_len, op);
+    if (rc == 0) {
+        w->in_len = 0;
+    }
+    return rc;
 }
 
 /* Bytes in all columns of the open EVENTS block. */
@@ -200,6 +209,33 @@ int memfmt_write(memfmt_writer *w, const struct memfmt_record *rec)
         return n; /* a record that can never fit is the caller's error, not sticky */
     }
     w->in_len += (size_t)n;
+    return 0;
+}
+
+int memfmt_write_raw(memfmt_writer *w, const uint8_t *rec, size_t len)
+{
+    if (w->failed) {
+        return w->failed;
+    }
+    if (len == 0 || rec[0] == 0 || rec[0] >= MEMFMT_REC_ALLOC) {
+        return MEMFMT_E_INVALID;
+    }
+    int rc = close_block(w);
+    if (rc < 0) {
+        return rc;
+    }
+    if (WRITER_IN_CAP - w->in_len < len) {
+        rc = compress_pending(w, ZSTD_e_continue);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    if (len > WRITER_IN_CAP) {
+        /* Larger than the input buffer (records go up to 1 MiB): straight to zstd. */
+        return compress_bytes(w, rec, len, ZSTD_e_continue);
+    }
+    memcpy(w->in + w->in_len, rec, len);
+    w->in_len += len;
     return 0;
 }
 

@@ -27,6 +27,8 @@ MAGIC = b"\x89MEMREC\n"
 REC_PROCESS, REC_MODULE, REC_UNMODULE, REC_THREAD, REC_NODE, REC_EVENTS = 1, 2, 3, 4, 5, 6
 REC_TIME, REC_STATS, REC_END = 9, 12, 11
 REC_RSS, REC_HEAPINFO = 10, 16
+REC_PACK_STRING, REC_PACK_FRAMES = 18, 19
+HF_PACKED = 1 << 2  # header flag: the file carries its frames (memprint --pack)
 # EVENTS operations (format/memfmt_internal.h), as in make_bad.py
 OP_ALLOC, OP_FREE, OP_REALLOC, OP_THREAD = 0 << 2, 1 << 2, 2 << 2, 3 << 2
 OP_NEW, OP_TEMP = 1 << 1, 1 << 0
@@ -43,8 +45,8 @@ def varint(v):
     return bytes(out)
 
 
-def header(version=1):
-    return MAGIC + version.to_bytes(2, "little") + bytes([8, 1]) + (0).to_bytes(4, "little")
+def header(version=1, flags=0):
+    return MAGIC + version.to_bytes(2, "little") + bytes([8, 1]) + flags.to_bytes(4, "little")
 
 
 def field(f):
@@ -194,6 +196,58 @@ def module_fifo(path=b"/proc/self/fd/0"):
     return start() + body + events(ops) + end_exited()
 
 
+def pack_frames(mid, offset, frames):
+    """A PACK_FRAMES record: frames are (function id, file id, line, flags)."""
+    fields = [mid, offset, len(frames)]
+    for f in frames:
+        fields += list(f)
+    return record(REC_PACK_FRAMES, *fields)
+
+
+def packed_garbage():
+    # A packed file whose pack lies: besides one good address and one whose
+    # name drives a terminal, a frame naming a string never defined, one
+    # naming a module never defined, and an address given twice. The three
+    # are refused (their addresses read as module+offset), nothing crashes.
+    base = 0x400000
+    body = module(1, base, b"/nonexistent/libpacked.so")
+    body += record(REC_NODE, 0, base + 0x100) + record(REC_NODE, 1, base + 0x200) + record(REC_NODE, 2, base + 0x300)
+    ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 3), op(OP_ALLOC | OP_NEW, K_MALLOC, 20001, 2)]
+    pack = record(REC_PACK_STRING, blob(b"good_function")) + record(REC_PACK_STRING, blob(b"good.c"))
+    pack += record(REC_PACK_STRING, blob(b"\x1b]0;pwned\x07evil\x1b[2J\xff"))
+    pack += pack_frames(1, 0x300, [(1, 2, 42, 0)])  # the leaf of the first stack
+    pack += pack_frames(1, 0x100, [(3, 0, 0, 0)])  # the outermost frame: the hostile name
+    pack += pack_frames(1, 0x200, [(99, 0, 1, 0)])  # string 99 was never defined
+    pack += pack_frames(7, 0x200, [(1, 0, 1, 0)])  # module 7 was never defined
+    pack += pack_frames(1, 0x300, [(1, 0, 7, 0)])  # given before
+    return header(flags=HF_PACKED) + process() + record(REC_THREAD, 1, 4242) + body + events(ops) + \
+        end_exited() + pack
+
+
+def packed_flood(n):
+    # A packed file of one node whose pack claims n strings and n addresses
+    # (identical records compress to nothing): the pack is bounded by the
+    # nodes defined, so all but a few are refused at no cost.
+    base = 0x400000
+    body = module(1, base, b"/nonexistent/libpacked.so") + record(REC_NODE, 0, base + 0x100)
+    ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 1)]
+    pack = record(REC_PACK_STRING, blob(b"flood_function")) * n
+    pack += b"".join(pack_frames(1, 0x100 + i, [(1, 0, 1, 0)] * 64) for i in range(n))
+    return header(flags=HF_PACKED) + process() + record(REC_THREAD, 1, 4242) + body + events(ops) + \
+        end_exited() + pack
+
+
+def packed_corrupt():
+    # A PACK_FRAMES record with 65 frames (the format allows 64): corrupt,
+    # reading stops there.
+    base = 0x400000
+    body = module(1, base, b"/nonexistent/libpacked.so") + record(REC_NODE, 0, base + 0x100)
+    ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 1)]
+    pack = record(REC_PACK_STRING, blob(b"f")) + pack_frames(1, 0x100, [(1, 0, 1, 0)] * 65)
+    return header(flags=HF_PACKED) + process() + record(REC_THREAD, 1, 4242) + body + events(ops) + \
+        end_exited() + pack
+
+
 def sampled_huge():
     # A sampled recording with an allocation of 2^64 - 1 bytes.
     ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, (1 << 64) - 1, 0),
@@ -257,6 +311,9 @@ SMALL = {
     "window-2e27": lambda: window_frame(27),
     "window-2e28": lambda: window_frame(28),
     "window-2e31": lambda: window_frame(31),
+    "packed-garbage": lambda: zstd(packed_garbage()),
+    "packed-flood-20000": lambda: zstd(packed_flood(20000)),
+    "packed-corrupt": lambda: zstd(packed_corrupt()),
 }
 
 LARGE = {

@@ -55,6 +55,11 @@ static unsigned check_fields(const struct memfmt_record *rec, const uint8_t *lo,
         sum += inside(rec->u.module.build_id, rec->u.module.build_id_len, lo, hi);
         contract(rec->u.module.nsegments <= MEMFMT_MAX_SEGMENTS, "a module has at most MEMFMT_MAX_SEGMENTS segments");
         break;
+    case MEMFMT_REC_PACK_STRING: sum += inside(rec->u.pack_string.str, rec->u.pack_string.len, lo, hi); break;
+    case MEMFMT_REC_PACK_FRAMES:
+        contract(rec->u.pack_frames.nframes >= 1 && rec->u.pack_frames.nframes <= MEMFMT_MAX_PACK_FRAMES,
+                 "a PACK_FRAMES record has 1 to MEMFMT_MAX_PACK_FRAMES frames");
+        break;
     default: break;
     }
     return sum;

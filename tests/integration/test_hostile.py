@@ -204,6 +204,26 @@ rc, out, _, _, _ = memprint(["--json", os.path.join(HOSTILE, "names.mrec")])
 check(b"\\u00fe\\u00ffend" in out and b"\\u001b[2J" in out, "names.mrec: JSON escapes the invalid bytes as \\u00XX")
 no_controls("memprint --json names.mrec", out)
 
+# 4b. Packed files whose pack lies (memprint --pack, docs/format.md
+#     "Packed recordings"): frames naming an undefined string or module, an
+#     address given twice, a name that drives a terminal, a flood of
+#     strings and addresses bounded by the nodes, a frame count above 64.
+text, rep = expect("packed-garbage.mrec", 3, r"3 records could not be applied")
+no_controls("memprint packed-garbage.mrec (text)", text)
+check(b"good_function at good.c:42 in libpacked.so" in text, "packed-garbage: the good address has its packed frame")
+check(b"\\x1b]0;pwned\\x07evil\\x1b[2J\\xff in libpacked.so" in text, "packed-garbage: the hostile name is escaped")
+check(b"?? in libpacked.so+0x1ff" in text, "packed-garbage: a refused address reads as module+offset")
+if rep:
+    check_eq((rep["packed"], rep["complete"], rep["allocations"]), (True, False, 2),
+             "packed-garbage: JSON packed, incomplete, 2 allocations")
+# 20,000 strings and 20,000 addresses of 64 frames for one node: 256 + 2 x
+# 64 strings and one address are kept, the rest refused.
+text, rep = expect("packed-flood-20000.mrec", 3, r"39487 records could not be applied")
+check(b"packed: the file carries the frames of 1 addresses" in text, "packed-flood: one address kept")
+text, rep = expect("packed-corrupt.mrec", 3, r"corrupt data at byte 112")
+check(b"?? in libpacked.so+0xff" in text, "packed-corrupt: reading stops at the bad record, the address reads as "
+      "module+offset")
+
 # A real program whose function name and file name hold escapes (issue 10
 # item 6): memrec's closing summary and memprint's report show them escaped.
 CC = shutil.which("cc") or shutil.which("gcc")

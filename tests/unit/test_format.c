@@ -252,6 +252,125 @@ static void test_file(void)
     close(fd);
 }
 
+/* PACK records (memprint --pack) round trip; a file copied record by
+ * record with memfmt_read_raw()/memfmt_write_raw() reads the same, large
+ * records and events included. */
+static void test_pack_and_raw_copy(void)
+{
+    struct memfmt_record a = {.tag = MEMFMT_REC_PACK_STRING}, b;
+    a.u.pack_string.str = "ns::f(int)";
+    a.u.pack_string.len = 10;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK(b.u.pack_string.len == 10 && memcmp(b.u.pack_string.str, "ns::f(int)", 10) == 0);
+    a = (struct memfmt_record){.tag = MEMFMT_REC_PACK_FRAMES};
+    a.u.pack_frames.module = 3;
+    a.u.pack_frames.offset = 0x1234;
+    a.u.pack_frames.nframes = MEMFMT_MAX_PACK_FRAMES;
+    for (uint32_t i = 0; i < MEMFMT_MAX_PACK_FRAMES; i++) {
+        a.u.pack_frames.frames[i] = (struct memfmt_pack_frame){i + 1, i + 2, i * 10, i + 1 < MEMFMT_MAX_PACK_FRAMES};
+    }
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK(b.u.pack_frames.module == 3 && b.u.pack_frames.offset == 0x1234 && b.u.pack_frames.nframes == 64);
+    CHECK(memcmp(a.u.pack_frames.frames, b.u.pack_frames.frames, sizeof a.u.pack_frames.frames) == 0);
+    /* 0 frames, or more than 64, is corrupt. */
+    uint8_t buf[64];
+    a.u.pack_frames.nframes = 1;
+    int n = memfmt_encode(&a, buf, sizeof buf);
+    CHECK(n > 0);
+    buf[2 + 2 + 1] = 0; /* tag, length, module, offset (2 bytes), then the frame count */
+    CHECK_EQ(memfmt_decode(buf, (size_t)n, &b), MEMFMT_E_CORRUPT);
+    buf[2 + 2 + 1] = 65;
+    CHECK_EQ(memfmt_decode(buf, (size_t)n, &b), MEMFMT_E_CORRUPT);
+
+    /* A file of events, a record of 600 KiB (larger than the writer's
+     * input buffer), and pack records, copied raw. */
+    int fd = temp_fd();
+    /* Version 2: the copy keeps the input's version (EVENTS as in 2). */
+    struct memfmt_header h = {2, 8, 1, MEMFMT_HF_ATTACHED};
+    int rc;
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 3, &rc);
+    CHECK(w != NULL);
+    static char big[600 << 10];
+    memset(big, 'x', sizeof big);
+    enum { N = 30000 };
+    for (int i = 0; i < N; i++) {
+        struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
+        r.u.alloc.size = (uint64_t)i % 97;
+        r.u.alloc.thread = 1;
+        r.u.alloc.info = (uint32_t)(i % 97) + 1;
+        CHECK(memfmt_write(w, &r) == 0);
+        if (i == N / 2) {
+            /* Larger than the writer's input buffer: encoded here,
+             * written raw (as memprint --pack writes its records). */
+            static uint8_t enc[(600 << 10) + 16];
+            struct memfmt_record s = {.tag = MEMFMT_REC_PACK_STRING};
+            s.u.pack_string.str = big;
+            s.u.pack_string.len = sizeof big;
+            int k = memfmt_encode(&s, enc, sizeof enc);
+            CHECK(k > 0);
+            CHECK(memfmt_write_raw(w, enc, (size_t)k) == 0);
+        }
+    }
+    CHECK(memfmt_write(w, &a) == 0);
+    CHECK(memfmt_writer_finish(w) == 0);
+    memfmt_writer_free(w);
+
+    int out = temp_fd();
+    lseek(fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r != NULL);
+    w = memfmt_writer_new(out, memfmt_reader_header(r), 3, &rc);
+    const uint8_t *raw;
+    size_t len;
+    unsigned tag;
+    int records = 0;
+    while ((rc = memfmt_read_raw(r, &raw, &len, &tag)) > 0) {
+        CHECK(memfmt_write_raw(w, raw, len) == 0);
+        records++;
+    }
+    CHECK_EQ(rc, 0);
+    CHECK(records > 3);
+    CHECK(memfmt_writer_finish(w) == 0);
+    memfmt_writer_free(w);
+    memfmt_reader_free(r);
+    /* Tag 0 is never a record. */
+    int spare = temp_fd();
+    w = memfmt_writer_new(spare, &h, 3, &rc);
+    CHECK_EQ(memfmt_write_raw(w, (const uint8_t *)"\0\0", 2), MEMFMT_E_INVALID);
+    memfmt_writer_free(w);
+    close(spare);
+
+    /* Both read the same, record for record. */
+    lseek(fd, 0, SEEK_SET);
+    lseek(out, 0, SEEK_SET);
+    memfmt_reader *r1 = memfmt_reader_open_fd(fd, &rc);
+    memfmt_reader *r2 = memfmt_reader_open_fd(out, &rc);
+    CHECK(r1 && r2);
+    CHECK_EQ(memfmt_reader_header(r2)->version, 2);
+    CHECK_EQ(memfmt_reader_header(r2)->flags, MEMFMT_HF_ATTACHED);
+    struct memfmt_record x, y;
+    int rc1, rc2, same = 1, count = 0;
+    do {
+        rc1 = memfmt_read(r1, &x);
+        rc2 = memfmt_read(r2, &y);
+        same &= rc1 == rc2 && (rc1 <= 0 || x.tag == y.tag);
+        if (rc1 > 0 && x.tag == MEMFMT_REC_ALLOC) {
+            same &= x.u.alloc.size == y.u.alloc.size && x.u.alloc.info == y.u.alloc.info;
+        }
+        if (rc1 > 0 && x.tag == MEMFMT_REC_PACK_STRING) {
+            same &= x.u.pack_string.len == y.u.pack_string.len && y.u.pack_string.len == sizeof big;
+        }
+        count++;
+    } while (rc1 > 0 && same);
+    CHECK(same);
+    CHECK_EQ(rc1, 0);
+    CHECK_EQ(count, N + 3);
+    memfmt_reader_free(r1);
+    memfmt_reader_free(r2);
+    close(fd);
+    close(out);
+}
+
 static void test_bad_files(void)
 {
     int rc;
@@ -706,6 +825,7 @@ int main(void)
     test_records();
     test_file();
     test_bad_files();
+    test_pack_and_raw_copy();
     test_flipped_bytes();
     test_events();
     test_batch_reading();
