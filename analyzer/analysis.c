@@ -108,7 +108,7 @@ static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
     p->out[p->nout].trace = trace;
     p->out[p->nout].flags = flags;
     p->out[p->nout].info = 0; /* the accounting does not read it */
-    p->out[p->nout].reserved = 0;
+    p->out[p->nout].ns = 0;
     p->nout++;
 }
 

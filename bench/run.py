@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """bench/run.py: measures memrec against KDE heaptrack on the shared workloads
 (recording overhead, file size per allocation, analysis speed and memory) and
-memrec's sampling mode (overhead, accuracy of its per-site estimates), and
-prints two tables of medians. Reads the build tree, writes only build/bench/ and
+memrec's sampling mode (overhead, accuracy of its per-site estimates) and
+memrec --time (what timing every allocator call adds), and prints tables of
+medians. Reads the build tree, writes only build/bench/ and
 a temporary directory; never changes the sources. See bench/README.md."""
 import argparse
 import atexit
@@ -56,6 +57,7 @@ TARGET_PEAK = 1.0          # memprint peak RSS / heaptrack_print peak RSS
 TARGET_SAMPLE_RATE = "512K"
 TARGET_SAMPLED_X = 1.10    # sampled wall / native wall
 TARGET_SAMPLED_ERR = 0.10  # worst |estimate - full| / full over the sites below
+TARGET_TIMED_ADDED = 0.15  # memrec --time added time / memrec added time - 1
 SITE_SHARE = 0.01          # sites holding more than this share of allocated bytes
 JSON_ENTRIES = 100000      # memprint --json -n: entries per section (all of them)
 
@@ -350,7 +352,7 @@ def accuracy(full, samp):
     return out
 
 
-def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accuracy):
+def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accuracy, time_only=False):
     """One round of one workload: the four recording variants in the given
     order, then the two analyzers (order alternating too); with want_accuracy
     also the comparison of the sampled recording's per-site estimates with the
@@ -360,13 +362,15 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
     base = os.path.join(tmp, f"{w}.{r}")
     mr_file = base + ".mrec"
     sp_file = base + ".sampled.mrec"
+    tm_file = base + ".timed.mrec"
     ht_base = base + ".ht"
 
     variants = {
         "native": cmd,
         "memrec": [tools["memrec"], "-q", "-o", mr_file] + cmd,
         "heaptrack": [tools["heaptrack"], "-o", ht_base] + cmd if with_ht else None,
-        "sampled": [tools["memrec"], "-q", "--sample-rate", rate, "-o", sp_file] + cmd,
+        "sampled": None if time_only else [tools["memrec"], "-q", "--sample-rate", rate, "-o", sp_file] + cmd,
+        "timed": [tools["memrec"], "-q", "--time", "-o", tm_file] + cmd,
     }
     for v in order:
         argv = variants[v]
@@ -379,7 +383,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
             res[v] = None
             continue
         res[v] = m
-        if v in ("memrec", "sampled") and read_text(err).strip():
+        if v in ("memrec", "sampled", "timed") and read_text(err).strip():
             errors.append((f"{w} round {r}: {v}: memrec -q wrote to stderr", show(argv),
                            read_text(err).strip()[-800:]))
         progress(f"  {w} r{r} {v:9s} wall {m['wall']:7.3f} s  cpu {m['cpu']:7.3f} s")
@@ -387,6 +391,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
     # Sizes. heaptrack appends .zst (or .gz without zstd) to -o's name.
     res["mr_size"] = os.path.getsize(mr_file) if res.get("memrec") and os.path.exists(mr_file) else None
     res["sp_size"] = os.path.getsize(sp_file) if res.get("sampled") and os.path.exists(sp_file) else None
+    res["tm_size"] = os.path.getsize(tm_file) if res.get("timed") and os.path.exists(tm_file) else None
     ht_file = None
     if res.get("heaptrack"):
         found = sorted(glob.glob(glob.escape(ht_base) + ".*"))
@@ -398,7 +403,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
             errors.append((f"{w} round {r}: heaptrack wrote no file", show(variants["heaptrack"]),
                            f"expected {ht_base}.zst or .gz"))
     res.setdefault("ht_size", None)
-    for v, f in (("memrec", mr_file), ("sampled", sp_file)):
+    for v, f in (("memrec", mr_file), ("sampled", sp_file), ("timed", tm_file)):
         if res.get(v) and not os.path.exists(f):
             errors.append((f"{w} round {r}: {v}: memrec wrote no file", show(variants[v]), f"expected {f}"))
 
@@ -446,9 +451,9 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
 
     # Analysis: memprint vs heaptrack_print, output to /dev/null.
     analyzers = []
-    if res["mr_size"] is not None:
+    if res["mr_size"] is not None and not time_only:
         analyzers.append(("memprint", [tools["memprint"], mr_file]))
-    if ht_file and tools.get("heaptrack_print"):
+    if ht_file and tools.get("heaptrack_print") and not time_only:
         analyzers.append(("heaptrack_print", [tools["heaptrack_print"], ht_file]))
     if r % 2 == 0:
         analyzers.reverse()
@@ -457,7 +462,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
     # recording, next to heaptrack_print's flame graph and diff (a file with
     # itself: the time of a comparison, whatever it finds).
     analyses = []
-    if res["mr_size"] is not None:
+    if res["mr_size"] is not None and not time_only:
         a, b = runtime_ms / 4000.0, runtime_ms / 2000.0
         mp = tools["memprint"]
         analyses += [
@@ -467,7 +472,7 @@ def run_round(w, r, cmd, tools, tmp, timeout, with_ht, order, rate, want_accurac
             ("mp_window", [mp, "--from", f"{a:.3f}", "--to", f"{b:.3f}", mr_file]),
             ("mp_diff", [mp, "--diff", mr_file, mr_file]),
         ]
-    if ht_file and tools.get("heaptrack_print"):
+    if ht_file and tools.get("heaptrack_print") and not time_only:
         hp = tools["heaptrack_print"]
         analyses += [
             ("hp_flame", [hp, "--print-flamegraph", base + ".ht.folded", ht_file]),
@@ -508,6 +513,20 @@ def derive(res):
     d["sp_cpu_x"] = ratio(sp and sp["cpu"], n and n["cpu"])
     d["sp_bpa"] = ratio(res.get("sp_size"), a)
     d["mr_bpa"] = ratio(res.get("mr_size"), a)
+    tm = res.get("timed")
+    d["tm_x"] = ratio(tm and tm["wall"], n and n["wall"])
+    d["tm_cpu_x"] = ratio(tm and tm["cpu"], n and n["cpu"])
+    # What --time adds to what recording adds: (timed - native) / (memrec - native) - 1.
+    d["tm_added"] = None
+    if d["tm_x"] is not None and d["mr_x"] is not None and d["mr_x"] > 1:
+        d["tm_added"] = (d["tm_x"] - 1) / (d["mr_x"] - 1) - 1
+    d["tm_added_cpu"] = None
+    if d["tm_cpu_x"] is not None and d["mr_cpu_x"] is not None and d["mr_cpu_x"] > 1:
+        d["tm_added_cpu"] = (d["tm_cpu_x"] - 1) / (d["mr_cpu_x"] - 1) - 1
+    d["tm_bpa"] = ratio(res.get("tm_size"), a)
+    d["tm_growth"] = None
+    if res.get("tm_size") and res.get("mr_size"):
+        d["tm_growth"] = res["tm_size"] / res["mr_size"] - 1
     d["ht_bpa"] = ratio(res.get("ht_size"), a)
     d["bpa_ratio"] = ratio(res.get("mr_size"), res.get("ht_size"))
     d["mp_s"] = mp["wall"] if mp else None
@@ -630,6 +649,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the recordings and logs in the temporary directory")
     ap.add_argument("--raw", metavar="FILE", help="also write every round's raw numbers to FILE as JSON")
     ap.add_argument("--no-heaptrack", action="store_true", help="run native, memrec and sampled only")
+    ap.add_argument("--time-only", action="store_true",
+                    help="run native, memrec and memrec --time only, no analyzers (the cost of --time)")
     ap.add_argument("--sample-rate", metavar="BYTES", default=TARGET_SAMPLE_RATE,
                     help=f"memrec --sample-rate of the sampled variant (default {TARGET_SAMPLE_RATE}, "
                          "where its targets are defined)")
@@ -667,8 +688,12 @@ def main():
         notes.append(f"sampled at --sample-rate {args.sample_rate}: the sampling targets are defined "
                      f"at {TARGET_SAMPLE_RATE}")
     with_ht = False
-    if args.no_heaptrack:
+    if args.time_only:
+        notes.append("--time-only: native, memrec and memrec --time only, no analyzers")
+    elif args.no_heaptrack:
         notes.append("heaptrack skipped (--no-heaptrack): native, memrec and sampled only")
+    if args.time_only or args.no_heaptrack:
+        pass
     elif shutil.which("heaptrack"):
         tools["heaptrack"] = shutil.which("heaptrack")
         with_ht = True
@@ -705,14 +730,14 @@ def main():
                   + (f"; {tool_version([tools['heaptrack'], '--version'])}" if with_ht else ""))
     header.append(f"rounds: {rounds}; workloads: "
                   + "; ".join(f"{w} {' '.join(wargs[w])}" for w in selected))
-    header.append(f"sampled: memrec -q --sample-rate {args.sample_rate}")
+    header.append(f"sampled: memrec -q --sample-rate {args.sample_rate}; timed: memrec -q --time")
     for line in header:
         progress(line)
 
     progress(f"recordings in {tmp}" + ("" if args.keep else " (removed at the end)"))
     all_rounds = {}
     # Cyclic rotations: over 4 rounds each variant runs once in each position.
-    variants = ["native", "memrec", "heaptrack", "sampled"]
+    variants = ["native", "memrec", "heaptrack", "sampled", "timed"]
     orders = [variants[i:] + variants[:i] for i in range(len(variants))]
     try:
         for w in selected:
@@ -725,7 +750,7 @@ def main():
                 # Accuracy from the first round with both recordings (normally round 1).
                 want_acc = not any(x.get("accuracy") for x in all_rounds[w])
                 res = run_round(w, r, cmd, tools, tmp, args.timeout, with_ht, orders[(r - 1) % len(orders)],
-                                args.sample_rate, want_acc)
+                                args.sample_rate, want_acc, args.time_only)
                 all_rounds[w].append(res)
                 if not args.keep:  # disk: a round's recordings reach tens of MB
                     for f in glob.glob(os.path.join(tmp, f"{w}.{r}.*")):
@@ -751,7 +776,11 @@ def main():
         ["workload", "s", "x cpu", "x cpu", "x cpu", "x cpu", "s", "-F s", "--diff s", "peak MB", "x MB", "x MB",
          "x MB", "x MB", "x MB"],
     ]
-    rows, sp_rows, an_rows = [], [], []
+    tm_headers = [
+        ["", "memrec", "--time", "--time", "memrec", "--time", "--time", "memrec", "--time", "file"],
+        ["workload", "x wall", "x wall", "added", "x cpu", "x cpu", "added cpu", "B/alloc", "B/alloc", "growth"],
+    ]
+    rows, sp_rows, an_rows, tm_rows = [], [], [], []
     summary = {}
     for w in selected:
         ds = [derive(res) for res in all_rounds.get(w, [])]
@@ -763,6 +792,12 @@ def main():
         summary[w] = m
         if not ds:
             continue
+        tm_rows.append([
+            w, fmt(m["mr_x"], ".3f"), fmt(m["tm_x"], ".3f"), fmt(m["tm_added"], "+.1%"),
+            fmt(m["mr_cpu_x"], ".3f"), fmt(m["tm_cpu_x"], ".3f"), fmt(m["tm_added_cpu"], "+.1%"),
+            fmt(m["mr_bpa"], ".2f"), fmt(m["tm_bpa"], ".2f"),
+            fmt(m["tm_growth"], "+.1%"),
+        ])
         a = m["accuracy"] or {}
         site = a.get("worst_site") or "-"
         sp_rows.append([
@@ -798,7 +833,16 @@ def main():
     print()
     print(f"medians over rounds; ratio columns are medians of per-round ratios; "
           f"load average at end {loadavg()}")
-    if an_rows:
+    if tm_rows:
+        print()
+        print("allocator time: memrec --time (the time of every forwarded allocator call in the recording)")
+        print()
+        print_table(tm_headers, tm_rows)
+        print()
+        print("added: what --time adds to memrec's added time, median of per-round (timed x - 1) / (memrec x - 1) - 1 "
+              f"(target <= +{TARGET_TIMED_ADDED:.0%});\nadded cpu: the same on CPU time (user + system of the program "
+              "and memrec), less sensitive to a loaded machine; growth: --time file size / memrec file size - 1")
+    if an_rows and not args.time_only:
         print()
         print("analyses (memprint --folded, --svg, --sizes, a window [1/4, 1/2) of the run, --diff of a recording "
               "with itself; heaptrack_print -F and --diff likewise):")
@@ -807,7 +851,7 @@ def main():
         print()
         print("x cpu, x MB: medians of per-round ratios to plain memprint's CPU time and peak RSS on the same "
               "recording (target: <= 1.5 for --folded, --svg, --sizes, window)")
-    if sp_rows:
+    if sp_rows and not args.time_only:
         print()
         print(f"sampling mode: memrec --sample-rate {args.sample_rate}")
         print()
@@ -833,7 +877,8 @@ def main():
                   "allocs/s mp/hp >= 5; peak mp/hp <= 1;")
         else:
             print("targets (on medians):", end=" ")
-        print(f"sampled x wall <= {TARGET_SAMPLED_X:.2f}; sampled worst error <= {TARGET_SAMPLED_ERR:.0%} "
+        print(f"--time added <= +{TARGET_TIMED_ADDED:.0%}; "
+              f"sampled x wall <= {TARGET_SAMPLED_X:.2f}; sampled worst error <= {TARGET_SAMPLED_ERR:.0%} "
               f"(defined at --sample-rate {TARGET_SAMPLE_RATE}"
               + ("" if args.sample_rate == TARGET_SAMPLE_RATE else f"; this run: {args.sample_rate}") + ")")
         for w in selected:
@@ -848,10 +893,12 @@ def main():
                 ("peak", m.get("mb_ratio"), lambda v: v <= TARGET_PEAK),
             ] if with_ht else []
             acc = m.get("accuracy") or {}
-            checks += [
-                ("sampled", m.get("sp_x"), lambda v: v <= TARGET_SAMPLED_X),
-                ("sampled error", acc.get("worst_err"), lambda v: abs(v) <= TARGET_SAMPLED_ERR),
-            ]
+            if not args.time_only:
+                checks += [
+                    ("sampled", m.get("sp_x"), lambda v: v <= TARGET_SAMPLED_X),
+                    ("sampled error", acc.get("worst_err"), lambda v: abs(v) <= TARGET_SAMPLED_ERR),
+                ]
+            checks.append(("--time added", m.get("tm_added"), lambda v: v <= TARGET_TIMED_ADDED))
             cells = []
             for name, v, ok in checks:
                 cells.append(f"{name} {'n/a ' if v is None else ('pass' if ok(v) else 'FAIL')}")

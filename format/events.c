@@ -136,16 +136,22 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
         break;
     }
     *col[MEMFMT_COL_OPS]++ = (uint8_t)(op << 4 | kind);
+    if (st->timed) {
+        put_col(col, MEMFMT_COL_TIME, is_free ? ev->u.free.ns : ev->u.alloc.ns);
+    }
     return 0;
 }
 
-size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS])
+size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS],
+                                int timed)
 {
     uint8_t *start = p;
-    for (int c = 0; c < MEMFMT_COL_THREAD; c++) {
+    /* The last column has no length: it is the rest of the payload. */
+    int last = timed ? MEMFMT_COL_TIME : MEMFMT_COL_THREAD;
+    for (int c = 0; c < last; c++) {
         p += memfmt_put_varint(p, len[c]);
     }
-    for (int c = 0; c < MEMFMT_NCOLS; c++) {
+    for (int c = 0; c <= last; c++) {
         memcpy(p, col_start[c], len[c]);
         p += len[c];
     }
@@ -164,18 +170,21 @@ int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t
         }
         return 0;
     }
-    uint64_t n[MEMFMT_COL_THREAD];
-    for (int c = 0; c < MEMFMT_COL_THREAD; c++) {
+    /* The last column has no length: it is the rest of the payload. An
+     * untimed block's time column is empty. */
+    int last = st->timed ? MEMFMT_COL_TIME : MEMFMT_COL_THREAD;
+    uint64_t n[MEMFMT_COL_TIME];
+    for (int c = 0; c < last; c++) {
         if (memfmt_get_varint(&p, end, &n[c]) < 0) {
             return MEMFMT_E_CORRUPT;
         }
     }
     for (int c = 0; c < MEMFMT_NCOLS; c++) {
         size_t left = (size_t)(end - p);
-        if (c < MEMFMT_COL_THREAD && n[c] > left) {
+        if (c < last && n[c] > left) {
             return MEMFMT_E_CORRUPT;
         }
-        size_t k = c < MEMFMT_COL_THREAD ? (size_t)n[c] : left;
+        size_t k = c < last ? (size_t)n[c] : c == last ? left : 0;
         st->cur[c] = (struct memfmt_cursor){p, p + k};
         st->col[c] = &st->cur[c];
         p += k;
@@ -255,7 +264,15 @@ struct decoded_event {
     uint32_t info; /* the allocated pair (ALLOC, REALLOC) */
     uint32_t old_info; /* the freed pair (FREE, REALLOC) */
     int temporary; /* the freed block was the thread's latest allocation */
+    uint64_t ns; /* time in the allocator; 0 when not timed */
 };
+
+/* The time of the event just decoded, when the block has them. */
+static inline __attribute__((always_inline)) int get_time(struct memfmt_evstate *st, struct decoded_event *d)
+{
+    d->ns = 0;
+    return st->timed ? get(st->col[MEMFMT_COL_TIME], &d->ns) : 0;
+}
 
 /* Decode operations of the block until one event is complete; THREAD
  * operations only change the state. The one place that knows the
@@ -290,21 +307,21 @@ static inline __attribute__((always_inline)) int decode_event(struct memfmt_evst
                 return MEMFMT_E_CORRUPT;
             }
             st->last_info[st->thread] = d->info;
-            return 1;
+            return get_time(st, d) < 0 ? MEMFMT_E_CORRUPT : 1;
         case MEMFMT_OP_FREE:
             if ((op & MEMFMT_OP_NEW) || get_old_block(st, op, &d->old_info) < 0) {
                 return MEMFMT_E_CORRUPT;
             }
             d->temporary = (op & MEMFMT_OP_TEMP) != 0;
             st->last_info[st->thread] = 0;
-            return 1;
+            return get_time(st, d) < 0 ? MEMFMT_E_CORRUPT : 1;
         case MEMFMT_OP_REALLOC:
             if (get_old_block(st, op, &d->old_info) < 0 || get_new_block(st, op, &d->info) < 0) {
                 return MEMFMT_E_CORRUPT;
             }
             d->temporary = (op & MEMFMT_OP_TEMP) != 0;
             st->last_info[st->thread] = d->info;
-            return 1;
+            return get_time(st, d) < 0 ? MEMFMT_E_CORRUPT : 1;
         default: return MEMFMT_E_CORRUPT;
         }
     }
@@ -331,6 +348,7 @@ int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
         ev->u.free.trace = st->infos[d.old_info].trace;
         ev->u.free.info = d.old_info;
         ev->u.free.temporary = d.temporary;
+        ev->u.free.ns = d.ns;
         return 1;
     }
     /* ALLOC, or REALLOC: an allocation with the block it replaces. */
@@ -345,7 +363,13 @@ int memfmt_event_decode(struct memfmt_evstate *st, struct memfmt_record *ev)
     ev->u.alloc.old_trace = re ? st->infos[d.old_info].trace : 0;
     ev->u.alloc.old_info = re ? d.old_info : 0;
     ev->u.alloc.old_temporary = re ? d.temporary : 0;
+    ev->u.alloc.ns = d.ns;
     return 1;
+}
+
+static inline uint32_t ns32(uint64_t ns)
+{
+    return ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
 }
 
 int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *out, size_t cap, size_t *n)
@@ -370,7 +394,7 @@ int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *ou
             o->flags = MEMFMT_EV_FREE | (d.temporary ? MEMFMT_EV_TEMPORARY : 0) |
                        (d.type == MEMFMT_OP_REALLOC ? MEMFMT_EV_REALLOC : 0);
             o->info = d.old_info;
-            o->reserved = 0;
+            o->ns = d.type == MEMFMT_OP_FREE ? ns32(d.ns) : 0;
             o++;
         }
         if (d.type != MEMFMT_OP_FREE) {
@@ -378,7 +402,7 @@ int memfmt_event_decode_batch(struct memfmt_evstate *st, struct memfmt_event *ou
             o->trace = st->infos[d.info].trace;
             o->flags = 0;
             o->info = d.info;
-            o->reserved = 0;
+            o->ns = ns32(d.ns);
             o++;
         }
         rc = 0;

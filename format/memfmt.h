@@ -47,6 +47,7 @@ enum memfmt_tag {
     MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
     MEMFMT_REC_BASELINE = 15, /* attached: the allocator's own view of the heap at attach (mallinfo2) */
     MEMFMT_REC_HEAPINFO = 16, /* version 3: the allocator's own view of the heap, sampled (mallinfo2) */
+    MEMFMT_REC_THREAD_TIMES = 17, /* a thread ended (or the recording did): its lifetime and CPU time */
     MEMFMT_REC_PACK_STRING = 18, /* packed file: the next string of the pack's table (ids implicit, from 1) */
     MEMFMT_REC_PACK_FRAMES = 19, /* packed file: the symbolized frames of one address of a module */
 
@@ -99,6 +100,9 @@ enum memfmt_end_how {
 /* Header flags. */
 enum memfmt_header_flags {
     MEMFMT_HF_ATTACHED = 1 << 0, /* recording began in a running process */
+    /* Events carry the time spent in the underlying allocator (memrec
+     * --time): a column of durations in every EVENTS block (version 3). */
+    MEMFMT_HF_TIMED = 1 << 1,
     MEMFMT_HF_PACKED = 1 << 2, /* memprint --pack: the file carries its frames (PACK_* records) */
 };
 
@@ -195,6 +199,9 @@ struct memfmt_record {
             uint32_t old_trace;
             uint32_t old_info;
             int old_temporary; /* replaced right after it was allocated */
+            /* Nanoseconds spent in the allocator's function (a realloc:
+             * the whole call); 0 when the file is not MEMFMT_HF_TIMED. */
+            uint64_t ns;
         } alloc; /* ALLOC and REALLOC */
         struct {
             uint32_t thread;
@@ -203,6 +210,7 @@ struct memfmt_record {
             uint32_t trace;
             uint32_t info;
             int temporary; /* the next event of the thread that allocated it */
+            uint64_t ns; /* nanoseconds in the allocator's free; 0 when not timed */
         } free;
         struct {
             uint64_t ms;
@@ -214,6 +222,10 @@ struct memfmt_record {
             uint32_t how; /* enum memfmt_end_how */
             int32_t value; /* exit status or signal number */
             uint64_t runtime_ms;
+            /* The process's CPU time over the recording, user and system;
+             * 0 when unknown (and in files written before these fields). */
+            uint64_t cpu_user_ns;
+            uint64_t cpu_sys_ns;
         } end;
         struct {
             uint64_t lost_events; /* events the recorder could not deliver */
@@ -255,6 +267,15 @@ struct memfmt_record {
             int64_t delta; /* bytes mapped (> 0) or unmapped (< 0) for that trace */
             uint32_t call; /* 1: a new mapping call (mmap, brk/sbrk growth); 0: a change to what was mapped */
         } map;
+        struct {
+            uint32_t thread; /* thread index */
+            /* Its lifetime as the recorder saw it: from its first event to
+             * its end, or to the end of the recording. */
+            uint64_t wall_ns;
+            /* Its CPU time (CLOCK_THREAD_CPUTIME_ID, read by the thread
+             * itself as it ended); 0 when unknown. */
+            uint64_t cpu_ns;
+        } thread_times;
         struct {
             const char *str; /* not NUL-terminated */
             uint32_t len;
@@ -363,7 +384,10 @@ struct memfmt_event {
     uint32_t trace; /* leaf node id, 0 = no stack */
     uint32_t flags; /* enum memfmt_event_flags */
     uint32_t info; /* id of the block's (size, trace) pair, from 1 (docs/format.md): an index, not a hash key */
-    uint32_t reserved; /* 0 */
+    /* Nanoseconds of the call in the allocator, at most UINT32_MAX
+     * (saturated); a realloc's time is on its allocation entry, its free
+     * half has 0. 0 when the file is not MEMFMT_HF_TIMED. */
+    uint32_t ns;
 };
 
 /** Next record, or the next events of an EVENTS block into `evs` (`cap`

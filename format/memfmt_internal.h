@@ -43,11 +43,16 @@ struct memfmt_event;
  * is: the lengths of the first four, then the operation bytes, the info ids,
  * the sizes, the traces, and the thread indexes (the rest). Values of one
  * kind side by side compress faster and smaller than interleaved ones.
- * Version 1 interleaved every operation's fields after its byte. */
+ * Version 1 interleaved every operation's fields after its byte.
+ *
+ * Version 3, in a file with MEMFMT_HF_TIMED: one more column, the time of
+ * each ALLOC, FREE and REALLOC in the allocator (ns, varints); the lengths
+ * of the first five come first, and the times are the rest. A file
+ * without the flag has exactly the version 2 layout. */
 
 #define MEMFMT_EVENTS_MAX 65536 /* payload bytes per block, at most */
-#define MEMFMT_EVENT_MAX 48 /* bytes one operation takes, at most */
-#define MEMFMT_EVENTS_HEAD_MAX 20 /* the column lengths: four varints of at most 5 bytes */
+#define MEMFMT_EVENT_MAX 48 /* bytes one operation takes, at most (a timed REALLOC: 1 + 4 + 5 + 10 + 5 + 10) */
+#define MEMFMT_EVENTS_HEAD_MAX 25 /* the column lengths: five varints of at most 5 bytes */
 
 enum memfmt_ev_op {
     MEMFMT_OP_ALLOC = 0 << 2,
@@ -64,6 +69,7 @@ enum memfmt_ev_col {
     MEMFMT_COL_SIZE,
     MEMFMT_COL_TRACE,
     MEMFMT_COL_THREAD,
+    MEMFMT_COL_TIME, /* timed files only */
     MEMFMT_NCOLS,
 };
 
@@ -85,6 +91,7 @@ struct memfmt_evstate {
     struct memfmt_info *infos; /* decoder: per info id */
     size_t info_cap;
     uint32_t ninfo; /* ids in use are 1..ninfo */
+    int timed; /* each event has a time (version 3 and MEMFMT_HF_TIMED): set before the first block */
     /* Decoder: the block being read. col[c] is where column c is read:
      * its own cursor in a version 2 block, all the one cursor cur[0] in a
      * version 1 block, whose single column interleaves them. */
@@ -100,11 +107,14 @@ void memfmt_evstate_release(struct memfmt_evstate *st);
  * every id used so far must be the next one (ninfo + 1): it is written out
  * as new. Returns 0, or a negative status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
 int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *col[MEMFMT_NCOLS]);
-/** Write the payload of a version 2 EVENTS block made of the columns
+/** Write the payload of a version 2 EVENTS block (with `timed`, the
+ * version 3 timed layout) made of the columns
  * [col_start[c], col_start[c] + len[c]) at p, which has room for
  * MEMFMT_EVENTS_HEAD_MAX plus the columns. Returns the bytes written. */
-size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS]);
-/** Start reading the payload of an EVENTS block of a file of `version`.
+size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS],
+                                int timed);
+/** Start reading the payload of an EVENTS block of a file of `version`
+ * (st->timed says whether its events have times).
  * Returns 0, or MEMFMT_E_CORRUPT when its column lengths do not fit. */
 int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t len, unsigned version);
 /** Decode operations of the block until one event is complete; fills `ev`

@@ -29,7 +29,8 @@
 #define MEMFMT_WIRE_HEADER 8
 
 enum memfmt_wire_tag {
-    MEMFMT_W_HELLO = 1, /* tid: first event of a stream (no seq) */
+    MEMFMT_W_HELLO =
+        1, /* tid, born: first event of a stream (no seq); born = CLOCK_MONOTONIC ns of the thread's first event (0: unknown) */
     MEMFMT_W_NODE = 2, /* parent(local id), ip: local ids are 1, 2, ... (no seq) */
     MEMFMT_W_ALLOC = 3, /* seq, kind, size, addr, trace */
     MEMFMT_W_FREE = 4, /* seq, kind, addr */
@@ -51,7 +52,14 @@ enum memfmt_wire_tag {
     MEMFMT_W_IMAGE = 20, /* pid: a process image starts (first event of its first batch); no seq */
     MEMFMT_W_EXITING = 21, /* status + 1 (0: not known): the image ends normally; no seq */
     MEMFMT_W_SIGNALED = 26, /* signal: the process is dying of this fatal signal (crash.c); no seq */
-    /* 15, 19, 22-25 are free for later tags (numbers never change). */
+    /* memrec --time: ALLOC, FREE and REALLOC with one more field at the
+     * end, the ticks the forwarded call spent in the allocator (TSC ticks
+     * or CLOCK_MONOTONIC ns, as memrec chose with MEMREC_TIME). */
+    MEMFMT_W_ALLOC_T = 22,
+    MEMFMT_W_FREE_T = 23,
+    MEMFMT_W_REALLOC_T = 24,
+    MEMFMT_W_TIMES = 25, /* wall ns, cpu ns: the thread's lifetime and CPU time so far (as it ends); no seq */
+    /* 15 and 19 are free for later tags (numbers never change). */
 };
 
 /* ---- the connection protocol: how a recorder reaches memrec ----
@@ -91,7 +99,8 @@ struct memfmt_wire_event {
     uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
     uint64_t addr2; /* REALLOC: the new block */
     uint64_t a, b,
-        c; /* HELLO tid; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool; MAP/BRK: trace in a */
+        c; /* HELLO tid/born; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool; MAP/BRK: trace in a; TIMES wall/cpu */
+    uint64_t ticks; /* *_T: time in the allocator, in ticks; 0 for the untimed tags */
     const uint8_t *rec; /* RECORD bytes */
     uint32_t rec_len;
 };

@@ -85,6 +85,8 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.end.how);
         put_u(o, zigzag(r->u.end.value));
         put_u(o, r->u.end.runtime_ms);
+        put_u(o, r->u.end.cpu_user_ns);
+        put_u(o, r->u.end.cpu_sys_ns);
         break;
     case MEMFMT_REC_STATS:
         put_u(o, r->u.stats.lost_events);
@@ -120,6 +122,11 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.map.trace);
         put_u(o, zigzag(r->u.map.delta));
         put_u(o, r->u.map.call);
+        break;
+    case MEMFMT_REC_THREAD_TIMES:
+        put_u(o, r->u.thread_times.thread);
+        put_u(o, r->u.thread_times.wall_ns);
+        put_u(o, r->u.thread_times.cpu_ns);
         break;
     case MEMFMT_REC_PACK_STRING: put_bytes(o, r->u.pack_string.str, r->u.pack_string.len); break;
     case MEMFMT_REC_PACK_FRAMES:
@@ -266,6 +273,8 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.end.how = get_u32(in);
         r->u.end.value = (int32_t)unzigzag(get_u(in));
         r->u.end.runtime_ms = get_u(in);
+        r->u.end.cpu_user_ns = get_u_appended(in);
+        r->u.end.cpu_sys_ns = get_u_appended(in);
         break;
     case MEMFMT_REC_STATS:
         r->u.stats.lost_events = get_u(in);
@@ -305,6 +314,14 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.map.delta = unzigzag(get_u(in));
         r->u.map.call = get_u32(in);
         if (r->u.map.thread >= MEMFMT_MAX_THREADS || r->u.map.kind >= MEMFMT_MK_COUNT || r->u.map.call > 1) {
+            in->rc = MEMFMT_E_CORRUPT;
+        }
+        break;
+    case MEMFMT_REC_THREAD_TIMES:
+        r->u.thread_times.thread = get_u32(in);
+        r->u.thread_times.wall_ns = get_u(in);
+        r->u.thread_times.cpu_ns = get_u(in);
+        if (r->u.thread_times.thread >= MEMFMT_MAX_THREADS) {
             in->rc = MEMFMT_E_CORRUPT;
         }
         break;

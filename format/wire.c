@@ -63,13 +63,20 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     ev->tag = *p++;
     uint64_t v = 0;
     int rc = 0;
+    ev->ticks = 0;
+    /* The timed forms are the untimed ones and their ticks. */
+    int timed = ev->tag == MEMFMT_W_ALLOC_T || ev->tag == MEMFMT_W_FREE_T || ev->tag == MEMFMT_W_REALLOC_T;
+    if (timed) {
+        ev->tag -= MEMFMT_W_ALLOC_T - MEMFMT_W_ALLOC;
+    }
     switch (ev->tag) {
-    case MEMFMT_W_HELLO:
     case MEMFMT_W_IMAGE:
     case MEMFMT_W_EXITING:
     case MEMFMT_W_SIGNALED:
     case MEMFMT_W_LOST: rc = get(&p, end, &ev->a); break;
     case MEMFMT_W_BYE: break;
+    case MEMFMT_W_HELLO:
+    case MEMFMT_W_TIMES:
     case MEMFMT_W_NODE:
     case MEMFMT_W_COUNTS:
         rc = get(&p, end, &ev->a);
@@ -171,6 +178,9 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     case MEMFMT_W_MREMAP:
     case MEMFMT_W_BRK: rc = decode_map(&p, end, prev_seq, ev); break;
     default: return MEMFMT_E_CORRUPT;
+    }
+    if (rc == 0 && timed) {
+        rc = get(&p, end, &ev->ticks);
     }
     if (rc < 0) {
         return rc == MEMFMT_E_TRUNCATED ? MEMFMT_E_CORRUPT : rc;

@@ -124,8 +124,8 @@ static int64_t attach_once(struct session *s, pid_t pid, const char *preload, co
         inject_end(&in);
         attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach_request (a different version?)");
     }
-    char v_sock[200], v_target[64], v_depth[64], v_rate[64];
-    char *vars[4];
+    char v_sock[200], v_target[64], v_depth[64], v_rate[64], v_time[64];
+    char *vars[5];
     int n = 0;
     snprintf(v_sock, sizeof v_sock, "MEMREC_SOCK=%s", sock);
     snprintf(v_target, sizeof v_target, "MEMREC_TARGET=%d", (int)pid);
@@ -138,6 +138,10 @@ static int64_t attach_once(struct session *s, pid_t pid, const char *preload, co
     if (s->o->sample_rate[0]) {
         snprintf(v_rate, sizeof v_rate, "MEMREC_SAMPLE_RATE=%s", s->o->sample_rate);
         vars[n++] = v_rate;
+    }
+    if (s->o->time) {
+        snprintf(v_time, sizeof v_time, "MEMREC_TIME=%d", s->o->time);
+        vars[n++] = v_time;
     }
     uint64_t env = put_env(&in, vars, n);
     uint64_t rc = 1;
@@ -263,6 +267,7 @@ int attach_main(struct options *o)
     s.main->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     s.name = comm;
 
+    s.cpu_known = timing_proc_cpu(pid, &s.cpu_at_attach[0], &s.cpu_at_attach[1]) == 0;
     attach_start(&s, pid, preload, sock, &a);
     attach_outname = NULL;
     if (!o->quiet) {
@@ -282,6 +287,12 @@ int attach_main(struct options *o)
         }
         if (kill(pid, 0) != 0) {
             how = MEMFMT_END_UNKNOWN;
+        }
+        /* Its CPU time over the recording; unknown once it is gone. */
+        uint64_t user, sys;
+        if (s.cpu_known && how == MEMFMT_END_DETACHED && timing_proc_cpu(pid, &user, &sys) == 0 &&
+            user >= s.cpu_at_attach[0] && sys >= s.cpu_at_attach[1]) {
+            merge_set_cpu(s.main->merge, user - s.cpu_at_attach[0], sys - s.cpu_at_attach[1]);
         }
         finish(&s, s.main, how, 0);
     }

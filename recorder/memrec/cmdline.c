@@ -13,8 +13,8 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
-               "       memrec [-o FILE] [-q] [-s BYTES] [-d DEPTH] [-l LEVEL] --pid PID\n"
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
+               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] --pid PID\n"
                "\n"
                "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
                "--pid, attaches to a running process and records it until Ctrl+C (which\n"
@@ -31,6 +31,9 @@ static void usage(FILE *f)
                "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
                "                      bytes allocated on average (suffixes K, M, G); every call\n"
                "                      and byte is still counted, the rest is estimated\n"
+               "  -t, --time          measure the time each call spends in the allocator (the\n"
+               "                      forwarded malloc, free, new, delete...; with -s, the\n"
+               "                      sampled calls)\n"
                "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
                "                      keep their innermost and outermost frames and are marked\n"
                "                      truncated\n"
@@ -43,17 +46,23 @@ static void usage(FILE *f)
 void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},           {"follow-fork", no_argument, NULL, 'f'},
-        {"pid", required_argument, NULL, 'p'},         {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},
+        {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},
+        {"time", no_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
     };
     o->level = 3;
     opterr = 0;
     int c;
     /* '+': stop at the program name, its options are its own. */
-    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:thV", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (strcmp(optarg, "-") == 0) {
@@ -65,6 +74,7 @@ void parse_args(int argc, char **argv, struct options *o)
             break;
         case 'q': o->quiet = 1; break;
         case 'f': o->follow_fork = 1; break;
+        case 't': o->time = timing_choose_clock(); break;
         case 'p': {
             char *end;
             errno = 0;

@@ -60,6 +60,11 @@ void start_child(struct child *c, const struct options *o, char *path, const cha
             setenv("MEMREC_SAMPLE_RATE", o->sample_rate, 1);
             strcat(hide, "MEMREC_SAMPLE_RATE:");
         }
+        if (o->time) {
+            snprintf(val, sizeof val, "%d", o->time);
+            setenv("MEMREC_TIME", val, 1);
+            strcat(hide, "MEMREC_TIME:");
+        }
         if (hide[0]) {
             setenv("MEMREC_HIDE", hide, 1);
         } else {

@@ -31,11 +31,15 @@ static volatile sig_atomic_t got_chld;
 
 struct recording *session_add(struct session *s, pid_t pid, const char *outname, uint32_t flags)
 {
+    if (s->o->time) {
+        flags |= MEMFMT_HF_TIMED;
+    }
     struct recording *r = recording_open(pid, outname, flags, s->o->level,
                                          s->o->sample_rate[0] ? strtoull(s->o->sample_rate, NULL, 10) : 0);
     if (!r) {
         return NULL;
     }
+    r->ns_per_tick = s->o->time == TIMING_TSC ? timing_ns_per_tick : NULL;
     if (s->nrecs == s->recs_cap) {
         xgrow((void **)&s->recs, &s->recs_cap, s->nrecs + 1, sizeof *s->recs);
     }
@@ -45,6 +49,9 @@ struct recording *session_add(struct session *s, pid_t pid, const char *outname,
 
 void finish(struct session *s, struct recording *r, unsigned how, int value)
 {
+    if (r->is_main && s->reaped) {
+        merge_set_cpu(r->merge, s->cpu_user_ns, s->cpu_sys_ns);
+    }
     recording_finish(r, how, value, r->is_main && s->reaped ? s->max_rss : 0);
 }
 
@@ -139,6 +146,8 @@ void reap(struct session *s, int flags)
         s->reaped = 1;
         /* The kernel's own peak, exact where 10 ms samples can miss it. */
         s->max_rss = (uint64_t)ru.ru_maxrss * 1024u;
+        s->cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
+        s->cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
     }
 }
 

@@ -23,6 +23,7 @@ struct options {
     char sample_rate[32]; /* passed as MEMREC_SAMPLE_RATE; empty: record all */
     int follow_fork; /* record fork children, each into its own file */
     pid_t attach_pid; /* --pid: attach to this running process instead */
+    int time; /* --time: 0, or the clock the recorder reads (enum timing_clock), passed as MEMREC_TIME */
     char **argv;
 };
 
@@ -44,6 +45,9 @@ struct session {
     int reaped;
     int attached; /* --pid: stop means detach, at once */
     const char *name; /* the program's name, for messages */
+    uint64_t cpu_user_ns, cpu_sys_ns; /* the program's CPU time (wait4), once reaped */
+    uint64_t cpu_at_attach[2]; /* --pid: its user and system CPU time when memrec attached */
+    int cpu_known; /* --pid: cpu_at_attach could be read */
 };
 
 /* ---- loop.c: signal flags, set by its handlers ---- */
@@ -64,6 +68,25 @@ char *find_program(const char *name);
 /** Refuse what the preload cannot reach, instead of recording nothing. */
 void check_program(const char *path, const char *name);
 char *find_preload(void);
+
+/* ---- timing.c ---- */
+
+/* The clocks of MEMREC_TIME (the recorder's alloctime.h has the same). */
+enum timing_clock {
+    TIMING_TSC = 1,
+    TIMING_MONOTONIC = 2,
+};
+
+/** memrec --time: the clock the recorder will read, TIMING_TSC where the
+ * TSC is constant, non-stop and the kernel's clocksource, else
+ * TIMING_MONOTONIC; with the TSC, the calibration starts now. */
+int timing_choose_clock(void);
+/** ns per TSC tick, measured against CLOCK_MONOTONIC since
+ * timing_choose_clock() (which it waits to be at least 2 ms ago). */
+double timing_ns_per_tick(void);
+/** The user and system CPU time of `pid` so far (/proc/PID/stat, in
+ * steps of the clock tick, 10 ms). Returns 0, or -1 when it cannot be read. */
+int timing_proc_cpu(pid_t pid, uint64_t *user_ns, uint64_t *sys_ns);
 
 /* ---- launch.c ---- */
 

@@ -163,6 +163,9 @@ void recording_slurp(struct recording *r)
 
 void recording_pump(struct recording *r)
 {
+    if (r->ns_per_tick) {
+        merge_set_clock(r->merge, r->ns_per_tick());
+    }
     if (r->held) {
         pump_held(r);
     }

@@ -36,6 +36,9 @@ struct recording {
     int bad_batches;
     unsigned how; /* END record */
     int value;
+    /* --time with the TSC: ns per tick, measured again before each merge
+     * (timing.c); NULL when ticks are ns already. */
+    double (*ns_per_tick)(void);
 };
 
 /** Create `outname` (new, 0600, never over an existing file or through a

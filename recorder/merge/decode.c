@@ -4,6 +4,9 @@
  * the file here. */
 #include "merge.h"
 
+#include <string.h>
+#include <time.h>
+
 #include "memwire.h"
 #include "merge_internal.h"
 
@@ -57,6 +60,15 @@ static uint32_t node_file_id(struct merge *m, uint32_t parent, uint64_t ip)
     }
 }
 
+/* A call's ticks as the queue keeps them: saturated at 2^32 - 1 (over a
+ * second); a difference that wrapped (the second clock read came out
+ * before the first, which an unordered RDTSC may do on a call of a few
+ * ns) counts as 0. */
+static inline uint32_t clamp_ticks(uint64_t t)
+{
+    return t >> 63 ? 0 : t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+}
+
 static uint32_t map_trace(struct stream *s, uint64_t local)
 {
     if (local == 0 || local > s->nnodes) {
@@ -77,6 +89,12 @@ static int new_image(struct merge *m)
     int rc = release_until(m, UINT64_MAX);
     if (rc < 0) {
         return rc;
+    }
+    /* The old image's threads end with it. */
+    for (uint32_t t = 1; t < m->thr_cap; t++) {
+        if ((m->thr[t].born_ns || m->thr[t].has_times) && (rc = thread_times_out(m, t)) < 0) {
+            return rc;
+        }
     }
     for (size_t i = 0; i < m->nstreams_cap; i++) {
         struct stream *s = &m->streams[i];
@@ -131,11 +149,23 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
         }
         struct qev q = {0};
         switch (ev.tag) {
-        case MEMFMT_W_HELLO:
+        case MEMFMT_W_HELLO: {
             s->tid = ev.a;
             s->thread = thread_for(m, ev.a);
             s->nnodes = 0;
+            struct thread_clock *tc = thread_clock_of(m, s->thread);
+            if (!tc->born_ns) {
+                tc->born_ns = ev.b; /* a restarted stream of a known thread keeps its birth */
+            }
             continue;
+        }
+        case MEMFMT_W_TIMES: {
+            struct thread_clock *tc = thread_clock_of(m, s->thread);
+            tc->wall_ns = ev.a;
+            tc->cpu_ns = ev.b;
+            tc->has_times = 1;
+            continue;
+        }
         case MEMFMT_W_BYE:
             s->ended = 1;
             activate(m, s); /* retired when drained */
@@ -195,12 +225,14 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.size = ev.size;
             q.addr = ev.addr;
             q.trace = map_trace(s, ev.a);
+            q.ticks = clamp_ticks(ev.ticks);
             break;
         case MEMFMT_W_FREE:
             q.type = Q_FREE;
             q.seq = ev.seq;
             q.kind = ev.kind;
             q.addr = ev.addr;
+            q.ticks = clamp_ticks(ev.ticks);
             break;
         case MEMFMT_W_REALLOC:
             q.type = Q_RFREE;
@@ -213,6 +245,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             q.size = ev.size;
             q.addr = ev.addr2;
             q.trace = map_trace(s, ev.a);
+            q.ticks = clamp_ticks(ev.ticks);
             break;
         case MEMFMT_W_POOL_ALLOC:
         case MEMFMT_W_POOL_FREE:
@@ -271,8 +304,50 @@ int merge_drain(struct merge *m)
     return release_until(m, UINT64_MAX);
 }
 
+struct thread_clock *thread_clock_of(struct merge *m, uint32_t thread)
+{
+    if (thread >= m->thr_cap) {
+        size_t old = m->thr_cap;
+        xgrow((void **)&m->thr, &m->thr_cap, (size_t)thread + 1, sizeof *m->thr);
+        memset(m->thr + old, 0, (m->thr_cap - old) * sizeof *m->thr);
+    }
+    return &m->thr[thread];
+}
+
+/* THREAD_TIMES of `thread`: what it said as it ended, else its lifetime
+ * from its first event to now (its CPU time unknown). Nothing when neither
+ * is known. */
+int thread_times_out(struct merge *m, uint32_t thread)
+{
+    struct thread_clock *tc = thread_clock_of(m, thread);
+    struct memfmt_record r = {.tag = MEMFMT_REC_THREAD_TIMES};
+    r.u.thread_times.thread = thread;
+    int known = tc->has_times;
+    if (known) {
+        r.u.thread_times.wall_ns = tc->wall_ns;
+        r.u.thread_times.cpu_ns = tc->cpu_ns;
+    } else if (tc->born_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        known = now > tc->born_ns;
+        r.u.thread_times.wall_ns = known ? now - tc->born_ns : 0;
+    }
+    memset(tc, 0, sizeof *tc);
+    return known ? out(m, &r) : 0;
+}
+
 int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms)
 {
+    /* Threads still alive: every index in use and not retired. */
+    for (uint32_t t = 1; t < m->thr_cap; t++) {
+        if (m->thr[t].born_ns || m->thr[t].has_times) {
+            int rc = thread_times_out(m, t);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
     struct memfmt_record r = {.tag = MEMFMT_REC_STATS};
     r.u.stats.lost_events = m->st.lost_events;
     r.u.stats.unmatched_frees = m->st.unmatched_frees;
@@ -286,5 +361,7 @@ int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms)
     r.u.end.how = how;
     r.u.end.value = value;
     r.u.end.runtime_ms = runtime_ms;
+    r.u.end.cpu_user_ns = m->cpu_user_ns;
+    r.u.end.cpu_sys_ns = m->cpu_sys_ns;
     return out(m, &r);
 }

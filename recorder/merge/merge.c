@@ -19,6 +19,7 @@ struct merge *merge_new(memfmt_writer *w, struct accounting *acct, uint64_t star
     m->nnodes = 1; /* id 0 is the root */
     m->startup = startup_new();
     m->pools = poolmap_new();
+    m->tick_mult = 1ull << TICK_SHIFT;
     return m;
 }
 
@@ -52,7 +53,22 @@ void merge_free(struct merge *m)
     free(m->live_modules);
     startup_free(m->startup);
     mapranges_release(&m->maps);
+    free(m->thr);
     free(m);
+}
+
+void merge_set_clock(struct merge *m, double ns_per_tick)
+{
+    /* A TSC below 1 MHz (over 1000 ns a tick) is no TSC: keep the last. */
+    if (ns_per_tick > 0 && ns_per_tick < 1000) {
+        m->tick_mult = (uint64_t)(ns_per_tick * (double)(1ull << TICK_SHIFT) + 0.5);
+    }
+}
+
+void merge_set_cpu(struct merge *m, uint64_t user_ns, uint64_t sys_ns)
+{
+    m->cpu_user_ns = user_ns;
+    m->cpu_sys_ns = sys_ns;
 }
 
 const struct merge_stats *merge_stats(const struct merge *m)

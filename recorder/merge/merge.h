@@ -36,8 +36,17 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len);
 int merge_rss(struct merge *m, uint64_t bytes);
 /** Write every event still queued, in order (end of the input). */
 int merge_drain(struct merge *m);
-/** Write the closing STATS and END records. */
+/** Write THREAD_TIMES for the threads still alive (their lifetime up to
+ * now, CPU time unknown unless they said it), then the closing STATS and
+ * END records. */
 int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms);
+/** memrec --time: the recorder's clock ticks (wire *_T events) are
+ * `ns_per_tick` ns each; events applied from now on use it. Default 1
+ * (the recorder sends CLOCK_MONOTONIC ns). */
+void merge_set_clock(struct merge *m, double ns_per_tick);
+/** The process's CPU time over the recording, written in END (default 0:
+ * unknown). */
+void merge_set_cpu(struct merge *m, uint64_t user_ns, uint64_t sys_ns);
 /** Counters so far. */
 const struct merge_stats *merge_stats(const struct merge *m);
 

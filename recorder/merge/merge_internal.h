@@ -51,6 +51,7 @@ struct qev {
     uint8_t kind;
     uint8_t has_old; /* Q_RALLOC: enum old_block, what the free part found */
     uint8_t old_latest; /* Q_RALLOC: the old block was its thread's latest allocation */
+    uint32_t ticks; /* memrec --time: the call's time in the allocator (a realloc's: on Q_RALLOC), saturated */
 };
 
 enum old_block { OLD_NONE, OLD_FOUND, OLD_SET_APART };
@@ -149,7 +150,28 @@ struct merge {
     uint32_t *live_modules;
     size_t nlive_modules, live_modules_cap;
     struct mapranges maps; /* anonymous ranges the program mapped directly */
+    uint64_t tick_mult; /* memrec --time: ns per tick of the recorder's clock, times 2^TICK_SHIFT (merge_set_clock) */
+    uint64_t cpu_user_ns, cpu_sys_ns; /* for END (merge_set_cpu) */
+    struct thread_clock *thr; /* per thread index: its lifetime (THREAD_TIMES) */
+    size_t thr_cap;
 };
+
+/* What the merge knows of a live thread's times, for THREAD_TIMES. */
+struct thread_clock {
+    uint64_t born_ns; /* CLOCK_MONOTONIC of its first event (HELLO); 0: not known */
+    uint64_t wall_ns, cpu_ns; /* as the thread said when it ended (W_TIMES) */
+    int has_times;
+};
+
+/* ns per tick is kept in fixed point: an integer multiply per event, not
+ * a conversion to double and back. 24 bits of fraction are 6e-8 of a tick. */
+#define TICK_SHIFT 24
+
+/* An event's time in ns, from the recorder's ticks. */
+static inline uint64_t tick_ns(const struct merge *m, uint32_t ticks)
+{
+    return (uint64_t)(((unsigned __int128)ticks * m->tick_mult + (1u << (TICK_SHIFT - 1))) >> TICK_SHIFT);
+}
 
 /* The id of a (size, trace) pair; new pairs get the next id. */
 /* The (size, trace) pairs: an open-addressing table of 16-byte cells that
@@ -234,7 +256,8 @@ static inline void freed_pair(struct merge *m, uint32_t thread, int temporary, u
     *trace = temporary ? l->trace : m->infos[info].trace;
 }
 
-static inline int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t b, uint32_t pool, uint64_t addr)
+static inline int write_free(struct merge *m, uint32_t thread, uint32_t kind, uint64_t b, uint32_t pool, uint64_t addr,
+                             uint64_t ns)
 {
     /* Not zero-initialized: the record's union is large (module segments)
      * and this runs for every free. */
@@ -244,6 +267,7 @@ static inline int write_free(struct merge *m, uint32_t thread, uint32_t kind, ui
     r.u.free.kind = kind;
     r.u.free.info = block_info(b);
     r.u.free.temporary = block_is_latest(m, b, thread, pool, addr);
+    r.u.free.ns = ns;
     freed_pair(m, thread, r.u.free.temporary, r.u.free.info, &r.u.free.size, &r.u.free.trace);
     block_gone(m, thread);
     return out(m, &r);
@@ -262,6 +286,13 @@ void push(struct merge *m, struct stream *s, const struct qev *e);
 
 /** Apply a direct-mapping event (Q_MAP, Q_UNMAP, Q_MREMAP_*, Q_BRK). */
 int apply_map(struct merge *m, struct stream *s, struct qev *e);
+
+/* ---- decode.c ---- */
+
+/** The thread's times entry, made if new. */
+struct thread_clock *thread_clock_of(struct merge *m, uint32_t thread);
+/** Write THREAD_TIMES for a thread that ended and forget its times. */
+int thread_times_out(struct merge *m, uint32_t thread);
 
 /* ---- order.c ---- */
 

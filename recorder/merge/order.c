@@ -39,12 +39,12 @@ static int apply_pool(struct merge *m, struct stream *s, const struct qev *e)
     int rc = 0;
     if (e->type == Q_PRESET) {
         while (rc == 0 && poolmap_pop(m->pools, e->old_block, &addr, &b)) {
-            rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b, e->old_block, addr);
+            rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b, e->old_block, addr, 0);
         }
         return rc;
     }
     if (poolmap_del(m->pools, e->old_block, e->addr, &b)) {
-        rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b, e->old_block, e->addr);
+        rc = write_free(m, s->thread, MEMFMT_K_POOL_FREE, b, e->old_block, e->addr, 0);
     }
     if (e->type == Q_PFREE || rc < 0) {
         return rc;
@@ -75,7 +75,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         struct u64map_cell *cell = u64map_claim(&m->addr_block, e->addr, &existed);
         if (existed && cell->val != BLOCK_SET_APART) {
             m->st.unmatched_frees++;
-            rc = write_free(m, s->thread, MEMFMT_K_FREE, cell->val, 0, e->addr);
+            rc = write_free(m, s->thread, MEMFMT_K_FREE, cell->val, 0, e->addr, 0);
         }
         if (e->has_old != OLD_FOUND && startup_marked(m->startup, e->trace, m->node_ip, m->node_parent, m->nnodes)) {
             startup_count(m->startup, e->size);
@@ -91,6 +91,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         r.u.alloc.old_size = 0;
         r.u.alloc.old_trace = 0;
         r.u.alloc.old_temporary = 0;
+        r.u.alloc.ns = tick_ns(m, e->ticks);
         if (e->has_old == OLD_FOUND) {
             /* The realloc's second part: the old block ends here. It is a
              * temporary if it was the thread's latest allocation at the
@@ -118,7 +119,7 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         if (b == BLOCK_SET_APART) {
             break;
         }
-        rc = write_free(m, s->thread, e->kind, b, 0, e->addr);
+        rc = write_free(m, s->thread, e->kind, b, 0, e->addr, tick_ns(m, e->ticks));
         break;
     case Q_RFREE:
         /* The old address is free from now on; the block itself ends with
@@ -161,6 +162,7 @@ static void retire(struct merge *m, struct stream *s)
     s->ended = 0;
     uint64_t idx;
     if (u64map_get(&m->tid_thread, s->tid, &idx) && idx == s->thread) {
+        thread_times_out(m, s->thread); /* a failed write is sticky in m->failed */
         u64map_del(&m->tid_thread, s->tid, &idx);
         if (m->nfree_threads == m->free_threads_cap) {
             xgrow((void **)&m->free_threads, &m->free_threads_cap, m->nfree_threads + 1, sizeof *m->free_threads);

@@ -177,6 +177,27 @@ static void say_hello(struct tbuf *b)
 {
     b->data[b->len++] = MEMFMT_W_HELLO;
     tbuf_put(b, (uint64_t)b->tid);
+    tbuf_put(b, b->born_ns);
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+    struct timespec ts;
+    if (clock_gettime(c, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The thread's lifetime so far and its CPU time, read by the thread
+ * itself (THREAD_TIMES in the file). Called by the owner, buffer held. */
+static void put_times(struct tbuf *b)
+{
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    tbuf_ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
+    b->data[b->len++] = MEMFMT_W_TIMES;
+    tbuf_put(b, now > b->born_ns ? now - b->born_ns : 0);
+    tbuf_put(b, clock_ns(CLOCK_THREAD_CPUTIME_ID));
 }
 
 static struct tbuf *tbuf_create(void)
@@ -189,6 +210,7 @@ static struct tbuf *tbuf_create(void)
     b->tid = gettid_cached();
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
+    b->born_ns = clock_ns(CLOCK_MONOTONIC);
     unwind_thread_init(&b->unwind);
     batch_reset(b);
     say_hello(b);
@@ -239,6 +261,7 @@ static void tbuf_destroy(struct tbuf *b)
 {
     buflock_owner_take(&b->lk);
     tbuf_put_counts(b);
+    put_times(b);
     tbuf_ensure_room(b, 1);
     b->data[b->len++] = MEMFMT_W_BYE;
     tbuf_flush(b);
@@ -386,11 +409,14 @@ void buffer_alloc(unsigned kind, void *p, size_t size)
     }
     uint32_t trace = tbuf_capture(b);
     tbuf_ensure_room(b, TBUF_EVENT_ROOM);
-    tbuf_put_numbered(b, MEMFMT_W_ALLOC);
+    tbuf_put_numbered(b, opts.time ? MEMFMT_W_ALLOC_T : MEMFMT_W_ALLOC);
     tbuf_put(b, kind);
     tbuf_put(b, size);
     tbuf_put(b, (uint64_t)(uintptr_t)p);
     tbuf_put(b, trace);
+    if (opts.time) {
+        tbuf_put(b, tstate.ticks);
+    }
     unlock_mine(b);
 }
 
@@ -404,9 +430,44 @@ void buffer_free(unsigned kind, void *p)
         return;
     }
     tbuf_ensure_room(b, TBUF_EVENT_ROOM);
-    tbuf_put_numbered(b, MEMFMT_W_FREE);
+    tbuf_put_numbered(b, opts.time ? MEMFMT_W_FREE_T : MEMFMT_W_FREE);
     tbuf_put(b, kind);
     tbuf_put(b, (uint64_t)(uintptr_t)p);
+    if (opts.time) {
+        tbuf_put(b, tstate.ticks);
+    }
+    unlock_mine(b);
+}
+
+/* A timed free takes its number before the real free, as an untimed one
+ * does, and keeps the buffer until its time is known, as a realloc does. */
+uint64_t buffer_free_begin(void *p)
+{
+    if (opts.sample_rate && !sample_remove(p)) {
+        return 0; /* not a sampled block */
+    }
+    struct tbuf *b = lock_mine();
+    if (!b) {
+        return 0;
+    }
+    return seq_take();
+}
+
+void buffer_free_end(uint64_t seq, unsigned kind, void *p, uint64_t ticks)
+{
+    struct tbuf *b = tstate.buf;
+    if (!seq || !b) {
+        return;
+    }
+    if (__builtin_expect(tstate.deferred, 0)) {
+        sigevents_emit(b); /* handlers that ran during the call */
+    }
+    tbuf_ensure_room(b, TBUF_EVENT_ROOM);
+    b->data[b->len++] = MEMFMT_W_FREE_T;
+    tbuf_put_seq(b, seq);
+    tbuf_put(b, kind);
+    tbuf_put(b, (uint64_t)(uintptr_t)p);
+    tbuf_put(b, ticks);
     unlock_mine(b);
 }
 
@@ -465,21 +526,23 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
     uint32_t trace = p ? tbuf_capture(b) : 0;
     tbuf_ensure_room(b, TBUF_EVENT_ROOM);
     uint64_t s2 = seq_take();
+    /* The timed tags are the untimed ones with the ticks at the end. */
+    uint8_t timed = opts.time ? MEMFMT_W_ALLOC_T - MEMFMT_W_ALLOC : 0;
     if (!p) {
         /* realloc(old, 0) freed old and returned NULL: a free. */
-        b->data[b->len++] = MEMFMT_W_FREE;
+        b->data[b->len++] = (uint8_t)(MEMFMT_W_FREE + timed);
         tbuf_put_seq(b, seq_free);
         tbuf_put(b, kind);
         tbuf_put(b, (uint64_t)(uintptr_t)old);
     } else if (!old) {
-        b->data[b->len++] = MEMFMT_W_ALLOC;
+        b->data[b->len++] = (uint8_t)(MEMFMT_W_ALLOC + timed);
         tbuf_put_seq(b, s2);
         tbuf_put(b, kind);
         tbuf_put(b, size);
         tbuf_put(b, (uint64_t)(uintptr_t)p);
         tbuf_put(b, trace);
     } else {
-        b->data[b->len++] = MEMFMT_W_REALLOC;
+        b->data[b->len++] = (uint8_t)(MEMFMT_W_REALLOC + timed);
         tbuf_put_seq(b, seq_free);
         tbuf_put_seq(b, s2);
         tbuf_put(b, kind);
@@ -487,6 +550,9 @@ void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void *p, si
         tbuf_put(b, (uint64_t)(uintptr_t)p);
         tbuf_put(b, size);
         tbuf_put(b, trace);
+    }
+    if (timed) {
+        tbuf_put(b, tstate.ticks);
     }
     unlock_mine(b);
 }
@@ -668,6 +734,22 @@ int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 
 void buffer_finish(int status)
 {
+    /* This thread ends with the process: its times now (other threads
+     * still running get theirs from memrec, without CPU time). */
+    struct tbuf *own = tstate.buf;
+    /* Not when this thread is inside its own buffer (a handler that
+     * interrupted it calls _exit): it would take its own lock twice. */
+    if (own && !own->owner_holds && atomic_load_explicit(&rec_enabled, memory_order_relaxed)) {
+        int saved = tstate.in_hook;
+        tstate.in_hook = 1;
+        buflock_owner_take(&own->lk);
+        own->owner_holds = 1;
+        put_times(own);
+        atomic_store_explicit(&own->done, own->len, memory_order_release);
+        own->owner_holds = 0;
+        buflock_owner_release(&own->lk);
+        tstate.in_hook = saved;
+    }
     atomic_store(&direct, 1);
     sync_point();
     buflock_take(&service_buf.lk.lock);

@@ -26,9 +26,17 @@ HIDDEN void buffer_sync(void);
  * for every owner to leave its buffer, so a thread that owns one must never
  * call it. */
 HIDDEN void buffer_detach(void);
-/** Record an allocation / free / realloc of this thread. */
+/** Record an allocation / free / realloc of this thread. With --time
+ * (opts.time), the event carries tstate.ticks, which the hook set to the
+ * forwarded call's time (alloctime.h). */
 HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
 HIDDEN void buffer_free(unsigned kind, void *p);
+/** A timed free (opts.time): begin takes the free's number before the real
+ * free and keeps the buffer locked (0: nothing is recorded: not a sampled
+ * block, or no buffer); end, after the real call, writes it with `ticks`
+ * and unlocks. */
+HIDDEN uint64_t buffer_free_begin(void *p);
+HIDDEN void buffer_free_end(uint64_t seq, unsigned kind, void *p, uint64_t ticks);
 /** Realloc is recorded in two parts around the real call, so that another
  * thread's reuse of the old address is ordered after the free. */
 HIDDEN uint64_t buffer_realloc_begin(void);

@@ -38,6 +38,8 @@ static const struct option_def defs[] = {
     {"MEMREC_SAMPLE_SEED", &opts.sample_seed, 0, 1 << 30, "seed of the sampling (0: different every run)"},
     {"MEMREC_TSC_ORDER", &opts.tsc_order, 0, 1,
      "1: order events by the TSC when it is the kernel's clocksource, not one atomic counter"},
+    {"MEMREC_TIME", &opts.time, 0, 2,
+     "time every forwarded allocator call (memrec --time): 1 with the TSC, 2 with CLOCK_MONOTONIC"},
     {"MEMREC_CHECK_UNWIND", &opts.check_unwind, 0, 1, "compare every fast stack walk with libunwind (debugging)"},
     {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
     {"MEMREC_HEAPINFO", &opts.heapinfo, 0, 1,

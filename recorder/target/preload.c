@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloctime.h"
 #include "buffer.h"
 #include "guard.h"
 #include "init.h"
@@ -91,12 +92,66 @@ static inline __attribute__((always_inline)) void fast_leave(void)
 {
     hook_leave();
 }
+
+/* ---- memrec --time: the forwarded calls, timed ----
+ *
+ * Only the call to the next allocator is timed, never the recorder's own
+ * work. With --time off, each hook pays one predictable branch on
+ * opts.time: the forwarded call is written out twice, timed and not, so
+ * the untimed path is the one it was. The time goes to buffer_alloc() and
+ * buffer_realloc_end() through tstate.ticks. */
+
+/* Whether this allocation is timed: --time is on, it is recorded (rec is
+ * 1), and, when sampling, it is sampled (sample_skips() is never true
+ * otherwise; it says before the call what record_alloc() decides after). */
+static inline __attribute__((always_inline)) int timed_alloc(int rec, size_t size)
+{
+    return __builtin_expect(opts.time, 0) && rec == 1 && !sample_skips(size);
+}
+
+static inline __attribute__((always_inline)) void *call_malloc(size_t size, int timed)
+{
+    if (timed) {
+        uint64_t t0 = alloctime_now();
+        void *p = real.malloc(size);
+        tstate.ticks = alloctime_now() - t0;
+        return p;
+    }
+    return real.malloc(size);
+}
+
+static inline __attribute__((always_inline)) void *call_calloc(size_t n, size_t size, int timed)
+{
+    if (timed) {
+        uint64_t t0 = alloctime_now();
+        void *p = real.calloc(n, size);
+        tstate.ticks = alloctime_now() - t0;
+        return p;
+    }
+    return real.calloc(n, size);
+}
+
+/* A recorded free with --time: numbered before the real call (as every
+ * free, see buffer.h), written after it with its time. */
+static __attribute__((noinline)) void free_timed(unsigned kind, void *p)
+{
+    uint64_t seq = buffer_free_begin(p);
+    if (!seq) {
+        real.free(p);
+        return;
+    }
+    uint64_t t0 = alloctime_now();
+    real.free(p);
+    uint64_t t = alloctime_now() - t0;
+    buffer_free_end(seq, kind, p, t);
+}
+
 /* ---- the C allocation functions ---- */
 
 EXPORT void *malloc(size_t size)
 {
     if (fast_enter()) {
-        void *p = real.malloc(size);
+        void *p = call_malloc(size, timed_alloc(1, size));
         if (p) {
             record_alloc(MEMFMT_K_MALLOC, p, size);
         }
@@ -110,7 +165,7 @@ EXPORT void *malloc(size_t size)
     if (!rec) {
         return real.malloc(size);
     }
-    void *p = real.malloc(size);
+    void *p = call_malloc(size, timed_alloc(rec, size));
     if (rec == HOOK_DEFER) {
         if (p) {
             defer(SIGDEFER_ALLOC, MEMFMT_K_MALLOC, NULL, p, size);
@@ -142,6 +197,11 @@ static __attribute__((noinline)) void free_hooked(void *p)
         defer(SIGDEFER_FREE, MEMFMT_K_FREE, p, NULL, 0);
         return;
     }
+    if (__builtin_expect(opts.time, 0)) {
+        free_timed(MEMFMT_K_FREE, p);
+        hook_leave();
+        return;
+    }
     buffer_free(MEMFMT_K_FREE, p);
     real.free(p);
     hook_leave();
@@ -165,7 +225,7 @@ EXPORT void free(void *p)
 EXPORT void *calloc(size_t n, size_t size)
 {
     if (fast_enter()) {
-        void *p = real.calloc(n, size);
+        void *p = call_calloc(n, size, timed_alloc(1, n * size));
         if (p) {
             record_alloc(MEMFMT_K_CALLOC, p, n * size);
         }
@@ -183,7 +243,7 @@ EXPORT void *calloc(size_t n, size_t size)
     if (!rec) {
         return real.calloc(n, size);
     }
-    void *p = real.calloc(n, size);
+    void *p = call_calloc(n, size, timed_alloc(rec, n * size));
     if (rec == HOOK_DEFER) {
         if (p) {
             defer(SIGDEFER_ALLOC, MEMFMT_K_CALLOC, NULL, p, n * size);
@@ -217,6 +277,18 @@ static void *next_realloc(void *old, size_t size, size_t n, int is_array)
     return real.realloc(old, size);
 }
 
+static inline __attribute__((always_inline)) void *call_realloc(void *old, size_t size, size_t n, int is_array,
+                                                                int timed)
+{
+    if (timed) {
+        uint64_t t0 = alloctime_now();
+        void *p = next_realloc(old, size, n, is_array);
+        tstate.ticks = alloctime_now() - t0;
+        return p;
+    }
+    return next_realloc(old, size, n, is_array);
+}
+
 static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, void *old, size_t size, size_t n,
                                                               int is_array)
 {
@@ -238,8 +310,12 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
     if (rec && opts.sample_rate) {
         /* Sampling: the old block's free (if it was sampled) and the new
          * block (if sampled) are recorded apart; the call is counted once.
-         * Mostly neither is: then nothing is called, errno is untouched. */
-        void *p = next_realloc(old, size, n, is_array);
+         * Mostly neither is: then nothing is called, errno is untouched.
+         * With --time, a call with either part sampled is timed, its time
+         * on the allocation if that is sampled, else on the free. */
+        int timed = opts.time && ((old && !sample_free_unseen(old)) || !sample_skips(size));
+        void *p = call_realloc(old, size, n, is_array, timed);
+        uint64_t ticks = timed ? tstate.ticks : 0;
         int free_seen = old && (p || size == 0) && !sample_free_unseen(old);
         int alloc_seen = p && !sample_skips(size);
         if (p && !alloc_seen) {
@@ -248,9 +324,11 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         if (free_seen || alloc_seen) {
             int saved = errno;
             if (free_seen) {
+                tstate.ticks = alloc_seen ? 0 : ticks;
                 buffer_free(kind, old);
             }
             if (alloc_seen) {
+                tstate.ticks = ticks;
                 buffer_alloc(kind, p, size);
             }
             errno = saved;
@@ -259,7 +337,7 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
         return p;
     }
     uint64_t seq_free = rec ? buffer_realloc_begin() : 0;
-    void *p = next_realloc(old, size, n, is_array);
+    void *p = call_realloc(old, size, n, is_array, __builtin_expect(opts.time, 0) && rec == 1);
     if (rec) {
         int saved = errno;
         buffer_realloc_end(seq_free, kind, old, p, size);
@@ -287,7 +365,14 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
     if (fast_enter()) {
-        int rc = real.posix_memalign(out, align, size);
+        int rc;
+        if (timed_alloc(1, size)) {
+            uint64_t t0 = alloctime_now();
+            rc = real.posix_memalign(out, align, size);
+            tstate.ticks = alloctime_now() - t0;
+        } else {
+            rc = real.posix_memalign(out, align, size);
+        }
         if (rc == 0) {
             record_alloc(MEMFMT_K_POSIX_MEMALIGN, *out, size);
         }
@@ -306,7 +391,14 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
     if (!rec) {
         return real.posix_memalign(out, align, size);
     }
-    int rc = real.posix_memalign(out, align, size);
+    int rc;
+    if (timed_alloc(rec, size)) {
+        uint64_t t0 = alloctime_now();
+        rc = real.posix_memalign(out, align, size);
+        tstate.ticks = alloctime_now() - t0;
+    } else {
+        rc = real.posix_memalign(out, align, size);
+    }
     if (rec == HOOK_DEFER) {
         if (rc == 0) {
             defer(SIGDEFER_ALLOC, MEMFMT_K_POSIX_MEMALIGN, NULL, *out, size);
@@ -329,6 +421,8 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
         return resolve_pool_alloc(size, align);
     }
     int rec = hook_enter_alloc(1);
+    int timed = timed_alloc(rec, size);
+    uint64_t t0 = timed ? alloctime_now() : 0;
     switch (kind) {
     case MEMFMT_K_ALIGNED_ALLOC: p = real.aligned_alloc ? real.aligned_alloc(align, size) : NULL; break;
     case MEMFMT_K_MEMALIGN: p = real.memalign ? real.memalign(align, size) : NULL; break;
@@ -341,6 +435,9 @@ static inline __attribute__((always_inline)) void *aligned_via(unsigned kind, si
                                               : real.pvalloc != NULL;
     if (!p && !have && real.posix_memalign(&p, align, size) != 0) {
         p = NULL;
+    }
+    if (timed) {
+        tstate.ticks = alloctime_now() - t0;
     }
     if (rec == HOOK_DEFER) {
         if (p) {
@@ -465,6 +562,8 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
     }
     void *f = next_op(op);
     void *p;
+    int timed = timed_alloc(rec, size);
+    uint64_t t0 = timed ? alloctime_now() : 0;
     if (!f) {
         /* No C++ runtime after us: serve from the C allocator. */
         if (align) {
@@ -484,6 +583,9 @@ static inline __attribute__((always_inline)) void *new_common(enum next_op op, u
         p = ((new_al_fn)f)(size, align);
     } else {
         p = ((new_al_nt_fn)f)(size, align, nt);
+    }
+    if (timed) {
+        tstate.ticks = alloctime_now() - t0;
     }
     if (rec == 1 && p) {
         record_alloc(kind, p, size);
@@ -578,6 +680,16 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
         return;
     }
     int rec __attribute__((cleanup(leave_cleanup))) = hook_enter_alloc(1);
+    if (__builtin_expect(opts.time, 0) && rec == 1) {
+        /* As free_timed(). */
+        uint64_t seq = buffer_free_begin(p);
+        uint64_t t0 = seq ? alloctime_now() : 0;
+        next_delete(op, shape, kind, p, a, b, nt);
+        if (seq) {
+            buffer_free_end(seq, kind, p, alloctime_now() - t0);
+        }
+        return;
+    }
     if (rec == 1) {
         buffer_free(kind, p);
     }

@@ -121,12 +121,13 @@ static unsigned decode_records(const uint8_t *data, size_t size)
 /* Events are compared whole: both sides start zeroed and the decoder
  * fills in every field of the event it returns, so the bytes of two equal
  * events are equal, padding included. */
-static void decode_events(const uint8_t *data, size_t size, unsigned version)
+static void decode_events(const uint8_t *data, size_t size, unsigned version, int timed)
 {
     struct memfmt_evstate dec, enc, dec2;
     memset(&dec, 0, sizeof dec);
     memset(&enc, 0, sizeof enc);
     memset(&dec2, 0, sizeof dec2);
+    dec.timed = enc.timed = dec2.timed = timed;
     if (memfmt_event_block(&dec, data, size, version) < 0) {
         contract(version >= 2, "only a version 2 block has column lengths to refuse");
         return;
@@ -177,11 +178,11 @@ static void decode_events(const uint8_t *data, size_t size, unsigned version)
             contract(total > 0 && total <= MEMFMT_EVENT_MAX,
                      "a decoded event encodes in at most MEMFMT_EVENT_MAX bytes");
             uint8_t block[MEMFMT_EVENTS_HEAD_MAX + MEMFMT_EVENT_MAX];
-            size_t blen = memfmt_event_block_write(block, start, len);
+            size_t blen = memfmt_event_block_write(block, start, len, timed);
             struct memfmt_record back, none;
             memset(&back, 0, sizeof back);
-            contract(memfmt_event_block(&dec2, block, blen, 2) == 0 && memfmt_event_decode(&dec2, &back) == 1 &&
-                         memfmt_event_decode(&dec2, &none) == 0,
+            contract(memfmt_event_block(&dec2, block, blen, timed ? 3 : 2) == 0 &&
+                         memfmt_event_decode(&dec2, &back) == 1 && memfmt_event_decode(&dec2, &none) == 0,
                      "a re-encoded event decodes whole, as a block of its own");
             contract(memcmp(&ev, &back, sizeof ev) == 0, "decode(encode(event)) == event");
         }
@@ -223,7 +224,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     volatile unsigned sink = decode_records(data, size) + decode_wire(data, size);
     (void)sink;
-    decode_events(data, size, 1);
-    decode_events(data, size, 2);
+    decode_events(data, size, 1, 0);
+    decode_events(data, size, 2, 0);
+    decode_events(data, size, 3, 1);
     return 0;
 }

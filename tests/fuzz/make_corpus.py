@@ -45,10 +45,10 @@ def prog(name):
     return os.path.join(BUILD, "tests", "progs", name)
 
 
-def record(argv, out):
+def record(argv, out, extra=()):
     if os.path.exists(out):
         os.unlink(out)
-    subprocess.run([os.path.join(BUILD, "memrec"), "-q", "-o", out, "--"] + argv, check=True)
+    subprocess.run([os.path.join(BUILD, "memrec"), "-q", "-o", out] + list(extra) + ["--"] + argv, check=True)
     with open(out, "rb") as f:
         return f.read()
 
@@ -130,6 +130,9 @@ def main():
             # slow segv exits 139 by design; keep what it wrote.
             with open(tmp, "rb") as f:
                 recordings[name] = f.read()
+    # memrec --time: the timed layout of EVENTS (format version 3).
+    for name, argv in (("timed-chain", [prog("chain")]), ("timed-threads", [prog("threads")])):
+        recordings[name] = record(argv, tmp, ("--time",))
     os.unlink(tmp)
     for name, data in recordings.items():
         raw = decompress(data)

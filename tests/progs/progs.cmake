@@ -46,6 +46,10 @@ endforeach()
 target_link_libraries(prog_threads PRIVATE Threads::Threads)
 target_link_libraries(prog_stress PRIVATE Threads::Threads)
 
+# memrec --time (test_time.py): small and 40 MiB malloc/free sites.
+memrec_add_prog(time_sizes "time_sizes.c")
+target_link_libraries(prog_time_sizes PRIVATE Threads::Threads)
+
 # cxx.cpp needs C++17 (std::align_val_t) and sized deallocation, which GCC
 # turns on for C++14 and later but clang (before 19) only on request. The
 # project itself is C, so C++ is enabled here and only if a compiler exists.

@@ -155,6 +155,30 @@ static void test_records(void)
     CHECK(roundtrip(&a, &b) == 0);
     CHECK_EQ(b.u.end.value, (unsigned long long)(long long)-11);
     CHECK_EQ(b.u.end.runtime_ms, 1234);
+    CHECK_EQ(b.u.end.cpu_user_ns, 0);
+    a.u.end.cpu_user_ns = 1500000000;
+    a.u.end.cpu_sys_ns = 7;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.end.cpu_user_ns, 1500000000);
+    CHECK_EQ(b.u.end.cpu_sys_ns, 7);
+    /* END written before the CPU fields (version 2): they read as 0. */
+    uint8_t old_end[] = {MEMFMT_REC_END, 3, 0, 0, 5};
+    CHECK(memfmt_decode(old_end, sizeof old_end, &b) == 5);
+    CHECK_EQ(b.u.end.runtime_ms, 5);
+    CHECK(b.u.end.cpu_user_ns == 0 && b.u.end.cpu_sys_ns == 0);
+
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_THREAD_TIMES;
+    a.u.thread_times.thread = 3;
+    a.u.thread_times.wall_ns = 123456789012ull;
+    a.u.thread_times.cpu_ns = 98765;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.tag, MEMFMT_REC_THREAD_TIMES);
+    CHECK_EQ(b.u.thread_times.thread, 3);
+    CHECK_EQ(b.u.thread_times.wall_ns, 123456789012ull);
+    CHECK_EQ(b.u.thread_times.cpu_ns, 98765);
+    uint8_t bad_thread[] = {MEMFMT_REC_THREAD_TIMES, 5, 0x80, 0x80, 0x40, 1, 1}; /* thread 2^20 */
+    CHECK(memfmt_decode(bad_thread, sizeof bad_thread, &b) == MEMFMT_E_CORRUPT);
 
     /* MAP: a negative delta survives (zigzag); a kind out of range and a
      * call flag above 1 are corrupt. */
@@ -648,6 +672,11 @@ static void test_events(void)
     memfmt_evstate_release(&st);
 }
 
+static uint32_t ns32(uint64_t ns)
+{
+    return ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+}
+
 /* What a reader hands out, flattened: each event as the batch entries
  * memfmt_read_batch() gives for it, each other record as an entry with its
  * tag in the flags (bits no event has). Sets how reading ended and where. */
@@ -669,15 +698,17 @@ static size_t read_flat(int fd, int batched, struct memfmt_event *out, size_t ca
         } else if (rec.tag == MEMFMT_REC_FREE) {
             out[n++] = (struct memfmt_event){rec.u.free.size, rec.u.free.trace,
                                              MEMFMT_EV_FREE | (rec.u.free.temporary ? MEMFMT_EV_TEMPORARY : 0),
-                                             rec.u.free.info, 0};
+                                             rec.u.free.info, ns32(rec.u.free.ns)};
         } else if (rec.tag == MEMFMT_REC_REALLOC) {
             out[n++] = (struct memfmt_event){rec.u.alloc.old_size, rec.u.alloc.old_trace,
                                              MEMFMT_EV_FREE | MEMFMT_EV_REALLOC |
                                                  (rec.u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0),
                                              rec.u.alloc.old_info, 0};
-            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0, rec.u.alloc.info, 0};
+            out[n++] =
+                (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0, rec.u.alloc.info, ns32(rec.u.alloc.ns)};
         } else if (rec.tag == MEMFMT_REC_ALLOC) {
-            out[n++] = (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0, rec.u.alloc.info, 0};
+            out[n++] =
+                (struct memfmt_event){rec.u.alloc.size, rec.u.alloc.trace, 0, rec.u.alloc.info, ns32(rec.u.alloc.ns)};
         } else {
             out[n++] = (struct memfmt_event){0, 0, rec.tag << 8, 0, 0};
         }
@@ -788,6 +819,186 @@ static void test_batch_reading(void)
     close(fd);
 }
 
+/* Write the same events to a file with header `version` and `flags`,
+ * with the times of alloc/free calls; returns the descriptor. */
+static int timed_file(uint16_t version, uint32_t flags)
+{
+    int fd = temp_fd();
+    struct memfmt_header h = {version, 8, 1, flags};
+    int rc;
+    memfmt_writer *w = memfmt_writer_new(fd, &h, 3, &rc);
+    for (uint32_t i = 0; i < 30000; i++) {
+        struct memfmt_record r = {.tag = MEMFMT_REC_ALLOC};
+        r.u.alloc.thread = 1 + i % 2;
+        r.u.alloc.size = 16 + i % 50;
+        r.u.alloc.trace = i % 7;
+        r.u.alloc.info = i < 50 ? i + 1 : i % 50 + 1;
+        r.u.alloc.ns = 20 + i % 300;
+        CHECK(memfmt_write(w, &r) == 0);
+        if (i % 3 == 0) {
+            r.tag = MEMFMT_REC_FREE;
+            r.u.free.thread = r.u.alloc.thread;
+            r.u.free.info = r.u.alloc.info;
+            r.u.free.temporary = 1;
+            r.u.free.ns = 10 + i % 7;
+            CHECK(memfmt_write(w, &r) == 0);
+        } else if (i % 3 == 1) {
+            /* A realloc of the block just allocated; one of them takes
+             * longer than UINT32_MAX ns: saturated in a batch. */
+            uint32_t old = r.u.alloc.info;
+            r.tag = MEMFMT_REC_REALLOC;
+            r.u.alloc.old_info = old;
+            r.u.alloc.old_temporary = 1;
+            r.u.alloc.info = old;
+            r.u.alloc.ns = i == 1000 ? 5000000000ull : 40 + i % 11;
+            CHECK(memfmt_write(w, &r) == 0);
+        }
+        if (i % 5000 == 0) {
+            struct memfmt_record t = {.tag = MEMFMT_REC_THREAD_TIMES};
+            t.u.thread_times.thread = 1;
+            t.u.thread_times.wall_ns = i;
+            CHECK(memfmt_write(w, &t) == 0);
+        }
+    }
+    CHECK(memfmt_writer_finish(w) == 0);
+    memfmt_writer_free(w);
+    return fd;
+}
+
+/* The decompressed bytes of the file at fd, from offset `from`, in *out. */
+static size_t decompressed(int fd, size_t from, uint8_t **out)
+{
+    off_t n = lseek(fd, 0, SEEK_END);
+    uint8_t *z = malloc((size_t)n);
+    CHECK(pread(fd, z, (size_t)n, 0) == n);
+    size_t cap = 16u << 20, len = 0;
+    uint8_t *raw = malloc(cap);
+    ZSTD_DStream *d = ZSTD_createDStream();
+    ZSTD_inBuffer in = {z, (size_t)n, 0};
+    while (in.pos < in.size && len < cap) {
+        ZSTD_outBuffer o = {raw + len, cap - len, 0};
+        if (ZSTD_isError(ZSTD_decompressStream(d, &o, &in))) {
+            break;
+        }
+        len += o.pos;
+    }
+    ZSTD_freeDStream(d);
+    free(z);
+    memmove(raw, raw + from, len - from);
+    *out = raw;
+    return len - from;
+}
+
+/* Version 3 timed files: every event's time comes back, through both
+ * ways of reading; an untimed version 3 file has the bytes of version 2
+ * after the header, and its events have no time; a version 2 file whose
+ * flags (wrongly) say TIMED is read as version 2. */
+static void test_timed(void)
+{
+    int fd = timed_file(MEMFMT_VERSION, MEMFMT_HF_TIMED);
+    CHECK(same_reading(fd));
+    lseek(fd, 0, SEEK_SET);
+    int rc;
+    memfmt_reader *r = memfmt_reader_open_fd(fd, &rc);
+    CHECK(r != NULL && (memfmt_reader_header(r)->flags & MEMFMT_HF_TIMED));
+    struct memfmt_record rec;
+    uint64_t sum_alloc = 0, sum_free = 0, sum_re = 0, expect_alloc = 0, expect_free = 0, expect_re = 0;
+    uint64_t big = 0;
+    int nthread_times = 0;
+    while ((rc = memfmt_read(r, &rec)) > 0) {
+        if (rec.tag == MEMFMT_REC_ALLOC) {
+            sum_alloc += rec.u.alloc.ns;
+        } else if (rec.tag == MEMFMT_REC_FREE) {
+            sum_free += rec.u.free.ns;
+        } else if (rec.tag == MEMFMT_REC_REALLOC) {
+            sum_re += rec.u.alloc.ns;
+            big = rec.u.alloc.ns > big ? rec.u.alloc.ns : big;
+        } else if (rec.tag == MEMFMT_REC_THREAD_TIMES) {
+            nthread_times++;
+        }
+    }
+    CHECK_EQ(rc, 0);
+    memfmt_reader_free(r);
+    for (uint32_t i = 0; i < 30000; i++) {
+        expect_alloc += 20 + i % 300;
+        if (i % 3 == 0) {
+            expect_free += 10 + i % 7;
+        } else if (i % 3 == 1) {
+            expect_re += i == 1000 ? 5000000000ull : 40 + i % 11;
+        }
+    }
+    CHECK_EQ(sum_alloc, expect_alloc);
+    CHECK_EQ(sum_free, expect_free);
+    CHECK_EQ(sum_re, expect_re);
+    CHECK_EQ(big, 5000000000ull);
+    CHECK_EQ(nthread_times, 6);
+
+    /* Batches: the realloc's time on its allocation entry, saturated. */
+    lseek(fd, 0, SEEK_SET);
+    r = memfmt_reader_open_fd(fd, &rc);
+    struct memfmt_event evs[256];
+    size_t n;
+    uint64_t sum_batch = 0, realloc_free_ns = 0;
+    uint32_t max_batch = 0;
+    while ((rc = memfmt_read_batch(r, &rec, evs, 256, &n)) > 0) {
+        for (size_t i = 0; i < n; i++) {
+            sum_batch += evs[i].ns;
+            max_batch = evs[i].ns > max_batch ? evs[i].ns : max_batch;
+            if (evs[i].flags & MEMFMT_EV_REALLOC) {
+                realloc_free_ns += evs[i].ns;
+            }
+        }
+    }
+    CHECK_EQ(rc, 0);
+    memfmt_reader_free(r);
+    CHECK_EQ(max_batch, UINT32_MAX);
+    CHECK_EQ(realloc_free_ns, 0);
+    CHECK_EQ(sum_batch, expect_alloc + expect_free + expect_re - 5000000000ull + UINT32_MAX);
+
+    /* Untimed: no time column, version 2's bytes after the header. */
+    int fd3 = timed_file(MEMFMT_VERSION, 0);
+    int fd2 = timed_file(2, 0);
+    uint8_t *b3, *b2;
+    size_t n3 = decompressed(fd3, MEMFMT_HEADER_LEN, &b3);
+    size_t n2 = decompressed(fd2, MEMFMT_HEADER_LEN, &b2);
+    CHECK(n3 > 100000 && n3 == n2 && memcmp(b3, b2, n3) == 0);
+    uint8_t *bt;
+    size_t nt = decompressed(fd, MEMFMT_HEADER_LEN, &bt);
+    CHECK(nt > n3);
+    free(b3);
+    free(b2);
+    free(bt);
+    lseek(fd3, 0, SEEK_SET);
+    r = memfmt_reader_open_fd(fd3, &rc);
+    uint64_t ns = 0;
+    int nev = 0;
+    while ((rc = memfmt_read(r, &rec)) > 0) {
+        if (rec.tag == MEMFMT_REC_ALLOC || rec.tag == MEMFMT_REC_REALLOC) {
+            ns += rec.u.alloc.ns;
+            nev++;
+        } else if (rec.tag == MEMFMT_REC_FREE) {
+            ns += rec.u.free.ns;
+            nev++;
+        }
+    }
+    CHECK_EQ(rc, 0);
+    CHECK_EQ(nev, 50000);
+    CHECK_EQ(ns, 0);
+    memfmt_reader_free(r);
+
+    /* A version 2 file claiming TIMED: read as version 2, no times. The
+     * writer writes the version 2 layout for it too. */
+    int fdv2 = timed_file(2, MEMFMT_HF_TIMED);
+    CHECK(same_reading(fdv2));
+    int nrec;
+    CHECK_EQ(read_all(fdv2, &nrec), 0);
+    CHECK_EQ(nrec, 50000 + 6);
+    close(fdv2);
+    close(fd);
+    close(fd2);
+    close(fd3);
+}
+
 static void test_wire(void)
 {
     uint8_t buf[256];
@@ -829,6 +1040,7 @@ int main(void)
     test_flipped_bytes();
     test_events();
     test_batch_reading();
+    test_timed();
     test_wire();
     return check_summary("test_format");
 }

@@ -21,6 +21,7 @@ static void hello(struct batch *b, uint64_t tid)
 {
     b->b[b->n++] = MEMFMT_W_HELLO;
     put(b, tid);
+    put(b, 0); /* born: unknown */
 }
 
 static void node(struct batch *b, uint64_t parent, uint64_t ip)
@@ -341,8 +342,101 @@ static void test_mappings(void)
     fixture_close(&fx);
 }
 
+/* memrec --time: timed wire events become events with ns (ticks times
+ * the clock's ns per tick); a realloc's time is the whole call's; a thread
+ * that said its times as it ended gets them in THREAD_TIMES, one still
+ * alive at the end its span since its birth; END has the CPU time. */
+static void test_timed(void)
+{
+    struct fixture fx;
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, MEMFMT_HF_TIMED};
+    int rc;
+    fx.fd = memfd_create("merge-timed", 0);
+    fx.w = memfmt_writer_new(fx.fd, &h, 1, &rc);
+    fx.acct = accounting_new(0);
+    fx.m = merge_new(fx.w, fx.acct, 0);
+    merge_set_clock(fx.m, 0.5); /* a 2 GHz TSC */
+    merge_set_cpu(fx.m, 7000, 3000);
+
+    struct batch t1, t2, svc;
+    start(&t1, 1);
+    hello(&t1, 101);
+    node(&t1, 0, 0x20);
+    t1.b[t1.n++] = MEMFMT_W_ALLOC_T;
+    seq(&t1, 1);
+    put(&t1, MEMFMT_K_MALLOC);
+    put(&t1, 100);
+    put(&t1, 0x1000);
+    put(&t1, 1);
+    put(&t1, 80); /* 40 ns */
+    t1.b[t1.n++] = MEMFMT_W_REALLOC_T;
+    seq(&t1, 2);
+    seq(&t1, 3);
+    put(&t1, MEMFMT_K_REALLOC);
+    put(&t1, 0x1000);
+    put(&t1, 0x2000);
+    put(&t1, 200);
+    put(&t1, 1);
+    put(&t1, 3001); /* 1500.5 ns: 1501 */
+    t1.b[t1.n++] = MEMFMT_W_FREE_T;
+    seq(&t1, 4);
+    put(&t1, MEMFMT_K_FREE);
+    put(&t1, 0x2000);
+    put(&t1, 1ull << 63); /* a wrapped difference: 0 */
+    t1.b[t1.n++] = MEMFMT_W_TIMES;
+    put(&t1, 123456);
+    put(&t1, 654);
+    t1.b[t1.n++] = MEMFMT_W_BYE;
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    start(&t2, 2);
+    t2.b[t2.n++] = MEMFMT_W_HELLO;
+    put(&t2, 202);
+    put(&t2, 1000); /* born at 1 us of CLOCK_MONOTONIC: alive at the end */
+    w_alloc(&t2, 5, 10, 0x3000, 0); /* untimed: 0 ns */
+    CHECK(merge_batch(fx.m, t2.b, t2.n) == 0);
+    start(&svc, 0);
+    w_sync(&svc, 10);
+    CHECK(merge_batch(fx.m, svc.b, svc.n) == 0);
+    CHECK(merge_drain(fx.m) == 0);
+    CHECK(merge_end(fx.m, MEMFMT_END_EXITED, 0, 10) == 0);
+    CHECK(memfmt_writer_finish(fx.w) == 0);
+
+    lseek(fx.fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fx.fd, &rc);
+    CHECK(r != NULL);
+    uint64_t ns[5] = {0};
+    int n = 0, ntimes = 0;
+    struct memfmt_record rec;
+    while (r && (rc = memfmt_read(r, &rec)) > 0) {
+        if ((rec.tag == MEMFMT_REC_ALLOC || rec.tag == MEMFMT_REC_REALLOC) && n < 5) {
+            ns[n++] = rec.u.alloc.ns;
+        } else if (rec.tag == MEMFMT_REC_FREE && n < 5) {
+            ns[n++] = rec.u.free.ns;
+        } else if (rec.tag == MEMFMT_REC_THREAD_TIMES) {
+            ntimes++;
+            if (rec.u.thread_times.cpu_ns == 654) {
+                CHECK_EQ(rec.u.thread_times.wall_ns, 123456);
+            } else {
+                CHECK(rec.u.thread_times.cpu_ns == 0 && rec.u.thread_times.wall_ns > 0);
+            }
+        } else if (rec.tag == MEMFMT_REC_END) {
+            CHECK(rec.u.end.cpu_user_ns == 7000 && rec.u.end.cpu_sys_ns == 3000);
+        }
+    }
+    CHECK_EQ(rc, 0);
+    memfmt_reader_free(r);
+    CHECK_EQ(n, 4);
+    CHECK(ns[0] == 40 && ns[1] == 1501 && ns[2] == 0 && ns[3] == 0);
+    CHECK_EQ(ntimes, 2);
+    merge_free(fx.m);
+    accounting_free(fx.acct);
+    memfmt_writer_free(fx.w);
+    close(fx.fd);
+}
+
 int main(void)
 {
+    test_timed();
     struct fixture fx;
     fixture_open(&fx, "merge-test");
 

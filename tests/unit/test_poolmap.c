@@ -96,6 +96,7 @@ static void test_merge(void)
     start(&t, 1);
     t.b[t.n++] = MEMFMT_W_HELLO;
     put(&t, 101);
+    put(&t, 0); /* born: unknown */
     t.b[t.n++] = MEMFMT_W_NODE;
     put(&t, 0);
     put(&t, 0x20);

@@ -1,0 +1,115 @@
+# SPDX-License-Identifier: MIT
+"""A small reader of memrec files written from docs/format.md alone (not
+through the format library), for the tests of memrec --time: the header,
+the records the tests need, and every event with its thread, kind, size,
+trace and time (ns; 0 in an untimed file). Decompresses with the zstd
+command."""
+import subprocess
+
+TAG_PROCESS, TAG_THREAD, TAG_NODE, TAG_EVENTS, TAG_END, TAG_THREAD_TIMES = 1, 4, 5, 6, 11, 17
+HF_TIMED = 1 << 1
+OP_ALLOC, OP_FREE, OP_REALLOC, OP_THREAD = 0, 1, 2, 3
+
+
+def varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        if c < 0x80:
+            return v, i
+        shift += 7
+
+
+class Recording:
+    def __init__(self, path):
+        raw = subprocess.run(["zstd", "-dc", path], stdout=subprocess.PIPE, check=True).stdout
+        if raw[:8] != b"\x89MEMREC\n":
+            raise ValueError("not a memrec recording")
+        self.version = raw[8] | raw[9] << 8
+        self.flags = int.from_bytes(raw[12:16], "little")
+        self.timed = self.version >= 3 and bool(self.flags & HF_TIMED)
+        # events: (thread, kind, type, size, trace, ns); a realloc is one
+        # event of type OP_REALLOC with the new block's size.
+        self.events = []
+        self.thread_times = []  # (thread, wall_ns, cpu_ns)
+        self.end = None  # (how, runtime_ms, cpu_user_ns, cpu_sys_ns)
+        self.sample_rate = 0
+        self.events_bytes = []  # every EVENTS payload, as written
+        self._infos = [None]
+        self._latest = {}
+        self._thread = 0
+        i = 16
+        while i < len(raw):
+            tag = raw[i]
+            n, j = varint(raw, i + 1)
+            payload = raw[j:j + n]
+            i = j + n
+            if tag == TAG_EVENTS:
+                self.events_bytes.append(payload)
+                self._block(payload)
+            elif tag == TAG_THREAD_TIMES:
+                t, k = varint(payload, 0)
+                w, k = varint(payload, k)
+                c, k = varint(payload, k)
+                self.thread_times.append((t, w, c))
+            elif tag == TAG_END:
+                vals, k = [], 0
+                while k < len(payload):
+                    v, k = varint(payload, k)
+                    vals.append(v)
+                vals += [0] * (5 - len(vals))
+                self.end = (vals[0], vals[2], vals[3], vals[4])
+            elif tag == TAG_PROCESS:
+                k = 0
+                for _ in range(3):
+                    _, k = varint(payload, k)
+                self.sample_rate, k = varint(payload, k)
+
+    def _block(self, p):
+        ncols = 5 if self.timed else 4
+        lens, k = [], 0
+        for _ in range(ncols):
+            v, k = varint(p, k)
+            lens.append(v)
+        cols = []
+        for n in lens:
+            cols.append([p, k, k + n])
+            k += n
+        cols.append([p, k, len(p)])  # the last column: the rest
+        if not self.timed:
+            cols.append([p, len(p), len(p)])  # no time column
+        ops, info, size, trace, thread, time = cols
+
+        def get(col):
+            v, col[1] = varint(col[0], col[1])
+            return v
+
+        for o in range(ops[1], ops[2]):
+            h = p[o]
+            op, kind = h >> 4, h & 15
+            typ, new, temp = op >> 2, op & 2, op & 1
+            if typ == OP_THREAD:
+                self._thread = get(thread)
+                continue
+            if typ in (OP_FREE, OP_REALLOC):
+                old = self._latest.get(self._thread) if temp else get(info)
+                freed = self._infos[old]
+            if typ in (OP_ALLOC, OP_REALLOC):
+                if new:
+                    self._infos.append((get(size), get(trace)))
+                    inf = len(self._infos) - 1
+                else:
+                    inf = get(info)
+                self._latest[self._thread] = inf
+                sz, tr = self._infos[inf]
+            else:
+                self._latest[self._thread] = None
+                sz, tr = freed
+            ns = get(time) if self.timed else 0
+            self.events.append((self._thread, kind, typ, sz, tr, ns))
+        ops[1] = ops[2]
+        for c in cols:
+            if c[1] != c[2]:
+                raise ValueError("a column has bytes left at the end of its block")

@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: MIT
+"""memrec --time (issue 15, recorder and format side): each forwarded
+allocator call carries its time in the allocator. tests/progs/time_sizes.c
+has a site of 200,000 malloc(20)/free pairs and one of 2,000
+malloc(41943041)/free pairs (an mmap and a munmap each in glibc): the large
+calls must take far longer. The file is read by mrecread.py, a reader
+written from docs/format.md alone. Without --time the events are exactly
+those of a timed run, in the version 2 layout."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import *  # noqa: E402,F403
+from mrecread import OP_ALLOC, OP_FREE, Recording  # noqa: E402
+
+if not shutil.which("zstd"):
+    skip("the zstd command is needed to read the recordings")
+
+SMALL, BIG, WORKER = 20, 41943041, 30
+d = tmpdir()
+
+
+def by_size(rec, size, typ):
+    return [e[5] for e in rec.events if e[3] == size and e[2] == typ]
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else 0.0
+
+
+# ---- timed, with a thread that ends before the sites run ----
+out = os.path.join(d, "timed.zst")
+r = record([prog("time_sizes"), "thread"], out, extra=("--time",))
+check_eq(r.returncode, 0, "memrec --time exit status")
+t = Recording(out)
+check_eq(t.version, 3, "format version")
+check(t.timed, "the header has the TIMED flag")
+small_a, small_f = by_size(t, SMALL, OP_ALLOC), by_size(t, SMALL, OP_FREE)
+big_a, big_f = by_size(t, BIG, OP_ALLOC), by_size(t, BIG, OP_FREE)
+check_eq((len(small_a), len(small_f)), (200000, 200000), "small site: allocations and frees")
+check_eq((len(big_a), len(big_f)), (2000, 2000), "40 MiB site: allocations and frees")
+check_eq(len(by_size(t, WORKER, OP_ALLOC)), 50000, "the thread's allocations")
+# A small malloc takes a few ns, about the step of some clocks (the TSC of
+# the reference virtual machine moves in 10 ns steps): it may read 0 or one
+# step, and only its mean is meaningful. A 40 MiB call never reads 0.
+check(all(ns > 0 for ns in big_a + big_f), "every 40 MiB call has a time above 0 ns")
+check(sum(1 for ns in small_a + small_f if ns > 0) >= len(small_a) / 2,
+      "most small calls read at least one clock step")
+ms, mb = mean(small_a + small_f), mean(big_a + big_f)
+print("mean time in the allocator: small %.1f ns, 40 MiB %.1f ns" % (ms, mb))
+check(ms > 0 and mb > 10 * ms, "the 40 MiB calls' mean (%.0f ns) is over 10 times the small ones' (%.1f ns)" % (mb, ms))
+check(mean(big_a) > 10 * mean(small_a), "so are the allocations alone (%.0f vs %.1f ns)" % (mean(big_a), mean(small_a)))
+check(mean(big_f) > 10 * mean(small_f), "and the frees alone (%.0f vs %.1f ns)" % (mean(big_f), mean(small_f)))
+check(ms < 100000, "a small malloc or free takes under 100 us on average (%.1f ns): no recorder work is counted" % ms)
+
+# THREAD_TIMES: one per thread, and a thread's time in the allocator is
+# part of its lifetime.
+threads = {e[0] for e in t.events}
+times = {th: (w, c) for th, w, c in t.thread_times}
+check_eq(sorted(times), sorted(threads), "a THREAD_TIMES record for each thread with events")
+for th in sorted(threads):
+    spent = sum(e[5] for e in t.events if e[0] == th)
+    wall = times.get(th, (0, 0))[0]
+    check(0 < spent <= wall, "thread %d: %d ns in the allocator within its lifetime of %d ns" % (th, spent, wall))
+worker = [th for th in threads if any(e[3] == WORKER for e in t.events if e[0] == th)]
+check(len(worker) == 1 and times.get(worker[0], (0, 0))[1] > 0, "the thread that ended said its CPU time")
+check(t.end is not None and t.end[2] + t.end[3] > 0, "END holds the process's CPU time (%s)" % (t.end,))
+check(t.end is not None and t.end[2] + t.end[3] <= (t.end[1] + 50) * 2 * 1000000,
+      "which is at most the runtime times 2 CPUs (%s)" % (t.end,))
+
+# ---- single-threaded: the same events with and without --time ----
+runs = {}
+for name, extra in (("untimed", ()), ("timed1", ("--time",))):
+    p = os.path.join(d, name + ".zst")
+    r = record([prog("time_sizes")], p, extra=extra)
+    check_eq(r.returncode, 0, "memrec %s exit status" % name)
+    runs[name] = Recording(p)
+u, t1 = runs["untimed"], runs["timed1"]
+check(not u.timed and u.flags & 2 == 0, "without --time: no TIMED flag")
+check(all(e[5] == 0 for e in u.events), "without --time: no event has a time")
+check([e[:5] for e in u.events] == [e[:5] for e in t1.events],
+      "the same %d events with and without --time (thread, kind, type, size, trace)" % len(u.events))
+check(t1.thread_times and u.thread_times, "THREAD_TIMES are written with or without --time")
+
+
+def columns(rec):
+    """The bytes of each column of every EVENTS block, concatenated (the
+    block boundaries differ: a timed block holds fewer events)."""
+    cols = [b""] * 6
+    for p in rec.events_bytes:
+        lens, k = [], 0
+        for _ in range(5 if rec.timed else 4):
+            v = 0
+            shift = 0
+            while True:
+                c = p[k]
+                k += 1
+                v |= (c & 0x7F) << shift
+                shift += 7
+                if c < 0x80:
+                    break
+            lens.append(v)
+        for i, n in enumerate(lens):
+            cols[i] += p[k:k + n]
+            k += n
+        cols[len(lens)] += p[k:]
+    return cols
+
+
+cu, ct = columns(u), columns(t1)
+check(cu[:5] == ct[:5], "the operation, info, size, trace and thread columns are byte for byte the same")
+check(cu[5] == b"" and len(ct[5]) > 0, "only the timed file has a time column (%d bytes)" % len(ct[5]))
+
+# ---- sampling: the sampled calls are timed ----
+sp = os.path.join(d, "sampled.zst")
+r = record([prog("time_sizes")], sp, extra=("--time", "--sample-rate", "64K"))
+check_eq(r.returncode, 0, "memrec --time --sample-rate exit status")
+s = Recording(sp)
+check(s.timed and s.sample_rate == 65536, "a sampled timed file says both")
+sb = by_size(s, BIG, OP_ALLOC)
+check_eq(len(sb), 2000, "every 40 MiB allocation is sampled at 64 KiB")
+check(sum(1 for ns in sb if ns > 0) == len(sb), "and timed")
+ss = by_size(s, SMALL, OP_ALLOC)
+check(len(ss) < 2000, "few small allocations are sampled (%d)" % len(ss))
+check(not ss or mean(sb) > 10 * mean(ss), "sampled 40 MiB mean %.0f ns over 10 times the small %.1f ns" % (mean(sb), mean(ss)))
+
+# ---- memrec --pid --time: a running process, attached and detached ----
+busy = subprocess.Popen([prog("busy"), "1", os.path.join(d, "busy.counters")], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+if busy.stdout.readline().decode().strip() != "ready":
+    busy.kill()
+    check(False, "tests/progs/busy started")
+else:
+    pp = os.path.join(d, "pid.zst")
+    m = subprocess.Popen([MEMREC, "--time", "--pid", str(busy.pid), "-o", pp], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    first = b""
+    while time.time() < deadline and m.poll() is None:
+        first = m.stderr.readline()
+        if b"attached to process" in first or first == b"":
+            break
+    time.sleep(1)
+    m.send_signal(signal.SIGINT)
+    try:
+        m.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+    check_eq(m.returncode, 0, "memrec --time --pid exit status")
+    busy.send_signal(signal.SIGTERM)
+    check_eq(busy.wait(timeout=30), 0, "the process ran on after the detach and ended cleanly")
+    if m.returncode == 0:
+        a = Recording(pp)
+        check(a.timed and a.flags & 1, "the attached recording is timed and says it was attached")
+        check(len(a.events) > 1000 and sum(e[5] for e in a.events) > 0, "its %d events have times" % len(a.events))
+        spent = {}
+        for e in a.events:
+            spent[e[0]] = spent.get(e[0], 0) + e[5]
+        tt = {th: w for th, w, c in a.thread_times}
+        check(all(0 < spent[th] <= tt.get(th, 0) for th in spent),
+              "each thread's time in the allocator is within its recorded lifetime (%s, %s)" % (spent, tt))
+        check(a.end is not None and a.end[0] == 2, "END says the recording stopped while the process ran")
+
+done()
