@@ -120,7 +120,7 @@ static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *
 }
 
 static inline __attribute__((always_inline)) int release(struct accounting *a, int sampled, uint64_t size,
-                                                         uint32_t trace, int temporary)
+                                                         uint32_t trace, int temporary, uint64_t ns)
 {
     if (size > ACCT_MAX_SIZE || (a->per_trace && trace >= a->ntraces)) {
         /* Never allocated so: refused before the trace can size the table. */
@@ -138,7 +138,11 @@ static inline __attribute__((always_inline)) int release(struct accounting *a, i
      * calls, too irregular to guess. */
     uint64_t temp_one = one & ((uint64_t)0 - (uint64_t)(temporary != 0));
     a->t.temporary += temp_one;
+    /* Sampled, `one` is the weight in 1/SCALE units: the time scales with it. */
+    uint64_t t_ns = ns * one;
+    a->t.time_ns += t_ns;
     if (c) {
+        c->time_ns += t_ns;
         c->temporary += temp_one;
         c->live -= size;
         c->live_blocks -= one;
@@ -150,7 +154,7 @@ static inline __attribute__((always_inline)) int release(struct accounting *a, i
 }
 
 static inline __attribute__((always_inline)) int allocate(struct accounting *a, int sampled, uint64_t size,
-                                                          uint32_t trace)
+                                                          uint32_t trace, uint64_t ns)
 {
     if (size > ACCT_MAX_SIZE) {
         a->t.impossible++;
@@ -158,12 +162,15 @@ static inline __attribute__((always_inline)) int allocate(struct accounting *a, 
     }
     uint64_t one;
     weigh(a, sampled, &size, &one);
+    uint64_t t_ns = ns * one;
     a->t.allocations += one;
     a->t.allocated_bytes += size;
     a->t.live_bytes += size;
     a->t.live_blocks += one;
+    a->t.time_ns += t_ns;
     struct acct_cost *c = cost_of(a, trace);
     if (c) {
+        c->time_ns += t_ns;
         c->calls += one;
         c->allocated += size;
         c->live += size;
@@ -238,6 +245,11 @@ uint64_t accounting_mapped_at_peak(const struct accounting *a, uint32_t trace)
     return c->mapped_stamp <= a->map_peak_serial ? c->mapped : c->mapped_peak_saved;
 }
 
+static uint64_t event_ns(uint64_t ns)
+{
+    return ns < ACCT_MAX_EVENT_NS ? ns : ACCT_MAX_EVENT_NS;
+}
+
 /* Records other than events: rare, kept out of the hot function. */
 static __attribute__((noinline)) void feed_other(struct accounting *a, const struct memfmt_record *r);
 
@@ -245,14 +257,16 @@ int accounting_feed(struct accounting *a, const struct memfmt_record *r)
 {
     a->serial++;
     if (r->tag == MEMFMT_REC_ALLOC) {
-        return allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
+        return allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace, event_ns(r->u.alloc.ns));
     }
     if (r->tag == MEMFMT_REC_FREE) {
-        return release(a, a->sampled, r->u.free.size, r->u.free.trace, r->u.free.temporary);
+        return release(a, a->sampled, r->u.free.size, r->u.free.trace, r->u.free.temporary, event_ns(r->u.free.ns));
     }
     if (r->tag == MEMFMT_REC_REALLOC) {
-        int rc = release(a, a->sampled, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary);
-        int arc = allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace);
+        /* The whole call's time goes with its allocation, as in the
+         * batched events (the free half carries none). */
+        int rc = release(a, a->sampled, r->u.alloc.old_size, r->u.alloc.old_trace, r->u.alloc.old_temporary, 0);
+        int arc = allocate(a, a->sampled, r->u.alloc.size, r->u.alloc.trace, event_ns(r->u.alloc.ns));
         return rc < 0 ? rc : arc;
     }
     a->serial--; /* not an event */
@@ -276,20 +290,20 @@ feed_events(struct accounting *a, int sampled, const struct memfmt_event *ev, si
         a->serial++;
         if (!(e->flags & MEMFMT_EV_FREE)) {
             int fixed = e->trace >= ntraces;
-            int rc = allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            int rc = allocate(a, sampled, e->size, fixed ? 0 : e->trace, e->ns);
             bad += (uint64_t)(fixed | (rc < 0));
             continue;
         }
         /* A trace never defined: its allocation was charged to trace 0. */
         int fixed = e->trace >= ntraces;
-        int rc = release(a, sampled, e->size, fixed ? 0 : e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0);
+        int rc = release(a, sampled, e->size, fixed ? 0 : e->trace, (e->flags & MEMFMT_EV_TEMPORARY) != 0, e->ns);
         int not_applied = (rc < 0) | fixed;
         if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
             /* The allocation half: the same event, so the same serial, and
              * counted once. */
             e = &ev[++i];
             fixed = e->trace >= ntraces;
-            rc = allocate(a, sampled, e->size, fixed ? 0 : e->trace);
+            rc = allocate(a, sampled, e->size, fixed ? 0 : e->trace, e->ns);
             not_applied |= fixed | (rc < 0);
         }
         bad += (uint64_t)not_applied;
@@ -343,8 +357,8 @@ void accounting_finish(struct accounting *a)
     }
     a->finished = 1;
     struct acct_totals *t = &a->t;
-    uint64_t *fields[] = {&t->allocations, &t->temporary,   &t->frees,     &t->allocated_bytes,
-                          &t->live_bytes,  &t->live_blocks, &t->peak_bytes};
+    uint64_t *fields[] = {&t->allocations, &t->temporary,   &t->frees,      &t->allocated_bytes,
+                          &t->live_bytes,  &t->live_blocks, &t->peak_bytes, &t->time_ns};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         *fields[i] = unscale(*fields[i]);
     }
@@ -356,6 +370,7 @@ void accounting_finish(struct accounting *a)
         c->live = unscale(c->live);
         c->live_blocks = unscale(c->live_blocks);
         c->peak_saved = unscale(c->peak_saved);
+        c->time_ns = unscale(c->time_ns);
         c->peak_blocks_saved = unscale(c->peak_blocks_saved);
     }
 }

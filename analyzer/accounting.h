@@ -31,6 +31,10 @@ struct acct_totals {
     uint64_t mapped_peak; /* max of mapped_bytes over the run */
     uint64_t mapped_peak_ms; /* time of that peak */
     uint64_t mapping_calls; /* calls that mapped a new range (mmap, brk/sbrk growth) */
+    /* Allocator time (memrec --time): nanoseconds spent inside the
+     * allocator by the calls counted (their frees' included); 0 when the
+     * file is not timed. Sampled: an estimate, weighted as the calls are. */
+    uint64_t time_ns;
 };
 
 /* Per-trace costs (trace = leaf node id). */
@@ -48,7 +52,15 @@ struct acct_cost {
     uint64_t mapping_calls;
     uint64_t mapped_peak_saved; /* mapped at the latest mapped peak, if changed since */
     uint64_t mapped_stamp; /* mapping serial of the last change */
+    /* Allocator time of the calls that allocated with this trace, and of
+     * the frees of their blocks (a free names its block's allocation
+     * trace: docs/definitions.md, "Allocator time"). */
+    uint64_t time_ns;
 };
+
+/* An event's time as accounted: a record's 64-bit time is saturated as the
+ * batched events' 32-bit one is, so both paths give the same figures. */
+#define ACCT_MAX_EVENT_NS ((uint64_t)UINT32_MAX)
 
 /* No allocation can be larger than the user address space of x86-64
  * (128 TiB): an event claiming more is corrupt input, refused (counted in

@@ -99,7 +99,7 @@ static void flush(struct pass *p)
     p->nout = 0;
 }
 
-static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
+static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags, uint32_t ns)
 {
     if (p->nout == EVENT_BATCH) {
         flush(p);
@@ -108,11 +108,11 @@ static void emit(struct pass *p, uint64_t size, uint32_t trace, uint32_t flags)
     p->out[p->nout].trace = trace;
     p->out[p->nout].flags = flags;
     p->out[p->nout].info = 0; /* the accounting does not read it */
-    p->out[p->nout].ns = 0;
+    p->out[p->nout].ns = ns; /* allocator time goes with the kept event */
     p->nout++;
 }
 
-static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int thread_ok)
+static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, uint32_t ns, int thread_ok)
 {
     if (size > ACCT_MAX_SIZE) {
         /* Impossible (corrupt input): refused as model.c's accounting
@@ -142,7 +142,7 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info
     if (!kept) {
         return 0;
     }
-    emit(p, size, trace, 0);
+    emit(p, size, trace, 0, ns);
     p->cur.heap += size;
     if (p->cur.heap > p->hi.heap) {
         p->hi.heap = p->cur.heap;
@@ -180,7 +180,8 @@ static int take(struct pass *p, struct pair *pr, int temporary, int thread_ok)
     return -1;
 }
 
-static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int temporary, int thread_ok)
+static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info, int temporary, uint32_t ns,
+                   int thread_ok)
 {
     if (trace >= p->ntraces || !keeps_trace(p, trace)) {
         p->a->bad_events += trace >= p->ntraces;
@@ -205,7 +206,7 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info,
             return 0;
         }
     }
-    emit(p, size, trace, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
+    emit(p, size, trace, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
     p->cur.heap = p->cur.heap >= size ? p->cur.heap - size : 0;
     if (temporary && p->a->sizes) {
         sizes_add_temporary(p->a->sizes, size);
@@ -216,9 +217,10 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info,
 /* A realloc: its free, then its allocation; marked as one when both are kept. */
 static void on_realloc(struct pass *p, const struct memfmt_event *old, const struct memfmt_event *now, int thread_ok)
 {
-    int freed = on_free(p, old->size, old->trace, old->info, (old->flags & MEMFMT_EV_TEMPORARY) != 0, thread_ok);
+    int freed =
+        on_free(p, old->size, old->trace, old->info, (old->flags & MEMFMT_EV_TEMPORARY) != 0, old->ns, thread_ok);
     size_t at = p->nout;
-    if (on_alloc(p, now->size, now->trace, now->info, thread_ok) && freed && at > 0 && p->nout == at + 1) {
+    if (on_alloc(p, now->size, now->trace, now->info, now->ns, thread_ok) && freed && at > 0 && p->nout == at + 1) {
         p->out[at - 1].flags |= MEMFMT_EV_REALLOC;
     }
 }
@@ -243,12 +245,12 @@ static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct memfmt_event *e = &ev[i];
         if (!(e->flags & MEMFMT_EV_FREE)) {
-            on_alloc(p, e->size, e->trace, e->info, 1);
+            on_alloc(p, e->size, e->trace, e->info, e->ns, 1);
         } else if ((e->flags & MEMFMT_EV_REALLOC) && i + 1 < n) {
             on_realloc(p, e, &ev[i + 1], 1);
             i++;
         } else {
-            on_free(p, e->size, e->trace, e->info, (e->flags & MEMFMT_EV_TEMPORARY) != 0, 1);
+            on_free(p, e->size, e->trace, e->info, (e->flags & MEMFMT_EV_TEMPORARY) != 0, e->ns, 1);
         }
     }
     flush(p);
@@ -302,6 +304,12 @@ static void set_time(struct pass *p, uint64_t ms)
     p->in_window = !p->q->has_window || (ms >= p->q->from_ms && ms < p->q->to_ms);
 }
 
+/* A record's allocator time as the batched events carry it (saturated). */
+static uint32_t record_ns(uint64_t ns)
+{
+    return ns < ACCT_MAX_EVENT_NS ? (uint32_t)ns : (uint32_t)ACCT_MAX_EVENT_NS;
+}
+
 /* Returns 1 when reading must stop (the --at moment is reached). */
 static int on_record(struct pass *p, const struct memfmt_record *r)
 {
@@ -333,19 +341,20 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         break;
     case MEMFMT_REC_MAP: on_map(p, r); return 0;
     case MEMFMT_REC_ALLOC:
-        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, r->u.alloc.info,
+        on_alloc(p, r->u.alloc.size, r->u.alloc.trace, r->u.alloc.info, record_ns(r->u.alloc.ns),
                  !p->q->thread || r->u.alloc.thread == p->q->thread);
         return 0;
     case MEMFMT_REC_FREE:
         thread_ok = !p->q->thread || r->u.free.thread == p->q->thread;
-        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.info, r->u.free.temporary, thread_ok);
+        on_free(p, r->u.free.size, r->u.free.trace, r->u.free.info, r->u.free.temporary, record_ns(r->u.free.ns),
+                thread_ok);
         return 0;
     case MEMFMT_REC_REALLOC: {
         thread_ok = !p->q->thread || r->u.alloc.thread == p->q->thread;
         struct memfmt_event old = {r->u.alloc.old_size, r->u.alloc.old_trace,
                                    MEMFMT_EV_FREE | (r->u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0),
                                    r->u.alloc.old_info, 0};
-        struct memfmt_event now = {r->u.alloc.size, r->u.alloc.trace, 0, r->u.alloc.info, 0};
+        struct memfmt_event now = {r->u.alloc.size, r->u.alloc.trace, 0, r->u.alloc.info, record_ns(r->u.alloc.ns)};
         on_realloc(p, &old, &now, thread_ok);
         return 0;
     }

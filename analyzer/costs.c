@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-static const char *const names[COST_NTYPES] = {"calls", "temporary", "peak", "leaked", "allocated", "mapped"};
+static const char *const names[COST_NTYPES] = {"calls", "temporary", "peak", "leaked", "allocated", "mapped", "time"};
 
 void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *out)
 {
@@ -19,6 +19,7 @@ void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *
     out->v[COST_LEAKED] = c->live;
     out->v[COST_ALLOCATED] = c->allocated;
     out->v[COST_MAPPED] = accounting_mapped_at_peak(a, trace);
+    out->v[COST_TIME] = c->time_ns;
 }
 
 uint64_t cost_total(const struct accounting *a, enum cost_type c)
@@ -31,6 +32,7 @@ uint64_t cost_total(const struct accounting *a, enum cost_type c)
     case COST_LEAKED: return t->live_bytes;
     case COST_ALLOCATED: return t->allocated_bytes;
     case COST_MAPPED: return t->mapped_peak;
+    case COST_TIME: return t->time_ns;
     default: return 0;
     }
 }
@@ -49,6 +51,21 @@ int cost_parse(const char *s, enum cost_type *out)
         }
     }
     return -1;
+}
+
+const char *cost_unit(enum cost_type c)
+{
+    switch (c) {
+    case COST_CALLS:
+    case COST_TEMPORARY: return "calls";
+    case COST_TIME: return "ns";
+    default: return "bytes";
+    }
+}
+
+int cost_recorded(const struct memfmt_header *h, enum cost_type c)
+{
+    return c != COST_TIME || (h->flags & MEMFMT_HF_TIMED) != 0;
 }
 
 int cost_any(const struct cost_vec *v)

@@ -271,10 +271,11 @@ static const char *const change_titles[COST_NTYPES] = {
     "MEMORY LEAKED",
     "MEMORY ALLOCATED",
     "PEAK MAPPED MEMORY",
+    "TIME IN THE ALLOCATOR (ns)",
 };
 static const char *const summary_names[COST_NTYPES] = {
-    "calls to allocation functions", "temporary allocations", "peak heap memory consumption",
-    "total memory leaked",           "total bytes allocated", "peak mapped memory",
+    "calls to allocation functions", "temporary allocations", "peak heap memory consumption", "total memory leaked",
+    "total bytes allocated",         "peak mapped memory",    "time in the allocator (ns)",
 };
 
 /* Names are frames_name()'s, escaped already; files come from the
@@ -293,13 +294,22 @@ void diff_print_text(const struct difftree *d, const char *base_name, const char
     esc_text_fputs(new_name, f);
     fputs("\n(call stacks matched by function and source file, not by address)\n\n", f);
     fprintf(f, "%-32s %16s %16s %17s\n", "", "base", "new", "change");
+    int timed = d->base_timed && d->new_timed;
     for (int c = 0; c < COST_NTYPES; c++) {
         uint64_t b = root->base_incl.v[c], n = root->new_incl.v[c];
+        if (c == COST_TIME && !timed) {
+            fprintf(f, "allocator time: not recorded in %s (memrec --time)\n",
+                    d->base_timed ? "new" : (d->new_timed ? "base" : "either"));
+            continue;
+        }
         fprintf(f, "%-32s %16llu %16llu %+17lld\n", summary_names[c], (unsigned long long)b, (unsigned long long)n,
                 (long long)diff_delta(b, n));
     }
     uint32_t *path = xmalloc(((size_t)d->n + 1) * sizeof *path);
     for (int c = 0; c < COST_NTYPES; c++) {
+        if (c == COST_TIME && !timed) {
+            continue;
+        }
         uint32_t *ids;
         uint32_t k = diff_changed(d, (enum cost_type)c, &ids);
         fprintf(f, "\nMOST CHANGED: %s\n", change_titles[c]);
@@ -334,10 +344,14 @@ void diff_print_text(const struct difftree *d, const char *base_name, const char
     free(path);
 }
 
-static void json_costs(const char *name, const struct cost_vec *v, FILE *f)
+static void json_costs(const char *name, const struct cost_vec *v, int timed, FILE *f)
 {
     fprintf(f, "\"%s\": {", name);
     for (int c = 0; c < COST_NTYPES; c++) {
+        if (c == COST_TIME && !timed) {
+            fprintf(f, ", \"%s\": null", cost_name((enum cost_type)c));
+            continue;
+        }
         fprintf(f, "%s\"%s\": %llu", c ? ", " : "", cost_name((enum cost_type)c), (unsigned long long)v->v[c]);
     }
     fputc('}', f);
@@ -351,16 +365,25 @@ void diff_print_json(const struct difftree *d, const char *base_name, const char
     fputs(", \"new_program\": ", f);
     charts_json_str(new_name, f);
     fputs(", ", f);
-    json_costs("base", &root->base_incl, f);
+    int timed = d->base_timed && d->new_timed;
+    json_costs("base", &root->base_incl, d->base_timed, f);
     fputs(", ", f);
-    json_costs("new", &root->new_incl, f);
+    json_costs("new", &root->new_incl, d->new_timed, f);
     fputs(", \"delta\": {", f);
     for (int c = 0; c < COST_NTYPES; c++) {
+        if (c == COST_TIME && !timed) {
+            fprintf(f, ", \"%s\": null", cost_name((enum cost_type)c));
+            continue;
+        }
         fprintf(f, "%s\"%s\": %lld", c ? ", " : "", cost_name((enum cost_type)c),
                 (long long)diff_delta(root->base_incl.v[c], root->new_incl.v[c]));
     }
     fputs("}, \"changes\": {", f);
     for (int c = 0; c < COST_NTYPES; c++) {
+        if (c == COST_TIME && !timed) {
+            fprintf(f, ", \"%s\": null", cost_name((enum cost_type)c));
+            continue;
+        }
         uint32_t *ids;
         uint32_t k = diff_changed(d, (enum cost_type)c, &ids);
         fprintf(f, "%s\"%s\": [", c ? ", " : "", cost_name((enum cost_type)c));

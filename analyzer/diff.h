@@ -30,6 +30,9 @@ struct difftree {
     struct diff_node *nodes; /* [0] is the root */
     uint32_t n;
     uint32_t cap;
+    /* Set by the caller: whether each recording holds allocator time
+     * (cost_recorded()); the reports print COST_TIME only when both do. */
+    int base_timed, new_timed;
 };
 
 /** Merge the top-down trees of `base` and `newer` (calltree_build() of

@@ -22,6 +22,7 @@ enum cost_type groups_section_cost(enum report_section s)
     case REPORT_TEMPORARY: return COST_TEMPORARY;
     case REPORT_LEAKED: return COST_LEAKED;
     case REPORT_ALLOCATED: return COST_ALLOCATED;
+    case REPORT_TIME: return COST_TIME;
     default: return COST_MAPPED;
     }
 }
@@ -34,6 +35,7 @@ static const char *unit_of(enum report_section s)
     case REPORT_PEAK: return "bytes live at the peak";
     case REPORT_LEAKED: return "bytes leaked";
     case REPORT_ALLOCATED: return "bytes allocated";
+    case REPORT_TIME: return "ns in the allocator";
     default: return "bytes mapped at the mapped peak";
     }
 }

@@ -22,7 +22,7 @@ static void field_u(FILE *f, const char *name, uint64_t v, int comma)
 }
 
 static const char *const section_keys[REPORT_NSECTIONS] = {
-    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated", "peak_mapped",
+    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated", "peak_mapped", "most_time",
 };
 
 static const char *end_how(const struct model *m)
@@ -35,6 +35,25 @@ static const char *end_how(const struct model *m)
     case MEMFMT_END_SIGNALED: return "signaled";
     case MEMFMT_END_DETACHED: return "detached";
     default: return "unknown";
+    }
+}
+
+/* Allocator time (memrec --time): null when the file is not timed, and
+ * the CPU times null when the recording does not say them. */
+static void time_fields(const struct model *m, const struct acct_totals *t, FILE *f)
+{
+    int timed = (m->header.flags & MEMFMT_HF_TIMED) != 0;
+    fprintf(f, ", \"timed\": %s", timed ? "true" : "false");
+    if (timed) {
+        field_u(f, "allocator_time_ns", t->time_ns, 1);
+    } else {
+        fputs(", \"allocator_time_ns\": null", f);
+    }
+    if (m->end.cpu_user_ns || m->end.cpu_sys_ns) {
+        field_u(f, "cpu_user_ns", m->end.cpu_user_ns, 1);
+        field_u(f, "cpu_sys_ns", m->end.cpu_sys_ns, 1);
+    } else {
+        fputs(", \"cpu_user_ns\": null, \"cpu_sys_ns\": null", f);
     }
 }
 
@@ -82,6 +101,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     field_u(f, "mapped_peak_ms", t->mapped_peak_ms, 1);
     field_u(f, "mapped_at_end_bytes", t->mapped_bytes, 1);
     field_u(f, "mapping_calls", t->mapping_calls, 1);
+    time_fields(m, t, f);
     if (o->json_extra) {
         fputs(o->json_extra, f);
     }
@@ -89,7 +109,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     fputs(", \"sections\": {", f);
     int first = 1;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
-        if (o->sections && !(o->sections & (1u << s))) {
+        if (!report_section_shown(r, o, (enum report_section)s)) {
             continue;
         }
         fprintf(f, "%s\"%s\": [", first ? "" : ", ", section_keys[s]);
@@ -107,6 +127,9 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             field_u(f, "mapped_peak_bytes", st->mapped_peak, 1);
             field_u(f, "mapped_at_end_bytes", st->mapped_end, 1);
             field_u(f, "mapping_calls", st->mapping_calls, 1);
+            if (m->header.flags & MEMFMT_HF_TIMED) {
+                field_u(f, "time_ns", st->time_ns, 1);
+            }
             fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
             struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
             uint32_t nframes = report_frames(r, st, frames, st->nframes);

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloctime.h"
 #include "analysis.h"
 #include "calltree.h"
 #include "charts.h"
@@ -46,7 +47,8 @@ static void usage(FILE *f)
                "  -n, --top N         entries per section (default 10)\n"
                "  -f, --frames N      frames printed per call stack (default 48)\n"
                "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
-               "                      temporary, leaked, allocated, mapped (default all)\n"
+               "                      temporary, leaked, allocated, mapped, time (default all;\n"
+               "                      time: only in recordings made with memrec --time)\n"
                "      --full-names    C++ names in full (text shortens long template lists)\n"
                "      --threads       add a section of each thread's calls, peak contribution and\n"
                "                      leaks (a second pass over the file; whole run only)\n"
@@ -55,7 +57,7 @@ static void usage(FILE *f)
                "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
                "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
                "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
-               "                      leaked, allocated, mapped (default peak)\n"
+               "                      leaked, allocated, mapped, time (default peak)\n"
                "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
                "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
                "      --sizes         histogram of requested sizes instead of the report\n"
@@ -67,6 +69,9 @@ static void usage(FILE *f)
                "                      at most 5000)\n"
                "      --diff BASE     compare BASE with NEW (summary, most changed stacks;\n"
                "                      with --folded or --svg: a differential flame graph)\n"
+               "      --alloc-time    allocator time per size class, function and thread\n"
+               "                      (calls, total, mean, p50, p99, max) instead of the report;\n"
+               "                      with --diff: both recordings side by side (memrec --time)\n"
                "      --pprof OUT     write a gzip'd profile.proto for pprof to OUT ('-': stdout):\n"
                "                      alloc_objects, alloc_space, inuse_objects, inuse_space\n"
                "      --pprof-at WHEN inuse_* of --pprof: live at the 'end' (default) or at the\n"
@@ -124,6 +129,7 @@ enum {
     OPT_GROUP,
     OPT_THREADS,
     OPT_BY_STACK,
+    OPT_ALLOC_TIME,
     OPT_PPROF,
     OPT_PPROF_AT,
     OPT_MASSIF,
@@ -144,6 +150,7 @@ struct opts {
     int group; /* 0 stack, 1 site, 2 function */
     int threads;
     int by_stack;
+    int alloc_time;
     const char *pprof, *massif;
     int pprof_at_set;
     enum pprof_at pprof_at;
@@ -429,7 +436,7 @@ static const char *program_of(const struct model *m)
 static struct svg *make_svg(const struct opts *o, const struct source *s, const struct source *base, char *title,
                             size_t title_cap)
 {
-    const char *unit = o->cost == COST_CALLS || o->cost == COST_TEMPORARY ? "calls" : "bytes";
+    const char *unit = cost_unit(o->cost);
     size_t n = add(title, title_cap, 0, "%s%s: %s (%s)", base ? "change from base to new, " : "", program_of(s->m),
                    cost_name(o->cost), unit);
     if (s->note[0]) {
@@ -475,6 +482,65 @@ static void print_threads_json(const struct threads *th, FILE *f)
     fputc(']', f);
 }
 
+/* ---- allocator time (memrec --time) ---- */
+
+/* The tables of `s`; dies when the recording is not timed: zeros would
+ * pass for data. */
+static struct alloctime *alloc_time_of(const struct source *s)
+{
+    if (!cost_recorded(&s->m->header, COST_TIME)) {
+        die("allocator time not recorded in '%s' (record with memrec --time)", s->path);
+    }
+    struct alloctime *t;
+    int err;
+    int rc = alloctime_run(s->path, s->m, &t, &err);
+    if (rc < 0) {
+        die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+    }
+    return t;
+}
+
+static void print_alloc_time(const struct opts *o, const struct source *s)
+{
+    struct alloctime *t = alloc_time_of(s);
+    if (o->json) {
+        printf("{\"program\": ");
+        charts_json_str(program_of(s->m), stdout);
+        printf(", \"runtime_ms\": %llu, ", (unsigned long long)model_runtime_ms(s->m));
+        alloctime_print_json(t, stdout);
+        fputs("}\n", stdout);
+    } else {
+        fputs("program: ", stdout);
+        esc_text_fputs(program_of(s->m), stdout);
+        putchar('\n');
+        alloctime_print_text(t, stdout);
+    }
+    alloctime_free(t);
+}
+
+static void compare_alloc_time(const struct opts *o, const struct source *b, const struct source *n)
+{
+    struct alloctime *tb = alloc_time_of(b), *tn = alloc_time_of(n);
+    if (o->json) {
+        fputs("{\"base_program\": ", stdout);
+        charts_json_str(program_of(b->m), stdout);
+        fputs(", \"new_program\": ", stdout);
+        charts_json_str(program_of(n->m), stdout);
+        fputs(", ", stdout);
+        alloctime_print_diff_json(tb, tn, stdout);
+        fputs("}\n", stdout);
+    } else {
+        fputs("comparing base: ", stdout);
+        esc_text_fputs(program_of(b->m), stdout);
+        fputs("\n     with new: ", stdout);
+        esc_text_fputs(program_of(n->m), stdout);
+        putchar('\n');
+        alloctime_print_diff_text(tb, tn, stdout);
+    }
+    alloctime_free(tb);
+    alloctime_free(tn);
+}
+
 /* ---- pprof and massif ---- */
 
 struct pprof_ctx {
@@ -518,6 +584,15 @@ static int single(const struct opts *o, const char *path)
 {
     struct source s = {.path = path};
     open_source(&s, o);
+    if (o->alloc_time) {
+        print_alloc_time(o, &s);
+        int whole = model_complete(s.m);
+        source_release(&s);
+        return whole;
+    }
+    if ((o->folded || o->svg) && !cost_recorded(&s.m->header, o->cost)) {
+        die("--cost time: allocator time not recorded in '%s' (record with memrec --time)", path);
+    }
     if (o->pprof || o->massif) {
         write_exports(o, &s);
     }
@@ -610,12 +685,23 @@ static int single(const struct opts *o, const char *path)
             ro.sections = 1u << REPORT_NSECTIONS;
             report_print_text(r, &ro, stdout);
             ro.sections = sections;
-            if (o->group == 1) {
-                groups_print_sites(r, &ro, stdout);
-            } else {
-                struct calltree *t = calltree_build(frames_of(&s), s.acct);
-                groups_print_functions(t, &ro, stdout);
-                calltree_free(t);
+            int time_missing = 0;
+            if (!cost_recorded(&s.m->header, COST_TIME)) {
+                /* The file has no allocator time: no section of zeros. */
+                time_missing = (ro.sections & (1u << REPORT_TIME)) != 0;
+                ro.sections = (ro.sections ? ro.sections : (1u << REPORT_NSECTIONS) - 1) & ~(1u << REPORT_TIME);
+            }
+            if (ro.sections) {
+                if (o->group == 1) {
+                    groups_print_sites(r, &ro, stdout);
+                } else {
+                    struct calltree *t = calltree_build(frames_of(&s), s.acct);
+                    groups_print_functions(t, &ro, stdout);
+                    calltree_free(t);
+                }
+            }
+            if (time_missing) {
+                printf("\n%s\n  allocator time: not recorded (memrec --time)\n", report_title(REPORT_TIME));
             }
             if (!sections) {
                 rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, stdout);
@@ -641,9 +727,22 @@ static int compare(const struct opts *o, const char *path)
     struct source b = {.path = o->diff_base}, n = {.path = path};
     open_source(&b, o);
     open_source(&n, o);
+    if (o->alloc_time) {
+        compare_alloc_time(o, &b, &n);
+        int whole = model_complete(b.m) && model_complete(n.m);
+        source_release(&b);
+        source_release(&n);
+        return whole;
+    }
     struct calltree *tb = calltree_build(frames_of(&b), b.acct);
     struct calltree *tn = calltree_build(frames_of(&n), n.acct);
     struct difftree *d = diff_build(tb, tn);
+    d->base_timed = cost_recorded(&b.m->header, COST_TIME);
+    d->new_timed = cost_recorded(&n.m->header, COST_TIME);
+    if ((o->folded || o->svg) && o->cost == COST_TIME && !(d->base_timed && d->new_timed)) {
+        die("--cost time: allocator time not recorded in '%s' (record with memrec --time)",
+            d->base_timed ? n.path : b.path);
+    }
     if (o->folded || o->svg) {
         if (o->folded) {
             struct folded_ctx c = {NULL, d, o->cost};
@@ -675,7 +774,8 @@ static int compare(const struct opts *o, const char *path)
 
 static unsigned parse_sections(const char *list)
 {
-    static const char *const names[REPORT_NSECTIONS] = {"calls", "peak", "temporary", "leaked", "allocated", "mapped"};
+    static const char *const names[REPORT_NSECTIONS] = {"calls",     "peak",   "temporary", "leaked",
+                                                        "allocated", "mapped", "time"};
     unsigned mask = 0;
     char *copy = xstrdup(list);
     char *save = NULL;
@@ -688,7 +788,8 @@ static unsigned parse_sections(const char *list)
             }
         }
         if (!found) {
-            die_code(2, "invalid section '%s' (expected calls, peak, temporary, leaked, allocated or mapped)", tok);
+            die_code(2, "invalid section '%s' (expected calls, peak, temporary, leaked, allocated, mapped or time)",
+                     tok);
         }
     }
     free(copy);
@@ -763,6 +864,7 @@ int main(int argc, char **argv)
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
+        {"alloc-time", no_argument, NULL, OPT_ALLOC_TIME},
         {"pprof", required_argument, NULL, OPT_PPROF},
         {"pprof-at", required_argument, NULL, OPT_PPROF_AT},
         {"massif", required_argument, NULL, OPT_MASSIF},
@@ -786,7 +888,8 @@ int main(int argc, char **argv)
         case 'c':
             o.cost_set = 1;
             if (cost_parse(optarg, &o.cost) < 0) {
-                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
+                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped or time)",
+                         optarg);
             }
             break;
         case OPT_SVG: o.svg = optarg; break;
@@ -816,6 +919,7 @@ int main(int argc, char **argv)
         case OPT_SECTIONS: o.ro.sections = parse_sections(optarg); break;
         case OPT_THREADS: o.threads = 1; break;
         case OPT_BY_STACK: o.by_stack = 1; break;
+        case OPT_ALLOC_TIME: o.alloc_time = 1; break;
         case OPT_PPROF: o.pprof = optarg; break;
         case OPT_MASSIF: o.massif = optarg; break;
         case OPT_PPROF_AT:
@@ -873,6 +977,10 @@ int main(int argc, char **argv)
     if (o.threads && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg || o.sizes ||
                       o.timeline || o.diff_base)) {
         die_code(2, "--threads applies to the whole run's report only");
+    }
+    if (o.alloc_time && (o.from || o.to || o.at || o.thread || o.function || o.exclude || o.folded || o.svg ||
+                         o.sizes || o.timeline || o.threads || o.group || o.pprof || o.massif)) {
+        die_code(2, "--alloc-time applies to the whole run only, alone or with --diff and --json");
     }
     if (o.pprof_at_set && !o.pprof) {
         die_code(2, "--pprof-at applies to --pprof only");

@@ -252,6 +252,8 @@ static void apply(struct loader *L, const struct memfmt_record *r)
         m->end.how = r->u.end.how;
         m->end.value = r->u.end.value;
         m->end.runtime_ms = r->u.end.runtime_ms;
+        m->end.cpu_user_ns = r->u.end.cpu_user_ns;
+        m->end.cpu_sys_ns = r->u.end.cpu_sys_ns;
         break;
     case MEMFMT_REC_PACK_STRING:
     case MEMFMT_REC_PACK_FRAMES:

@@ -61,6 +61,7 @@ struct model {
         uint32_t how;
         int32_t value;
         uint64_t runtime_ms;
+        uint64_t cpu_user_ns, cpu_sys_ns; /* process CPU time of the recording; 0 when unknown */
     } end;
     uint64_t lost_events;
     uint64_t unmatched_frees;

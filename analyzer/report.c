@@ -321,6 +321,7 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
     case REPORT_LEAKED: return st->leaked;
     case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
+    case REPORT_TIME: return st->time_ns;
     default: return 0;
     }
 }
@@ -392,6 +393,7 @@ struct report *report_new(const struct model *m)
         st->mapped_peak += accounting_mapped_at_peak(m->acct, t);
         st->mapped_end += c->mapped;
         st->mapping_calls += c->mapping_calls;
+        st->time_ns += c->time_ns;
     }
     free(stack_of);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
@@ -424,6 +426,14 @@ void report_free(struct report *r)
     free(r);
 }
 
+int report_section_shown(const struct report *r, const struct report_options *o, enum report_section s)
+{
+    if (o->sections) {
+        return (o->sections & (1u << s)) != 0;
+    }
+    return s != REPORT_TIME || (r->model->header.flags & MEMFMT_HF_TIMED);
+}
+
 const char *report_title(enum report_section s)
 {
     static const char *const titles[REPORT_NSECTIONS] = {
@@ -433,6 +443,7 @@ const char *report_title(enum report_section s)
         "MOST MEMORY LEAKED",
         "MOST MEMORY ALLOCATED",
         "PEAK MAPPED MEMORY",
+        "MOST TIME IN THE ALLOCATOR",
     };
     return s < REPORT_NSECTIONS ? titles[s] : "";
 }
@@ -529,6 +540,12 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
                 util_bytes(b1, sizeof b1, st->mapped_end), (unsigned long long)st->mapped_end,
                 (unsigned long long)st->mapping_calls);
         break;
+    case REPORT_TIME:
+        fprintf(out, "  %s%s (%llu ns) in the allocator (%.1f%% of all allocator time) in %s%llu calls\n", est,
+                util_ns(b1, sizeof b1, st->time_ns), (unsigned long long)st->time_ns,
+                t->time_ns ? 100.0 * (double)st->time_ns / (double)t->time_ns : 0.0, est,
+                (unsigned long long)st->calls);
+        break;
     default: break;
     }
 }
@@ -595,6 +612,27 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
     return buf;
 }
 
+/* The summary's allocator time line (memrec --time): the total and its
+ * share of the process's CPU time; nothing for a file not timed. */
+static void print_time_summary(const struct model *m, const struct acct_totals *t, FILE *out)
+{
+    if (!(m->header.flags & MEMFMT_HF_TIMED)) {
+        return;
+    }
+    const char *est = m->sample_rate ? "~" : "";
+    uint64_t cpu = m->end.cpu_user_ns + m->end.cpu_sys_ns;
+    char b1[32];
+    fprintf(out, "time in the allocator: %s%s (%llu ns)", est, util_ns(b1, sizeof b1, t->time_ns),
+            (unsigned long long)t->time_ns);
+    if (cpu) {
+        fprintf(out, ", %s%.1f%% of the run's CPU time (%.3f s user + %.3f s system)\n", est,
+                100.0 * (double)t->time_ns / (double)cpu, (double)m->end.cpu_user_ns / 1e9,
+                (double)m->end.cpu_sys_ns / 1e9);
+    } else {
+        fprintf(out, ", share of the run's CPU time unknown (the recording does not say it)\n");
+    }
+}
+
 void report_print_summary(const struct model *m, const struct accounting *a, FILE *out)
 {
     const struct acct_totals *t = accounting_totals(a);
@@ -657,6 +695,7 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     fprintf(out, "still mapped at the end: %s (%llu bytes), %llu mapping calls\n",
             util_bytes(b1, sizeof b1, t->mapped_bytes), (unsigned long long)t->mapped_bytes,
             (unsigned long long)t->mapping_calls);
+    print_time_summary(m, t, out);
     if (m->startup_calls) {
         fprintf(out,
                 "allocator start-up: %llu allocations (%llu bytes) by preloaded libraries' initialization, not "
@@ -674,10 +713,14 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         fprintf(out, "%s\n", o->note);
     }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
-        if (o->sections && !(o->sections & (1u << s))) {
+        if (!report_section_shown(r, o, (enum report_section)s)) {
             continue;
         }
         fprintf(out, "\n%s\n", report_title((enum report_section)s));
+        if (s == REPORT_TIME && !(m->header.flags & MEMFMT_HF_TIMED)) {
+            fprintf(out, "  allocator time: not recorded (memrec --time)\n");
+            continue;
+        }
         uint32_t n = r->nranked[s] < (uint32_t)o->top ? r->nranked[s] : (uint32_t)o->top;
         if (r->nranked[s] == 0) {
             fprintf(out, "  (none)\n");

@@ -20,6 +20,7 @@ enum report_section {
     REPORT_LEAKED, /* MOST MEMORY LEAKED */
     REPORT_ALLOCATED, /* MOST MEMORY ALLOCATED */
     REPORT_MAPPED, /* PEAK MAPPED MEMORY: direct mappings, not the heap */
+    REPORT_TIME, /* MOST TIME IN THE ALLOCATOR: timed recordings only */
     REPORT_NSECTIONS,
 };
 
@@ -32,6 +33,7 @@ struct report_stack {
     uint32_t omitted; /* frames cut by the depth limit when recorded */
     uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
     uint64_t mapped_peak, mapped_end, mapping_calls; /* direct mappings */
+    uint64_t time_ns; /* allocator time of its calls and of its blocks' frees */
 };
 
 struct report_index;
@@ -66,6 +68,10 @@ void report_free(struct report *r);
  * limit when recording) is a frame with no function, no module and offset
  * 0. Costs O(frames copied). */
 uint32_t report_frames(const struct report *r, const struct report_stack *st, struct sym_frame *out, uint32_t max);
+/** 1 when section `s` is printed with options `o`: the ones asked for
+ * (o->sections), else every section, MOST TIME IN THE ALLOCATOR only when
+ * the recording is timed. */
+int report_section_shown(const struct report *r, const struct report_options *o, enum report_section s);
 /** Section title as printed ("PEAK MEMORY CONSUMERS"). */
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */

@@ -265,6 +265,32 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
           f);
 }
 
+void rssgap_print_brief(const struct rssgap *g, FILE *f)
+{
+    struct rssgap_parts p;
+    if (rssgap_compute(g, &p) != 0) {
+        return;
+    }
+    const struct rssgap_moment *m = &p.at;
+    char b[6][32];
+    uint64_t mag = p.rest < 0 ? (uint64_t)(-(p.rest + 1)) + 1 : (uint64_t)p.rest;
+    fprintf(f, "RSS vs heap at %.3f s: RSS %s = live %s", (double)m->ms / 1000.0, util_bytes(b[0], sizeof b[0], m->rss),
+            util_bytes(b[1], sizeof b[1], m->live_heap));
+    if (p.known) {
+        uint64_t omag = p.overhead < 0 ? (uint64_t)(-(p.overhead + 1)) + 1 : (uint64_t)p.overhead;
+        fprintf(f, " + overhead %s%s + allocator free %s", p.overhead < 0 ? "-" : "",
+                util_bytes(b[2], sizeof b[2], omag), util_bytes(b[3], sizeof b[3], p.free_held));
+    }
+    fprintf(f, " + mapped %s + %s %s%s\n", util_bytes(b[4], sizeof b[4], m->mapped),
+            p.known ? "rest" : "rest (allocator's part unknown)", p.rest < 0 ? "-" : "",
+            util_bytes(b[5], sizeof b[5], mag));
+    if (p.advice) {
+        fputs("the allocator holds far more free memory than the live heap: try malloc_trim(0), MALLOC_ARENA_MAX=2, "
+              "jemalloc or tcmalloc\n",
+              f);
+    }
+}
+
 /* ---- JSON ---- */
 
 void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)

@@ -100,6 +100,9 @@ int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out);
 /** The "RSS VERSUS HEAP" section as text; `sampled`: live heap figures
  * are estimates; `nthreads`: threads the recording saw. */
 void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, FILE *f);
+/** The split in one line (two with the advice), for memtui's summary;
+ * nothing when there is nothing to split. */
+void rssgap_print_brief(const struct rssgap *g, FILE *f);
 /** `, "rss_gap": {...}` (null when there is nothing to split). */
 void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f);
 

@@ -46,8 +46,9 @@ static void make_summary(struct data *d)
     }
     report_print_summary(d->m, d->acct, f);
     if (!d->win) {
-        /* The whole run's: a window has no RSS section (rssgap.h). */
-        rssgap_print_text(&d->m->rssgap, d->m->sample_rate != 0, d->m->nthreads, f);
+        /* The whole run's: a window has no RSS split (rssgap.h). One
+         * line (two with the advice), so that the sites stay on screen. */
+        rssgap_print_brief(&d->m->rssgap, f);
     }
     if (fclose(f) != 0) {
         die("out of memory");
@@ -125,6 +126,8 @@ static int load(struct data *d, int *err_errno)
     analysis_free(d->win);
     analysis_free(d->whole);
     d->whole = NULL;
+    alloctime_free(d->atime);
+    d->atime = NULL;
     frames_free(d->fr);
     model_free(d->m);
     d->m = m;
@@ -155,6 +158,7 @@ void data_release(struct data *d)
     free_lines(d->summary, d->nsummary);
     analysis_free(d->win);
     analysis_free(d->whole);
+    alloctime_free(d->atime);
     frames_free(d->fr);
     model_free(d->m);
     memset(d, 0, sizeof *d);
@@ -189,6 +193,17 @@ void data_set_cost(struct data *d, enum cost_type c, int by_self)
     d->cost = c;
     d->by_self = by_self;
     calltree_sort(d->tree, c, by_self);
+}
+
+const struct alloctime *data_alloc_time(struct data *d)
+{
+    if (!d->atime) {
+        int e = 0;
+        if (alloctime_run(d->path, d->m, &d->atime, &e) < 0) {
+            d->atime = NULL;
+        }
+    }
+    return d->atime;
 }
 
 const struct timeseries *data_series(struct data *d)

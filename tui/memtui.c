@@ -226,6 +226,7 @@ static void free_app(struct app *app)
     free(app->fn.callers);
     free(app->fn.callees);
     free(app->fl.cells);
+    free(app->at.rows);
     data_release(&app->d);
 }
 
@@ -261,7 +262,8 @@ int main(int argc, char **argv)
         }
         case 'c':
             if (cost_parse(optarg, &cost) < 0) {
-                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated or mapped)", optarg);
+                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped or time)",
+                         optarg);
             }
             break;
         case 'h': usage(stdout); return 0;
@@ -294,6 +296,9 @@ int main(int argc, char **argv)
             die("cannot read '%s': %s", path, strerror(err));
         }
         die("cannot read '%s': %s", path, memfmt_strerror(rc));
+    }
+    if (!cost_recorded(&app.d.m->header, cost)) {
+        die_code(2, "--cost time: allocator time not recorded in '%s' (record with memrec --time)", path);
     }
     data_set_cost(&app.d, cost, 0);
     int status;

@@ -15,12 +15,17 @@
 #include "util.h"
 
 static const char *const view_names[VIEW_COUNT] = {
-    "Summary", "Top-down", "Bottom-up", "Functions", "Flame graph", "Over time",
+    "Summary", "Top-down", "Bottom-up", "Functions", "Flame graph", "Over time", "Alloc time",
 };
 
 static const char *const cost_titles[COST_NTYPES] = {
-    "calls to allocation functions",  "temporary allocations", "bytes live at the heap peak",
-    "bytes leaked (live at the end)", "bytes allocated",       "bytes mapped at the mapped peak",
+    "calls to allocation functions",
+    "temporary allocations",
+    "bytes live at the heap peak",
+    "bytes leaked (live at the end)",
+    "bytes allocated",
+    "bytes mapped at the mapped peak",
+    "ns in the allocator",
 };
 
 /* ---- lists ---- */
@@ -208,9 +213,10 @@ static void draw(struct app *app, const char *prompt, const char *input)
     case VIEW_FUNCTIONS: view_funcs_draw(app, y, body_h, w); break;
     case VIEW_FLAME: view_flame_draw(app, y, body_h, w); break;
     case VIEW_TIME: view_time_draw(app, y, body_h, w); break;
+    case VIEW_ALLOC_TIME: view_alloc_draw(app, y, body_h, w); break;
     default: break;
     }
-    if (app->detail && app->view != VIEW_TIME) {
+    if (app->detail && app->view != VIEW_TIME && app->view != VIEW_ALLOC_TIME) {
         const char *name;
         const struct sym_frame *fr = selected_frame(app, &name);
         int dh = body_h / 2 > 9 ? body_h / 2 : (body_h > 9 ? 9 : body_h);
@@ -323,6 +329,7 @@ static void view_key(struct app *app, enum action a)
     case VIEW_FUNCTIONS: view_funcs_key(app, a, h); break;
     case VIEW_FLAME: view_flame_key(app, a, h); break;
     case VIEW_TIME: view_time_key(app, a, h); break;
+    case VIEW_ALLOC_TIME: view_alloc_key(app, a, h); break;
     default: break;
     }
 }
@@ -422,11 +429,18 @@ int screen_run(struct app *app)
         case ACT_VIEW3:
         case ACT_VIEW4:
         case ACT_VIEW5:
-        case ACT_VIEW6: app->view = (enum view_id)(a - ACT_VIEW1); break;
+        case ACT_VIEW6:
+        case ACT_VIEW7: app->view = (enum view_id)(a - ACT_VIEW1); break;
         case ACT_COST_NEXT:
         case ACT_COST_PREV: {
             int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;
-            data_set_cost(&app->d, (enum cost_type)((app->d.cost + step) % COST_NTYPES), app->d.by_self);
+            enum cost_type nc = (enum cost_type)((app->d.cost + step) % COST_NTYPES);
+            /* A cost the recording does not hold (allocator time without
+             * memrec --time) is passed over, not shown as zeros. */
+            if (!cost_recorded(&app->d.m->header, nc)) {
+                nc = (enum cost_type)((nc + step) % COST_NTYPES);
+            }
+            data_set_cost(&app->d, nc, app->d.by_self);
             break;
         }
         case ACT_DETAIL: app->detail = !app->detail; break;

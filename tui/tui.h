@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "alloctime.h"
 #include "analysis.h"
 #include "calltree.h"
 #include "costs.h"
@@ -30,6 +31,7 @@ struct data {
     const struct accounting *acct; /* m->acct, or win->acct while a window is set */
     struct analysis *win; /* the window's analysis; NULL without a window */
     struct analysis *whole; /* the whole run's series (lazily, for the over-time view) */
+    struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
     int has_window;
     uint64_t from_ms, to_ms;
     enum cost_type cost;
@@ -56,6 +58,9 @@ void data_release(struct data *d);
 int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
 /** Cost type (and, for the functions, self or inclusive order): re-sorts. */
 void data_set_cost(struct data *d, enum cost_type c, int by_self);
+/** The whole run's allocator time tables (alloctime.h), made at the first
+ * call after a load (one pass over the file); NULL on error. */
+const struct alloctime *data_alloc_time(struct data *d);
 /** The whole run's series (computed while loading); NULL on error. */
 const struct timeseries *data_series(struct data *d);
 /** Live refresh: when the file changed since the last load, load it
@@ -154,6 +159,7 @@ enum action {
     ACT_VIEW4,
     ACT_VIEW5,
     ACT_VIEW6,
+    ACT_VIEW7,
     ACT_COST_NEXT,
     ACT_COST_PREV,
     ACT_SORT_SELF,
@@ -185,6 +191,7 @@ enum view_id {
     VIEW_FUNCTIONS,
     VIEW_FLAME,
     VIEW_TIME,
+    VIEW_ALLOC_TIME, /* allocator time per size class, function, thread */
     VIEW_COUNT,
 };
 
@@ -246,6 +253,7 @@ struct app {
         int cw; /* chart columns at the latest draw */
         uint64_t end_ms;
     } tm;
+    struct list at; /* the allocator time view's lines */
     /* Geometry of the last draw (mouse). */
     int body_y, body_h, width;
 };
@@ -289,6 +297,10 @@ int view_flame_key(struct app *app, enum action a, int h);
 void view_flame_click(struct app *app, int y, int x);
 
 void view_time_draw(struct app *app, int y, int h, int w);
+/** The allocator time view (view_alloc.c): the tables of memprint
+ * --alloc-time, or why there are none. */
+void view_alloc_draw(struct app *app, int y, int h, int w);
+int view_alloc_key(struct app *app, enum action a, int h);
 int view_time_key(struct app *app, enum action a, int h);
 
 /** Frame detail over the screen for a frame (NULL: "no frame"). */

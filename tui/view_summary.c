@@ -19,6 +19,7 @@ static const char *const headings[COST_NTYPES] = {
     "MOST MEMORY LEAKED",
     "MOST MEMORY ALLOCATED",
     "PEAK MAPPED MEMORY",
+    "MOST TIME IN THE ALLOCATOR",
 };
 
 /* The `k` sites of the bottom-up root with the largest inclusive cost c;
@@ -61,6 +62,9 @@ static void build(struct app *app)
     }
     for (int c = 0; c < COST_NTYPES; c++) {
         if (c == COST_MAPPED && cost_total(d->acct, COST_MAPPED) == 0) {
+            continue;
+        }
+        if (!cost_recorded(&d->m->header, (enum cost_type)c)) {
             continue;
         }
         list_push(l, 0, 0, ROW_BLANK);

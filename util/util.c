@@ -123,3 +123,17 @@ const char *util_bytes(char *buf, size_t cap, uint64_t bytes)
     }
     return buf;
 }
+
+const char *util_ns(char *buf, size_t cap, uint64_t ns)
+{
+    if (ns < 1000) {
+        snprintf(buf, cap, "%llu ns", (unsigned long long)ns);
+    } else if (ns < 1000000) {
+        snprintf(buf, cap, "%.2f us", (double)ns / 1e3);
+    } else if (ns < 1000000000) {
+        snprintf(buf, cap, "%.3f ms", (double)ns / 1e6);
+    } else {
+        snprintf(buf, cap, "%.3f s", (double)ns / 1e9);
+    }
+    return buf;
+}

@@ -2,8 +2,8 @@
 /* libFuzzer target: arbitrary bytes as a recording, taken through all of
  * memprint's path: model_load, report_new (symbolizing the modules the
  * input names), the text report and the JSON report, then the top-down
- * call tree, the folded stacks of memprint --folded, and the bottom-up
- * tree as memtui opens it. Input that starts
+ * call tree, the folded stacks of memprint --folded, the bottom-up
+ * tree as memtui opens it, and the allocator time tables (--alloc-time). Input that starts
  * with the memrec magic is the decompressed stream (fuzz_common.h).
  *
  * Checks what any recording must give: the text and the JSON are valid
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloctime.h"
 #include "calltree.h"
 #include "escape.h"
 #include "folded.h"
@@ -116,6 +117,28 @@ static void check_json(const char *s, size_t n)
     fuzz_contract(n >= 2 && s[0] == '{' && s[n - 2] == '}' && s[n - 1] == '\n', "the JSON report is one object");
 }
 
+/* Each table of an unsampled file sums to the whole; rows within bounds. */
+static void check_alloctime(const struct alloctime *t)
+{
+    fuzz_contract(t->nsizes <= 65 && t->nfuncs <= MEMFMT_K_COUNT && t->nthreads <= ALLOCTIME_MAX_THREADS + 1,
+                  "allocator time tables within their bounds");
+    if (t->sampled) {
+        return; /* estimates are rounded row by row */
+    }
+    const struct alloctime_row *tables[3] = {t->sizes, t->funcs, t->threads};
+    uint32_t counts[3] = {t->nsizes, t->nfuncs, t->nthreads};
+    for (int k = 0; k < 3; k++) {
+        uint64_t calls = 0, total = 0;
+        for (uint32_t i = 0; i < counts[k]; i++) {
+            calls += tables[k][i].calls;
+            total += tables[k][i].total_ns;
+            fuzz_contract(tables[k][i].p50_ns <= tables[k][i].p99_ns && tables[k][i].p99_ns <= tables[k][i].max_ns,
+                          "p50 <= p99 <= max");
+        }
+        fuzz_contract(calls == t->calls && total == t->total_ns, "each allocator time table sums to the whole");
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input_fd(data, size);
@@ -145,6 +168,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     n = out_size();
     check_json(out_buf, n);
     report_free(r);
+
+    struct alloctime *at;
+    if (alloctime_run(fuzz_input_path(), m, &at, &err) == 0) {
+        check_alloctime(at);
+        rewind_out();
+        alloctime_print_text(at, out);
+        n = out_size();
+        check_text(out_buf, n);
+        rewind_out();
+        fputc('{', out);
+        alloctime_print_json(at, out);
+        fputs("}\n", out);
+        n = out_size();
+        check_json(out_buf, n);
+        alloctime_free(at);
+    }
 
     /* The call trees and the folded stacks (memprint --folded, memtui):
      * names escaped, both orientations within bounds. */

@@ -69,6 +69,17 @@ for words in ("held free by the allocator", "The allocator holds", "times the li
     check(words in sec, "arenas: text says %r" % words)
 check("%d bytes" % g["allocator_free_bytes"] in sec, "arenas: text and JSON give the same free bytes")
 
+# memtui's summary: the split in one line, and the advice.
+MEMTUI = os.path.join(BUILD, "memtui")
+if os.path.exists(MEMTUI):
+    r = run([MEMTUI, "--batch", "--size", "200x40", out])
+    screen = r.stdout.decode()
+    check_eq(r.returncode, 0, "arenas: memtui --batch exit status")
+    check("RSS vs heap at " in screen and "allocator free " in screen, "arenas: memtui summary has the split")
+    check("try malloc_trim(0)" in screen, "arenas: memtui summary has the advice")
+else:
+    skip_part("memtui summary", "memtui not built")
+
 # ---- one thread, little churn ----
 out = os.path.join(d, "single.zst")
 r = record([prog("rss_single")], out)

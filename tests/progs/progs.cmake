@@ -44,6 +44,10 @@ foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporar
         C_EXTENSIONS ON)
 endforeach()
 target_link_libraries(prog_threads PRIVATE Threads::Threads)
+# Allocator time (memrec --time): test_alloc_time.py.
+memrec_add_prog(timea_sites "timea_sites.c")
+memrec_add_prog(timea_threads "timea_threads.c")
+target_link_libraries(prog_timea_threads PRIVATE Threads::Threads)
 target_link_libraries(prog_stress PRIVATE Threads::Threads)
 
 # memrec --time (test_time.py): small and 40 MiB malloc/free sites.
