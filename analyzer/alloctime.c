@@ -409,7 +409,11 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         row_text(label, r, est, f);
         if (r->has_times) {
             char b1[32], b2[32];
-            fprintf(f, " %12s %12s", util_ns(b1, sizeof b1, r->wall_ns), util_ns(b2, sizeof b2, r->cpu_ns));
+            /* THREAD_TIMES says 0 for a CPU time the recorder could not
+             * read (a thread still running at the end, an image replaced
+             * by exec): unknown, not zero. */
+            fprintf(f, " %12s %12s", util_ns(b1, sizeof b1, r->wall_ns),
+                    r->cpu_ns ? util_ns(b2, sizeof b2, r->cpu_ns) : "-");
             if (r->wall_ns) {
                 fprintf(f, " %6.1f%%\n", 100.0 * (double)r->total_ns / (double)r->wall_ns);
             } else {
@@ -468,8 +472,12 @@ void alloctime_print_json(const struct alloctime *t, FILE *f)
         fprintf(f, "%s{\"thread\": %u, \"tid\": %u, ", i ? ", " : "", r->key, r->tid);
         row_json(r, f);
         if (r->has_times) {
-            fprintf(f, ", \"wall_ns\": %llu, \"cpu_ns\": %llu}", (unsigned long long)r->wall_ns,
-                    (unsigned long long)r->cpu_ns);
+            fprintf(f, ", \"wall_ns\": %llu, \"cpu_ns\": ", (unsigned long long)r->wall_ns);
+            if (r->cpu_ns) {
+                fprintf(f, "%llu}", (unsigned long long)r->cpu_ns);
+            } else {
+                fputs("null}", f);
+            }
         } else {
             fputs(", \"wall_ns\": null, \"cpu_ns\": null}", f);
         }

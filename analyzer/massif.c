@@ -196,6 +196,9 @@ static void put_tree(struct calltree *t, enum cost_type c, uint64_t total, FILE 
         const uint32_t *kids = calltree_children(t, CALLTREE_BOTTOM_UP, e.id, &n);
         uint32_t shown = 0, below = 0;
         uint64_t below_bytes = 0;
+        if (e.depth >= MASSIF_MAX_DEPTH) {
+            n = 0; /* cut here, as massif's --depth does */
+        }
         for (uint32_t i = 0; i < n; i++) {
             uint64_t v = calltree_node(t, CALLTREE_BOTTOM_UP, kids[i])->incl.v[c];
             if (significant(v, total)) {

@@ -32,6 +32,10 @@
 /* Tree entries below this share of the snapshot's heap, in percent, are
  * written as one "in N places" line (massif's --threshold, 1.0). */
 #define MASSIF_THRESHOLD 1.0
+/* Frames below the allocation functions a tree shows (massif's --depth,
+ * 30): deeper callers are left out, which also keeps ms_print, whose tree
+ * reader recurses once per level, from warning about deep recursion. */
+#define MASSIF_MAX_DEPTH 30
 
 struct massif;
 

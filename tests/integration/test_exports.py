@@ -469,6 +469,23 @@ else:
           int(first.group(2).replace(",", "")) == BIG_SITE_AT_PEAK,
           "ms_print: the peak tree's first entry is big_site (%s)" % (first.group(0) if first else None))
 
+# ---- a stack deeper than massif's --depth ----
+# tests/progs/deep allocates at the bottom of a 300-frame recursion: the
+# tree stops 30 frames below the allocation functions, as massif's does,
+# and ms_print reads it without warning about deep recursion.
+DEEP = os.path.join(D, "deep.zst")
+r = record([prog("deep")], DEEP)
+check_eq(r.returncode, 0, "deep: recorded (%s)" % r.stderr.decode().strip()[-300:])
+out_deep = os.path.join(D, "deep.massif")
+r = mp(["--massif", out_deep, DEEP])
+check_eq(r.returncode, 0, "deep: --massif exits 0")
+depths = [len(line) - len(line.lstrip(" ")) for line in open(out_deep) if re.match(r"^ *n\d+: ", line)]
+check_eq(max(depths), 30, "deep: the deepest tree line is 30 frames below the allocation functions")
+if shutil.which("ms_print"):
+    r = run(["ms_print", out_deep])
+    check_eq(r.returncode, 0, "deep: ms_print exit status")
+    check("Deep recursion" not in r.stderr.decode(), "deep: ms_print does not warn of deep recursion")
+
 # ---- errors ----
 
 for args, code, said in (
