@@ -8,6 +8,7 @@
 #include "escape.h"
 #include "figures.h"
 #include "report.h"
+#include "rssgap.h"
 #include "util.h"
 
 /* Strings from the recording: valid UTF-8 whatever bytes they hold. */
@@ -74,6 +75,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     if (o->json_extra) {
         fputs(o->json_extra, f);
     }
+    rssgap_print_json(&m->rssgap, m->sample_rate != 0, f);
     fputs(", \"sections\": {", f);
     int first = 1;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {

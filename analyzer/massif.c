@@ -65,7 +65,8 @@ int massif_new(const char *path, struct frames *fr, struct massif **out, int *er
     const struct model *m = frames_model(fr);
     const struct acct_totals *tot = accounting_totals(m->acct);
     uint64_t end_ms = model_runtime_ms(m);
-    uint32_t npoints = end_ms + 1 < MASSIF_SNAPSHOTS ? (uint32_t)end_ms + 1 : MASSIF_SNAPSHOTS;
+    /* end_ms + 1 would wrap for a file whose clock ends at 2^64 - 1. */
+    uint32_t npoints = end_ms < MASSIF_SNAPSHOTS - 1 ? (uint32_t)end_ms + 1 : MASSIF_SNAPSHOTS;
     struct analysis_query q = ANALYSIS_QUERY_INIT;
     q.series_points = npoints;
     struct analysis *series;

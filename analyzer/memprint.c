@@ -29,6 +29,7 @@
 #include "pack.h"
 #include "pprof.h"
 #include "report.h"
+#include "rssgap.h"
 #include "suppress.h"
 #include "svg.h"
 #include "threads.h"
@@ -583,35 +584,47 @@ static char *suppressions_json(const char *extra, const struct suppressions *sup
 
 /* ---- the outputs ---- */
 
-static void print_threads_text(const struct threads *th, FILE *f)
+/* `timed`: the file has allocator time (memrec --time), a last column. */
+static void print_threads_text(const struct threads *th, int timed, FILE *f)
 {
     fprintf(f, "\nTHREADS (a free is charged to its own thread's block of that size and stack when it has one)\n");
-    fprintf(f, "  %8s %8s %12s %12s %16s %16s %16s\n", "thread", "tid", "calls", "temporary", "allocated", "peak share",
+    fprintf(f, "  %8s %8s %12s %12s %16s %16s %16s", "thread", "tid", "calls", "temporary", "allocated", "peak share",
             "leaked");
+    fputs(timed ? "    alloc time ns\n" : "\n", f);
     for (uint32_t i = 0; i < th->n; i++) {
         const struct thread_costs *t = &th->v[i];
-        fprintf(f, "  %8u %8u %12llu %12llu %16llu %16llu %16llu\n", t->index, t->tid,
+        fprintf(f, "  %8u %8u %12llu %12llu %16llu %16llu %16llu", t->index, t->tid,
                 (unsigned long long)t->c.v[COST_CALLS], (unsigned long long)t->c.v[COST_TEMPORARY],
                 (unsigned long long)t->c.v[COST_ALLOCATED], (unsigned long long)t->c.v[COST_PEAK],
                 (unsigned long long)t->c.v[COST_LEAKED]);
+        if (timed) {
+            fprintf(f, " %16llu", (unsigned long long)t->c.v[COST_TIME]);
+        }
+        fputc('\n', f);
     }
     if (th->n == 0) {
         fprintf(f, "  (none)\n");
     }
 }
 
-static void print_threads_json(const struct threads *th, FILE *f)
+/* `timed`: allocator_time_ns per thread, null when the file has none. */
+static void print_threads_json(const struct threads *th, int timed, FILE *f)
 {
     fputc('[', f);
     for (uint32_t i = 0; i < th->n; i++) {
         const struct thread_costs *t = &th->v[i];
         fprintf(f,
                 "%s{\"thread\": %u, \"tid\": %u, \"calls\": %llu, \"temporary\": %llu, \"allocated_bytes\": %llu, "
-                "\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"leaked_allocations\": %llu}",
+                "\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"leaked_allocations\": %llu",
                 i ? ", " : "", t->index, t->tid, (unsigned long long)t->c.v[COST_CALLS],
                 (unsigned long long)t->c.v[COST_TEMPORARY], (unsigned long long)t->c.v[COST_ALLOCATED],
                 (unsigned long long)t->c.v[COST_PEAK], (unsigned long long)t->c.v[COST_LEAKED],
                 (unsigned long long)t->leaked_blocks);
+        if (timed) {
+            fprintf(f, ", \"allocator_time_ns\": %llu}", (unsigned long long)t->c.v[COST_TIME]);
+        } else {
+            fputs(", \"allocator_time_ns\": null}", f);
+        }
     }
     fputc(']', f);
 }
@@ -813,7 +826,7 @@ static int single(const struct opts *o, const char *path)
                     die("out of memory");
                 }
                 fputs(", \"threads_section\": ", f);
-                print_threads_json(th, f);
+                print_threads_json(th, cost_recorded(&s.m->header, COST_TIME), f);
                 fclose(f);
                 ro.json_extra = th_json; /* no restriction with --threads: s.json is empty */
             }
@@ -847,6 +860,9 @@ static int single(const struct opts *o, const char *path)
             if (time_missing) {
                 printf("\n%s\n  allocator time: not recorded (memrec --time)\n", report_title(REPORT_TIME));
             }
+            if (!sections) {
+                rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, stdout);
+            }
         } else {
             report_print_text(r, &ro, stdout);
         }
@@ -856,7 +872,7 @@ static int single(const struct opts *o, const char *path)
         free(supp_json);
         suppress_release(&sup);
         if (th && !o->json) {
-            print_threads_text(th, stdout);
+            print_threads_text(th, cost_recorded(&s.m->header, COST_TIME), stdout);
         }
         threads_free(th);
         free(th_json);

@@ -280,6 +280,7 @@ static void apply(struct loader *L, const struct memfmt_record *r)
     if (accounting_feed(m->acct, r) < 0) {
         m->bad_records++;
     }
+    rssgap_feed(&m->rssgap, r, accounting_totals(m->acct));
 }
 
 /* Nodes read before their module's record (or after its unload): the
@@ -327,6 +328,7 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     xgrow((void **)&m->nodes, &L.node_cap, 1, sizeof *m->nodes);
     m->nodes[0].module = -1;
     m->nnodes = 1;
+    m->rssgap.events_accounted = !hook || !hook->replaces_events;
     /* Events come in batches: most of a recording is events, and a
      * struct memfmt_record for each cost more than the accounting. An
      * allocation naming a trace not defined yet is counted without a

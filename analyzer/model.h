@@ -12,6 +12,7 @@
 #include "accounting.h"
 #include "memfmt.h"
 #include "packed.h"
+#include "rssgap.h"
 
 struct model_module {
     uint32_t id;
@@ -85,6 +86,7 @@ struct model {
      * files; NULL for any other file. */
     struct packed *pack;
     uint64_t impossible_sizes; /* allocations refused: larger than ACCT_MAX_SIZE */
+    struct rssgap rssgap; /* RSS versus heap: the moment of the widest gap (rssgap.h) */
 };
 
 /** Load the recording at `path`. Returns 0 with *out set (possibly with

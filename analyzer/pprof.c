@@ -131,6 +131,7 @@ struct pprof {
     uint32_t *loc_of_node; /* per model node: location index + 1, 0 not yet */
     uint32_t no_stack_loc; /* location index + 1 of "[no stack]", 0 not yet */
     uint8_t *module_used; /* per model module: bit 0 used, 1 functions, 2 files, 3 lines, 4 inline frames */
+    int timed; /* the file is timed (memrec --time): a fifth value, alloc_time */
     /* Output. */
     struct pb_buf top; /* encoded, not compressed yet */
     z_stream z;
@@ -285,9 +286,9 @@ static void write_samples(struct pprof *p, const struct accounting *a, enum ppro
         if (!c) {
             continue;
         }
-        uint64_t v[4] = {c->calls, c->allocated, at == PPROF_AT_PEAK ? accounting_blocks_at_peak(a, t) : c->live_blocks,
-                         at == PPROF_AT_PEAK ? accounting_at_peak(a, t) : c->live};
-        if (!(v[0] | v[1] | v[2] | v[3])) {
+        uint64_t v[5] = {c->calls, c->allocated, at == PPROF_AT_PEAK ? accounting_blocks_at_peak(a, t) : c->live_blocks,
+                         at == PPROF_AT_PEAK ? accounting_at_peak(a, t) : c->live, c->time_ns};
+        if (!(v[0] | v[1] | v[2] | v[3] | (p->timed ? v[4] : 0))) {
             continue;
         }
         size_t n = 0;
@@ -307,7 +308,7 @@ static void write_samples(struct pprof *p, const struct accounting *a, enum ppro
         }
         pb_clear(msg);
         pb_packed(msg, SAMPLE_LOCATION_ID, ids, n);
-        pb_packed(msg, SAMPLE_VALUE, v, 4);
+        pb_packed(msg, SAMPLE_VALUE, v, p->timed ? 5 : 4);
         emit(p, PROFILE_SAMPLE, msg);
     }
     free(ids);
@@ -426,6 +427,11 @@ static void write_header(struct pprof *p, enum pprof_at at, struct pb_buf *msg)
     value_type(p, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes", msg);
     value_type(p, PROFILE_SAMPLE_TYPE, "inuse_objects", "count", msg);
     value_type(p, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes", msg);
+    /* Appended, so that the four above keep their indexes; an untimed
+     * file's profile is byte for byte what it was before. */
+    if (p->timed) {
+        value_type(p, PROFILE_SAMPLE_TYPE, "alloc_time", "nanoseconds", msg);
+    }
     value_type(p, PROFILE_PERIOD_TYPE, "space", "bytes", msg);
     /* A sampled recording takes one block per sample_rate bytes on
      * average; its values are already estimates (docs/definitions.md),
@@ -461,6 +467,7 @@ int pprof_write(struct frames *fr, const struct accounting *a, enum pprof_at at,
     memset(&p, 0, sizeof p);
     p.fr = fr;
     p.m = frames_model(fr);
+    p.timed = (p.m->header.flags & MEMFMT_HF_TIMED) != 0;
     p.f = f;
     p.loc_of_node = xcalloc(p.m->nnodes ? p.m->nnodes : 1, sizeof *p.loc_of_node);
     p.module_used = xcalloc(p.m->nmodules ? p.m->nmodules : 1, 1);

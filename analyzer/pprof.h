@@ -23,13 +23,15 @@ enum pprof_at {
  * whose trace ids are the nodes of frames_model(fr): the model's, or an
  * analysis's) to `f`, gzip-compressed. Sample types, in this order:
  * alloc_objects/count, alloc_space/bytes, inuse_objects/count,
- * inuse_space/bytes; one sample per trace with a nonzero value, its
+ * inuse_space/bytes, and for a timed recording (memrec --time) a fifth,
+ * alloc_time/nanoseconds: the allocator time charged to the trace
+ * (accounting.h's time_ns); one sample per trace with a nonzero value, its
  * locations leaf first, from the allocation's caller up to main() (the C
  * library's frames above it dropped, as in memprint's reports). Summed
  * over the samples, each value equals the accounting's total: calls,
- * bytes allocated, and blocks and bytes live at the end (or at the peak
- * with PPROF_AT_PEAK); for a sampled recording, the sum of the per-stack
- * estimates. Returns 0, or -1 when writing or compressing failed (errno
+ * bytes allocated, blocks and bytes live at the end (or at the peak
+ * with PPROF_AT_PEAK), and the allocator time; for a sampled recording,
+ * the sum of the per-stack estimates. Returns 0, or -1 when writing or compressing failed (errno
  * set; EIO for a zlib error). Memory: the nodes, locations, functions and
  * strings the samples use, and one sample at a time; the output is
  * streamed. */

@@ -12,6 +12,7 @@
 #include "idmap.h"
 #include "names.h"
 #include "packed.h"
+#include "rssgap.h"
 #include "symfiles.h"
 #include "util.h"
 
@@ -750,5 +751,8 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         if (r->nranked[s] > n) {
             fprintf(out, "  ... and %u more call stacks\n", r->nranked[s] - n);
         }
+    }
+    if (!o->sections) {
+        rssgap_print_text(&m->rssgap, m->sample_rate != 0, m->nthreads, out);
     }
 }

@@ -86,9 +86,15 @@ static uint32_t dense_of(struct tpass *p, uint32_t index, int make)
     return (uint32_t)p->ndense++;
 }
 
-static void feed(struct tpass *p, uint64_t size, uint32_t owner, uint32_t flags)
+/* The event as the batches would carry it, charged to `owner`; its
+ * allocator time (saturated as the batches' 32 bits) goes with it, so the
+ * accounting weighs it as it weighs the call. */
+static void feed(struct tpass *p, uint64_t size, uint32_t owner, uint32_t flags, uint64_t ns)
 {
-    struct memfmt_event e = {.size = size, .trace = owner, .flags = flags};
+    struct memfmt_event e = {.size = size,
+                             .trace = owner,
+                             .flags = flags,
+                             .ns = ns < ACCT_MAX_EVENT_NS ? (uint32_t)ns : (uint32_t)ACCT_MAX_EVENT_NS};
     accounting_feed_events(p->acct, &e, 1, UINT32_MAX);
 }
 
@@ -116,7 +122,7 @@ static uint32_t holder_pos(const struct tpass *p, const struct pair *pr, uint32_
     return lo;
 }
 
-static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t info)
+static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t info, uint64_t ns)
 {
     uint32_t d = dense_of(p, thread, 1);
     struct pair *pr = pair_of(p, info, 1);
@@ -137,11 +143,11 @@ static void on_alloc(struct tpass *p, uint32_t thread, uint64_t size, uint32_t i
         pr->nh++;
     }
     pr->h[j].live++;
-    feed(p, size, d, 0);
+    feed(p, size, d, 0, ns);
 }
 
 /* Returns 0 when the free was charged, -1 when no block fits (corrupt input). */
-static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t info, int temporary)
+static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t info, int temporary, uint64_t ns)
 {
     struct pair *pr = pair_of(p, info, 0);
     if (!pr || pr->nh == 0) {
@@ -162,7 +168,7 @@ static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t inf
             pr->cap = 0;
         }
     }
-    feed(p, size, owner, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0));
+    feed(p, size, owner, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
     return 0;
 }
 
@@ -181,11 +187,14 @@ static void on_record(struct tpass *p, const struct memfmt_record *r)
             p->tids[r->u.thread.index] = r->u.thread.tid;
         }
         break;
-    case MEMFMT_REC_ALLOC: on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.info); break;
-    case MEMFMT_REC_FREE: on_free(p, r->u.free.thread, r->u.free.size, r->u.free.info, r->u.free.temporary); break;
+    case MEMFMT_REC_ALLOC: on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.info, r->u.alloc.ns); break;
+    case MEMFMT_REC_FREE:
+        on_free(p, r->u.free.thread, r->u.free.size, r->u.free.info, r->u.free.temporary, r->u.free.ns);
+        break;
     case MEMFMT_REC_REALLOC:
-        on_free(p, r->u.alloc.thread, r->u.alloc.old_size, r->u.alloc.old_info, r->u.alloc.old_temporary);
-        on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.info);
+        /* One call: its whole time with the new block, as for stacks. */
+        on_free(p, r->u.alloc.thread, r->u.alloc.old_size, r->u.alloc.old_info, r->u.alloc.old_temporary, 0);
+        on_alloc(p, r->u.alloc.thread, r->u.alloc.size, r->u.alloc.info, r->u.alloc.ns);
         break;
     case MEMFMT_REC_TIME:
     case MEMFMT_REC_RSS:

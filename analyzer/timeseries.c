@@ -35,7 +35,9 @@ void timeseries_free(struct timeseries *s)
 
 void timeseries_reach(struct timeseries *s, uint64_t ms, const struct ts_values *now, struct ts_values *hi)
 {
-    while (s->filled < s->npoints && s->points[s->filled].ms < ms) {
+    /* UINT64_MAX is the end of the run: it reaches every point, even one
+     * at UINT64_MAX (a file whose clock ends there). */
+    while (s->filled < s->npoints && (s->points[s->filled].ms < ms || ms == UINT64_MAX)) {
         struct ts_point *p = &s->points[s->filled++];
         p->at = *now;
         p->max = *hi;

@@ -46,6 +46,7 @@ enum memfmt_tag {
     MEMFMT_REC_COUNTS = 13, /* sampling: a thread's exact calls and bytes so far */
     MEMFMT_REC_MAP = 14, /* anonymous mapped memory changed (mmap/munmap/mremap/brk/sbrk) */
     MEMFMT_REC_BASELINE = 15, /* attached: the allocator's own view of the heap at attach (mallinfo2) */
+    MEMFMT_REC_HEAPINFO = 16, /* version 3: the allocator's own view of the heap, sampled (mallinfo2) */
     MEMFMT_REC_THREAD_TIMES = 17, /* a thread ended (or the recording did): its lifetime and CPU time */
     MEMFMT_REC_PACK_STRING = 18, /* packed file: the next string of the pack's table (ids implicit, from 1) */
     MEMFMT_REC_PACK_FRAMES = 19, /* packed file: the symbolized frames of one address of a module */
@@ -244,6 +245,21 @@ struct memfmt_record {
             uint64_t in_use; /* bytes in blocks allocated and not freed (uordblks + hblkhd) */
             uint64_t arena; /* bytes the allocator holds from the system (arena + hblkhd) */
         } baseline;
+        struct {
+            /* glibc's mallinfo2() fields, as the allocator counts them at
+             * that moment; docs/format.md, "Heap info". */
+            uint64_t arena; /* bytes of the arenas (not mmapped chunks) taken from the system */
+            uint64_t ordblks; /* free chunks in the arenas' bins (and their tops) */
+            uint64_t smblks; /* free chunks in the fastbins */
+            uint64_t fordblks; /* free bytes in the arenas (the top chunk and fastbins included) */
+            uint64_t fsmblks; /* of which in the fastbins */
+            uint64_t uordblks; /* bytes of arena chunks in use (headers and padding included) */
+            uint64_t keepcost; /* the main arena's top chunk: what malloc_trim(0) could release at once */
+            uint64_t hblks; /* chunks mapped with mmap of their own */
+            uint64_t hblkhd; /* bytes of those chunks */
+            uint64_t cost_ns; /* CPU time the mallinfo2() call took (the recorder's cost) */
+            uint64_t wall_ns; /* wall time it took: arena locks were held for parts of it */
+        } heapinfo;
         struct {
             uint32_t thread; /* the thread that made the call */
             uint32_t kind; /* enum memfmt_map_kind */

@@ -103,6 +103,19 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.baseline.in_use);
         put_u(o, r->u.baseline.arena);
         break;
+    case MEMFMT_REC_HEAPINFO:
+        put_u(o, r->u.heapinfo.arena);
+        put_u(o, r->u.heapinfo.ordblks);
+        put_u(o, r->u.heapinfo.smblks);
+        put_u(o, r->u.heapinfo.fordblks);
+        put_u(o, r->u.heapinfo.fsmblks);
+        put_u(o, r->u.heapinfo.uordblks);
+        put_u(o, r->u.heapinfo.keepcost);
+        put_u(o, r->u.heapinfo.hblks);
+        put_u(o, r->u.heapinfo.hblkhd);
+        put_u(o, r->u.heapinfo.cost_ns);
+        put_u(o, r->u.heapinfo.wall_ns);
+        break;
     case MEMFMT_REC_MAP:
         put_u(o, r->u.map.thread);
         put_u(o, r->u.map.kind);
@@ -280,6 +293,19 @@ static void get_payload(struct in *in, struct memfmt_record *r)
     case MEMFMT_REC_BASELINE:
         r->u.baseline.in_use = get_u(in);
         r->u.baseline.arena = get_u(in);
+        break;
+    case MEMFMT_REC_HEAPINFO:
+        r->u.heapinfo.arena = get_u(in);
+        r->u.heapinfo.ordblks = get_u(in);
+        r->u.heapinfo.smblks = get_u(in);
+        r->u.heapinfo.fordblks = get_u(in);
+        r->u.heapinfo.fsmblks = get_u(in);
+        r->u.heapinfo.uordblks = get_u(in);
+        r->u.heapinfo.keepcost = get_u(in);
+        r->u.heapinfo.hblks = get_u(in);
+        r->u.heapinfo.hblkhd = get_u(in);
+        r->u.heapinfo.cost_ns = get_u(in);
+        r->u.heapinfo.wall_ns = get_u(in);
         break;
     case MEMFMT_REC_MAP:
         r->u.map.thread = get_u32(in);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "report.h"
+#include "rssgap.h"
 #include "escape.h"
 #include "util.h"
 
@@ -44,6 +45,11 @@ static void make_summary(struct data *d)
         die("out of memory");
     }
     report_print_summary(d->m, d->acct, f);
+    if (!d->win) {
+        /* The whole run's: a window has no RSS split (rssgap.h). One
+         * line (two with the advice), so that the sites stay on screen. */
+        rssgap_print_brief(&d->m->rssgap, f);
+    }
     if (fclose(f) != 0) {
         die("out of memory");
     }

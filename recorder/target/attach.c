@@ -21,7 +21,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <malloc.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,6 +31,7 @@
 #include "conn.h"
 #include "got.h"
 #include "guard.h"
+#include "heapinfo.h"
 #include "init.h"
 #include "memfmt.h"
 #include "memwire.h"
@@ -145,18 +145,16 @@ static int find_ours(void)
 
 /* What the allocator itself counts as in use at attach: blocks made before
  * the attach are unknown to the recording, so this is the baseline they
- * sit on. glibc's mallinfo2 (2.33+), looked up so that another allocator
- * without it simply gives no baseline. */
+ * sit on. An allocator without mallinfo2 gives no baseline. */
 static void send_baseline(void)
 {
-    struct mallinfo2 (*info)(void) = (struct mallinfo2(*)(void))dlsym(RTLD_DEFAULT, "mallinfo2");
-    if (!info) {
+    struct memfmt_record mi;
+    if (heapinfo_read(&mi) != 0) {
         return;
     }
-    struct mallinfo2 mi = info();
     struct memfmt_record rec = {.tag = MEMFMT_REC_BASELINE};
-    rec.u.baseline.in_use = (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
-    rec.u.baseline.arena = (uint64_t)mi.arena + (uint64_t)mi.hblkhd;
+    rec.u.baseline.in_use = mi.u.heapinfo.uordblks + mi.u.heapinfo.hblkhd;
+    rec.u.baseline.arena = mi.u.heapinfo.arena + mi.u.heapinfo.hblkhd;
     uint8_t out[64];
     int n = memfmt_encode(&rec, out, sizeof out);
     if (n > 0) {

@@ -663,6 +663,37 @@ static void sync_point(void)
     buflock_release(&service_buf.lk.lock);
 }
 
+/* A record of the service thread's own (heapinfo.c) goes into the service
+ * batch, stream 0, like SYNC: through a thread buffer the service thread
+ * would become a thread of the recording (a THREAD record, and the counter
+ * switched to atomic adds). It is numbered by a load of the counter, not
+ * an increment (the owners may increment it with plain stores): the
+ * number of the latest event taken, so that it is concurrent with that
+ * event and below the next SYNC's number, which releases it (with the
+ * next event's number, a process that sleeps would hold it back). */
+void buffer_service_record(const uint8_t *rec, size_t len)
+{
+    if (len + 1 + 2 * MEMFMT_VARINT_MAX > MEMFMT_WIRE_BATCH - MEMFMT_WIRE_HEADER - 8) {
+        return;
+    }
+    /* The counter starts at 1; with the TSC, any reading before the next
+     * round's is below its number. */
+    uint64_t s = seq_use_tsc ? seq_take() : seq_sync_point() - 1;
+    buflock_take(&service_buf.lk.lock);
+    tbuf_ensure_room(&service_buf, len + 1 + 2 * MEMFMT_VARINT_MAX);
+    service_buf.data[service_buf.len++] = MEMFMT_W_RECORD;
+    tbuf_put_seq(&service_buf, s);
+    tbuf_put(&service_buf, len);
+    memcpy(service_buf.data + service_buf.len, rec, len);
+    service_buf.len += len;
+    buflock_release(&service_buf.lk.lock);
+}
+
+uint64_t buffer_events_taken(void)
+{
+    return seq_use_tsc ? 0 : atomic_load_explicit(&seq_counter, memory_order_relaxed);
+}
+
 /* ---- set-up, exit, fork, exec ---- */
 
 /* The first batch of a process image says so: after an exec the new image

@@ -44,6 +44,13 @@ HIDDEN void buffer_realloc_end(uint64_t seq_free, unsigned kind, void *old, void
 /** Send an already encoded file record (module list, process) in order.
  * May be called while the thread is recording an event. */
 HIDDEN void buffer_record(const uint8_t *rec, size_t len);
+/** The service thread: send an encoded file record in the service batch
+ * (stream 0), sent with the next flush round's SYNC. Never makes the
+ * service thread a thread of the recording. */
+HIDDEN void buffer_service_record(const uint8_t *rec, size_t len);
+/** Events numbered so far (the sequence counter; a plain load, maybe a
+ * little behind), or 0 when events are ordered by the TSC (no count). */
+HIDDEN uint64_t buffer_events_taken(void);
 /** Modules were unloaded: every thread restarts its trace tree, so that a
  * new module at the same address never inherits old nodes. */
 HIDDEN void buffer_modules_gone(void);

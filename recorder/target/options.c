@@ -18,6 +18,7 @@ HIDDEN struct rec_options opts = {
     .flush_ms = 10,
     .fast_unwind = 1,
     .tsc_order = 0,
+    .heapinfo = 1,
 };
 
 struct option_def {
@@ -41,6 +42,8 @@ static const struct option_def defs[] = {
      "time every forwarded allocator call (memrec --time): 1 with the TSC, 2 with CLOCK_MONOTONIC"},
     {"MEMREC_CHECK_UNWIND", &opts.check_unwind, 0, 1, "compare every fast stack walk with libunwind (debugging)"},
     {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
+    {"MEMREC_HEAPINFO", &opts.heapinfo, 0, 1,
+     "sample the allocator's own figures (glibc mallinfo2) with the RSS, at most 0.5% of the time"},
 };
 
 const char *options_env(char **envp, const char *name)

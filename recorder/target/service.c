@@ -19,6 +19,7 @@
 
 #include "buffer.h"
 #include "guard.h"
+#include "heapinfo.h"
 #include "log.h"
 #include "modules.h"
 #include "options.h"
@@ -45,6 +46,7 @@ static void *service_main(void *arg)
         if (attach_poll_fn && attach_poll_fn()) {
             break;
         }
+        heapinfo_tick(); /* before the round: its record goes out with it */
         buffer_sync();
     }
     /* Attached (memrec --pid): a detach request, or memrec gone (a write

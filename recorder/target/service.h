@@ -8,7 +8,8 @@
 #include "hidden.h"
 
 /** Start the service thread: every MEMREC_FLUSH_MS it scans the modules,
- * polls an attach (the `poll` of service_set_attach()) and runs a flush
+ * polls an attach (the `poll` of service_set_attach()), samples the
+ * allocator when its budget allows (heapinfo_tick()) and runs a flush
  * round (buffer_sync()). It ends when recording stops, when `poll` returns
  * 1 or when service_stop() is called; unless stopped, it then calls `end`. The program's signals are
  * blocked in it. Logs once and returns when the thread cannot start. */

@@ -12,7 +12,8 @@ of bench/fuzz.sh (thousands of modules, nodes, threads, deep chains), which
 are not committed.
 
 Every file is a version 1 recording (events with their fields after each
-operation byte: see tests/data/make_bad.py), spelt out here byte by byte.
+operation byte: see tests/data/make_bad.py), spelt out here byte by byte,
+except heapinfo-extremes (version 3, no events).
 """
 import os
 import subprocess
@@ -25,6 +26,7 @@ MAGIC = b"\x89MEMREC\n"
 # Record tags (format/memfmt.h)
 REC_PROCESS, REC_MODULE, REC_UNMODULE, REC_THREAD, REC_NODE, REC_EVENTS = 1, 2, 3, 4, 5, 6
 REC_TIME, REC_STATS, REC_END = 9, 12, 11
+REC_RSS, REC_HEAPINFO = 10, 16
 REC_PACK_STRING, REC_PACK_FRAMES = 18, 19
 HF_PACKED = 1 << 2  # header flag: the file carries its frames (memprint --pack)
 # EVENTS operations (format/memfmt_internal.h), as in make_bad.py
@@ -253,6 +255,20 @@ def sampled_huge():
     return start(sample_rate=4096) + events(ops) + end_exited()
 
 
+def heapinfo_extremes(n=200000):
+    # Version 3: RSS and every allocator figure at 2^64 - 1, TIME going up
+    # to it, and n HEAPINFO records, most of them within one period (the
+    # moments waiting for steady RSS after them are a ring of 8).
+    big = (1 << 64) - 1
+    body = bytearray(record(REC_RSS, big) + record(REC_TIME, 5))
+    for i in range(n):
+        if i % 1000 == 0:
+            body += record(REC_TIME, 5 + i // 1000 * 25)
+        body += record(REC_HEAPINFO, *([big] * 11))
+    body += record(REC_TIME, big) + record(REC_RSS, 1) + record(REC_TIME, big)
+    return header(3) + process() + record(REC_THREAD, 1, 4242) + bytes(body) + end_exited()
+
+
 def plain():
     ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 0), op(OP_FREE | OP_TEMP, K_FREE)]
     return start() + events(ops) + end_exited()
@@ -290,6 +306,7 @@ SMALL = {
     "names": lambda: zstd(hostile_names()),
     "module-stdin": lambda: zstd(module_fifo()),
     "sampled-huge-size": lambda: zstd(sampled_huge()),
+    "heapinfo-extremes": lambda: zstd(heapinfo_extremes()),
     "skippable-first": lambda: skippable(zstd(plain())),
     "window-2e27": lambda: window_frame(27),
     "window-2e28": lambda: window_frame(28),

@@ -105,6 +105,12 @@ if os.path.exists(MEMTUI):
     r = run([MEMTUI, "--batch", "--keys", "c c c c c c", untimed])
     check("cost: time" not in r.stdout.decode(), "untimed: memtui's cost key passes the time cost over")
 
+j = mpj(["--threads", untimed], "untimed --threads")
+check(j["threads_section"] and all(x["allocator_time_ns"] is None for x in j["threads_section"]),
+      "untimed --threads: allocator_time_ns null")
+r = mp(["--threads", untimed], "untimed --threads text")
+check("alloc time" not in r.stdout.decode(), "untimed --threads text: no time column")
+
 # ---- a timed recording written by tests/unit/test_alloctime.c: exact figures ----
 # (its comment derives them: A;C 61000 ns in 2 calls, A;B 1300 ns in 3
 # calls, 62300 ns in all, 1.5575% of 4 ms of CPU)
@@ -153,6 +159,20 @@ check_eq([(x["function"], x["calls"], x["total_ns"]) for x in t["functions"]],
          "synthetic tables: functions")
 check_eq([(x["thread"], x["tid"], x["calls"], x["total_ns"], x["wall_ns"], x["cpu_ns"]) for x in t["threads"]],
          [(1, 100, 6, 60510, 5000000, 1000000), (2, 101, 3, 1790, 2000000, 500000)], "synthetic tables: threads")
+# memprint --threads: the allocator time of each thread's blocks (here every
+# block is freed by its own thread, so the calls it made): thread 1
+# 100+50+300+60+40000+20000, thread 2 1000 (new) + 700 (the realloc, whole)
+# + 90 (free); the realloc's freed half adds no call.
+j = mpj(["--threads", synth], "synthetic --threads")
+check_eq([(x["thread"], x["tid"], x["calls"], x["allocator_time_ns"]) for x in j["threads_section"]],
+         [(1, 100, 3, 60510), (2, 101, 2, 1790)], "synthetic --threads: allocator time per thread")
+r = mp(["--threads", "--sections", "calls", synth], "synthetic --threads text")
+lines = r.stdout.decode().split("THREADS (", 1)[-1].splitlines()
+check_eq([l.split() for l in lines[1:4]],
+         [["thread", "tid", "calls", "temporary", "allocated", "peak", "share", "leaked", "alloc", "time", "ns"],
+          ["1", "100", "3", "3", "41943072", "41943040", "0", "60510"], ["2", "101", "2", "2", "300", "0", "0", "1790"]],
+         "synthetic --threads text: the alloc time column")
+check_eq(len(lines[1]), len(lines[2]), "synthetic --threads text: the time column's heading over its figures")
 if os.path.exists(MEMTUI):
     r = run([MEMTUI, "--batch", "-c", "time", synth])
     check_eq(r.returncode, 0, "synthetic memtui -c time: exit status")
@@ -340,14 +360,23 @@ env = dict(os.environ, MALLOC_ARENA_MAX="1")
 best = None
 for attempt in range(5):
     one, n1 = worker_mean(record_timed([prog("timea_threads"), "1", str(PAIRS)], "threads1-%d" % attempt, env), PAIRS)
-    eight, n8 = worker_mean(record_timed([prog("timea_threads"), "8", str(PAIRS)], "threads8-%d" % attempt, env),
-                            PAIRS)
+    threads8 = record_timed([prog("timea_threads"), "8", str(PAIRS)], "threads8-%d" % attempt, env)
+    eight, n8 = worker_mean(threads8, PAIRS)
     print("   attempt %d: one thread %.0f ns a call, 8 threads %.0f ns a call" % (attempt, one, eight))
     check_eq((n1, n8), (1, 8), "threads: worker rows")
     best = max(best or 0, eight / one if one else 0)
     if best > 1.2:
         break
 check(best > 1.2, "threads: 8 threads on one arena pay more per call than one alone (best ratio %.2f)" % best)
+# memprint --threads on the last 8 threads: every thread frees its own
+# blocks, so each row's time is exactly --alloc-time's for that thread, and
+# the rows sum to the summary's.
+j = mpj(["--threads", threads8], "threads --threads")
+t = mpj(["--alloc-time", threads8], "threads --alloc-time")["alloc_time"]
+rows = {x["thread"]: x["allocator_time_ns"] for x in j["threads_section"]}
+check_eq(rows, {x["thread"]: x["total_ns"] for x in t["threads"]}, "threads --threads: time per thread = --alloc-time's")
+check_eq(sum(rows.values()), j["allocator_time_ns"], "threads --threads: the rows' times sum to the summary's")
+check_eq(sorted(x["calls"] for x in j["threads_section"])[-8:], [PAIRS] * 8, "threads --threads: 8 workers' calls")
 
 # ---- comparing allocators (docs/allocators.md) ----
 

@@ -101,14 +101,16 @@ def decode(pb2, path):
     return p
 
 
-def check_profile(p, what):
+def check_profile(p, what, timed=False):
     """Ids, references and the string table as profile.proto requires;
-    returns (strings, locations by id, functions by id)."""
+    returns (strings, locations by id, functions by id). A timed recording
+    has a fifth sample type, alloc_time, after the four of an untimed one."""
     S = p.string_table
     check_eq(S[0] if S else None, "", "%s: string_table[0]" % what)
+    nvalues = 5 if timed else 4
     check_eq([(S[t.type], S[t.unit]) for t in p.sample_type],
              [("alloc_objects", "count"), ("alloc_space", "bytes"), ("inuse_objects", "count"),
-              ("inuse_space", "bytes")], "%s: sample types" % what)
+              ("inuse_space", "bytes"), ("alloc_time", "nanoseconds")][:nvalues], "%s: sample types" % what)
     check_eq(S[p.default_sample_type], "inuse_space", "%s: default sample type" % what)
     check_eq((S[p.period_type.type], S[p.period_type.unit]), ("space", "bytes"), "%s: period type" % what)
     locs = {l.id: l for l in p.location}
@@ -117,7 +119,7 @@ def check_profile(p, what):
     check(len(locs) == len(p.location) and 0 not in locs, "%s: location ids unique and nonzero" % what)
     check(len(funcs) == len(p.function) and 0 not in funcs, "%s: function ids unique and nonzero" % what)
     check(len(maps) == len(p.mapping) and 0 not in maps, "%s: mapping ids unique and nonzero" % what)
-    check(all(len(s.value) == 4 for s in p.sample), "%s: four values per sample" % what)
+    check(all(len(s.value) == nvalues for s in p.sample), "%s: %d values per sample" % (what, nvalues))
     check(all(s.location_id and all(i in locs for i in s.location_id) for s in p.sample),
           "%s: every sample's locations exist" % what)
     check(all(l.mapping_id == 0 or l.mapping_id in maps for l in p.location),
@@ -137,8 +139,8 @@ def stack_names(s, S, locs, funcs):
     return [[S[funcs[ln.function_id].name] for ln in locs[i].line] for i in s.location_id]
 
 
-def sums(p):
-    return [sum(s.value[i] for s in p.sample) for i in range(4)]
+def sums(p, n=4):
+    return [sum(s.value[i] for s in p.sample) for i in range(n)]
 
 
 pb2, why = load_protobuf()
@@ -263,6 +265,91 @@ if viewer:
               "%s: top entry %s %s (%r)" % (what, name, top, rows[0] if rows else None))
 else:
     skip_part("pprof -top on the file", "neither pprof nor go is installed")
+
+# ---- pprof of a timed recording (memrec --time) ----
+# export_heap again, timed: the four values are the untimed ones, the fifth,
+# alloc_time, sums to memprint's allocator_time_ns (whole run, at the peak,
+# in a window) and per stack to the folded stacks' --cost time.
+# timea_sites: big_site (2,000 40 MiB mmap/munmap pairs) comes first by
+# time, small_site (200,000 16-byte pairs) first by objects.
+def record_timed(name):
+    out = os.path.join(D, name + ".timed.zst")
+    r = record([prog(name)], out, extra=["--time"])
+    check_eq(r.returncode, 0, "memrec --time %s: exit status (%s)" % (name, r.stderr.decode().strip()[:300]))
+    return out
+
+
+def pprof_of(rec, name, extra=()):
+    out = os.path.join(D, name + ".pb.gz")
+    r = mp(["--pprof", out] + list(extra) + [rec])
+    check_eq(r.returncode, 0, "memprint --pprof %s: exit status (%s)" % (name, r.stderr.decode().strip()))
+    return out
+
+
+def leaf(s, S, locs, funcs):
+    return stack_names(s, S, locs, funcs)[0][0]
+
+
+trec = record_timed("export_heap")
+tj = report_json(trec)
+check(tj["timed"] and tj["allocator_time_ns"] > 0, "export_heap --time: timed, allocator time %r" %
+      tj.get("allocator_time_ns"))
+tout = pprof_of(trec, "timed")
+tpeak = pprof_of(trec, "timed-peak", ["--pprof-at", "peak"])
+twin = pprof_of(trec, "timed-window", ["--from", "0.1"])
+twj = json.loads(mp(["--json", "--from", "0.1", trec]).stdout.decode())
+sites_rec = record_timed("timea_sites")
+sites_j = report_json(sites_rec)
+sites_out = pprof_of(sites_rec, "timea_sites")
+if pb2 is None:
+    skip_part("decoding the pprof files of timed recordings", why)
+else:
+    tp = decode(pb2, tout)
+    S, locs, funcs = check_profile(tp, "pprof (timed)", timed=True)
+    check_eq(sums(tp, 5), [ALLOCATIONS, ALLOCATED, LEAKED_BLOCKS, LEAKED, tj["allocator_time_ns"]],
+             "pprof (timed): the four values as untimed, alloc_time sums to allocator_time_ns")
+    check_eq(tp.default_sample_type, tp.sample_type[3].type, "pprof (timed): the default is still inuse_space")
+    fo = os.path.join(D, "timed.folded")
+    check_eq(mp(["--folded", fo, "--cost", "time", trec]).returncode, 0, "memprint --folded --cost time")
+    folded = {}
+    with open(fo) as f:
+        for line in f:
+            path, v = line.rsplit(" ", 1)
+            folded[path] = folded.get(path, 0) + int(v)
+    per_stack = {}
+    for s in tp.sample:
+        path = ";".join(n for loc in reversed(stack_names(s, S, locs, funcs)) for n in reversed(loc))
+        per_stack[path] = per_stack.get(path, 0) + s.value[4]
+    check_eq({k: v for k, v in per_stack.items() if v}, {k: v for k, v in folded.items() if v},
+             "pprof (timed): alloc_time per stack equals the folded stacks' --cost time")
+    check_eq(sums(decode(pb2, tpeak), 5), [ALLOCATIONS, ALLOCATED, PEAK_BLOCKS, PEAK, tj["allocator_time_ns"]],
+             "pprof (timed) --pprof-at peak: sums")
+    w = decode(pb2, twin)
+    check_eq(sums(w, 5), [twj["allocations"], twj["allocated_bytes"], twj["leaked_allocations"],
+                          twj["leaked_bytes"], twj["allocator_time_ns"]],
+             "pprof (timed) --from 0.1: sums equal memprint --json --from 0.1")
+    check_eq(sums(w, 2), [5 + 3, 200045 + 21003], "pprof (timed) --from 0.1: medium_site and leak_site only")
+
+    sp = decode(pb2, sites_out)
+    S, locs, funcs = check_profile(sp, "pprof (timea_sites)", timed=True)
+    check_eq(sums(sp, 5), [202000, 200000 * 16 + 2000 * 41943040, 0, 0, sites_j["allocator_time_ns"]],
+             "pprof (timea_sites): sums (alloc_time = allocator_time_ns)")
+    by_time = max(sp.sample, key=lambda s: s.value[4])
+    by_calls = max(sp.sample, key=lambda s: s.value[0])
+    check_eq((leaf(by_time, S, locs, funcs), by_time.value[0]), ("big_site", 2000),
+             "pprof (timea_sites): the largest alloc_time is big_site's")
+    check_eq((leaf(by_calls, S, locs, funcs), by_calls.value[0]), ("small_site", 200000),
+             "pprof (timea_sites): the largest alloc_objects is small_site's")
+if viewer:
+    cmd = viewer + ["-top", "-symbolize=none", "-sample_index=alloc_time", "-unit=ns", sites_out]
+    r = run(cmd, env=env)
+    text = r.stdout.decode()
+    check_eq(r.returncode, 0, "pprof -sample_index=alloc_time: exit status (%s)" % r.stderr.decode().strip()[-200:])
+    check("Total samples = %dns " % sites_j["allocator_time_ns"] in text,
+          "pprof -sample_index=alloc_time: total %dns (%r)" % (sites_j["allocator_time_ns"], text[:400]))
+    rows = [l.split() for l in text.splitlines() if re.match(r"^\s*\d", l)]
+    check(rows and rows[0][5] == "big_site", "pprof -sample_index=alloc_time: big_site first (%r)" %
+          (rows[0] if rows else None))
 
 # ---- massif ----
 

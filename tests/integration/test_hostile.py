@@ -289,6 +289,16 @@ check(bool(got) and b"red" in got[0], "memprint --folded FIFO: the stacks went t
 # 7. Smaller ones: an impossible sampled size; a skippable frame first; the
 #    zstd window; an oversized record.
 _, rep = expect("sampled-huge-size.mrec", 3, r"1 allocation larger than 128 TiB")
+# RSS and every allocator figure at 2^64 - 1, 200,000 HEAPINFO records:
+# the RSS section's sums saturate, its memory stays fixed.
+text, rep = expect("heapinfo-extremes.mrec", 0)
+if rep is not None:
+    g = rep["rss_gap"]
+    check(g is not None and g["allocator_known"], "heapinfo-extremes.mrec: rss_gap from the allocator's samples")
+    check_eq(g["heapinfo_samples"], 200000, "heapinfo-extremes.mrec: samples counted")
+    check_eq(g["heapinfo_cost_ns_total"], (1 << 64) - 1, "heapinfo-extremes.mrec: the cost saturates")
+    check_eq(g["allocator_overhead_bytes"], (1 << 63) - 1, "heapinfo-extremes.mrec: the overhead saturates")
+check(b"RSS VERSUS HEAP" in text, "heapinfo-extremes.mrec: text section printed")
 text, rep = expect("skippable-first.mrec", 0)
 if rep:
     check(rep["allocations"] == 1 and rep["temporary"] == 1, "skippable-first: read as without the frame")

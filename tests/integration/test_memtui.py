@@ -503,6 +503,31 @@ try:
         rec.send_signal(signal.SIGINT)
         rec.wait(timeout=60)
 
+    # ---- view 7, Alloc time, on a timed recording of timea_sites ----
+    # 200,000 malloc(16)/free pairs and 2,000 of 40 MiB (tests/progs/
+    # timea_sites.c): the calls are known, the times are the run's. 140
+    # columns: the thread table's lifetime, CPU and share columns.
+    timed = os.path.join(d, "timea_sites.zst")
+    r = record([prog("timea_sites")], timed, extra=["--time"])
+    check_eq(r.returncode, 0, "timea_sites: memrec --time exit status (%s)" % r.stderr.decode().strip()[:200])
+    t = Tui(["timea_sites.zst"], cwd=d, width=140)
+    t.wait_text("calls to allocation functions: 202000 (")
+    t.keys("7")
+    s = t.wait_text(re.compile(r"^  1 \(\d+\) .* \d+\.\d+%$", re.M)) or ""
+    for pattern, what in ((r"^  16 - 31 +400000 ", "the 16-byte class: 400,000 calls"),
+                          (r"^  33554432 - 67108863 +4000 ", "the 40 MiB class: 4,000 calls"),
+                          (r"^  malloc +202000 ", "malloc: 202,000 calls"), (r"^  free +202000 ", "free: 202,000 calls"),
+                          (r"in 404000 calls", "404,000 calls in all")):
+        check(re.search(pattern, s, re.M) is not None, "view 7 on timea_sites: %s" % what)
+    big = re.search(r"^  33554432 - 67108863 +4000 +\S+ \S+ +(\d+) ", s, re.M)
+    small = re.search(r"^  16 - 31 +400000 +\S+ \S+ +(\d+) ", s, re.M)
+    check(big and small and int(big.group(1)) > 10 * int(small.group(1)),
+          "view 7 on timea_sites: the 40 MiB class's mean above ten times the 16-byte class's")
+    capture("Alloc time (view 7) of a recording made with memrec --time, at 140x40", t)
+    t.keys("q")
+    restored(t, "alloc time view, q", 0)
+    t.close()
+
     # ---- errors: as memprint's, before the screen is taken ----
     for bad in (os.path.join(d, "missing.zst"), os.path.join(SRC, "tests", "data", "bad", "not-memrec.mrec")):
         r = run([MEMPRINT, bad])

@@ -179,7 +179,7 @@ def check_internal_header():
 LAYERS = [
     ("hooks", "preload.c syshooks.c maphooks.c pools.c deepbind.c attach.c"),
     ("lifecycle", "init.c service.c crash.c"),
-    ("modules", "modules.c preloaded.c"),
+    ("modules", "modules.c preloaded.c heapinfo.c"),
     ("buffers", "buffer.c buflock.c seq.c sigevents.c buffer_map.c crashflush.c"),
     ("base", "pipe.c conn.c guard.c options.c log.c mem.c got.c envhide.c resolve.c sysnext.c "
              "tracetree.c unwind.c cfi.c ehframe.c sample.c sigdefer.c"),

@@ -98,6 +98,37 @@ static void test_records(void)
     CHECK_EQ(b.u.baseline.in_use, 123456789);
     CHECK_EQ(b.u.baseline.arena, 1u << 30);
 
+    /* HEAPINFO (version 3): every field survives; a payload that ends
+     * before its last field is corrupt. */
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_HEAPINFO;
+    a.u.heapinfo.arena = 69206016;
+    a.u.heapinfo.ordblks = 1041;
+    a.u.heapinfo.smblks = 12;
+    a.u.heapinfo.fsmblks = 384;
+    a.u.heapinfo.fordblks = 61822512;
+    a.u.heapinfo.uordblks = 4140000;
+    a.u.heapinfo.keepcost = 129328;
+    a.u.heapinfo.hblks = 2;
+    a.u.heapinfo.hblkhd = 270336;
+    a.u.heapinfo.cost_ns = 28000;
+    a.u.heapinfo.wall_ns = UINT64_MAX;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.tag, MEMFMT_REC_HEAPINFO);
+    CHECK_EQ(b.u.heapinfo.arena, 69206016);
+    CHECK_EQ(b.u.heapinfo.ordblks, 1041);
+    CHECK_EQ(b.u.heapinfo.smblks, 12);
+    CHECK_EQ(b.u.heapinfo.fsmblks, 384);
+    CHECK_EQ(b.u.heapinfo.fordblks, 61822512);
+    CHECK_EQ(b.u.heapinfo.uordblks, 4140000);
+    CHECK_EQ(b.u.heapinfo.keepcost, 129328);
+    CHECK_EQ(b.u.heapinfo.hblks, 2);
+    CHECK_EQ(b.u.heapinfo.hblkhd, 270336);
+    CHECK_EQ(b.u.heapinfo.cost_ns, 28000);
+    CHECK_EQ(b.u.heapinfo.wall_ns, UINT64_MAX);
+    uint8_t short_heapinfo[] = {MEMFMT_REC_HEAPINFO, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    CHECK(memfmt_decode(short_heapinfo, sizeof short_heapinfo, &b) == MEMFMT_E_CORRUPT);
+
     memset(&a, 0, sizeof a);
     a.tag = MEMFMT_REC_STATS;
     a.u.stats.lost_events = 3;

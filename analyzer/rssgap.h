@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* RSS versus heap (docs/definitions.md, "RSS versus heap"): why the
+ * resident set is larger than the heap. While the recording is read, the
+ * moment where RSS exceeded the live heap the most is kept (at the
+ * allocator's own samples, HEAPINFO records, when the file has them; else
+ * at the RSS samples); the report splits that RSS into the live heap, the
+ * allocator's overhead, the memory it holds free, direct mappings and the
+ * rest, and says when the allocator holds much more free memory than the
+ * live heap, with what to try. Fixed memory: a few moments, whatever the
+ * file holds. */
+#ifndef RSSGAP_H
+#define RSSGAP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "accounting.h"
+#include "memfmt.h"
+
+/* One moment of the run: RSS and what the events say at that point. */
+struct rssgap_moment {
+    uint64_t ms; /* time of the latest TIME record */
+    uint64_t rss; /* the latest RSS sample */
+    uint64_t live_heap; /* requested bytes live (events) */
+    uint64_t live_blocks;
+    uint64_t mapped; /* direct mappings (MAP records) */
+    int has_info; /* heapinfo holds the allocator's sample taken at this point */
+    struct {
+        uint64_t arena, ordblks, smblks, fordblks, uordblks, keepcost, hblks, hblkhd;
+    } info;
+};
+
+/* RSS is steady while it stays within 1/RSSGAP_STEADY_SHARE of the value
+ * that started the steady stretch. memrec writes an RSS record when it
+ * reads the value, which can be ahead of the events written so far by a
+ * flush period, and the last value before the process ends is stale (it
+ * ends before the next read): so a moment counts as steady only when RSS
+ * held for RSSGAP_STEADY_MS (two of memrec's samples) before it and after
+ * it. Moments waiting for the "after" are kept in a small ring. */
+#define RSSGAP_STEADY_MS 20
+#define RSSGAP_STEADY_SHARE 64
+#define RSSGAP_RING 8
+
+/* The kinds of moment kept, best first: allocator samples where RSS was
+ * steady, any allocator sample, TIME records where RSS was steady, any
+ * TIME record after an RSS sample. */
+enum { RSSGAP_INFO_STEADY, RSSGAP_INFO_ANY, RSSGAP_RSS_STEADY, RSSGAP_RSS_ANY, RSSGAP_NKINDS };
+
+/* What is kept while reading. Zero-initialized: nothing seen. */
+struct rssgap {
+    int events_accounted; /* set by the loader: live heap figures are the whole run's */
+    uint64_t ms; /* latest TIME */
+    uint64_t rss; /* latest RSS sample (0: none yet) */
+    uint64_t steady_rss; /* the RSS that started the steady stretch */
+    uint64_t steady_ms; /* time of the latest TIME record before that */
+    /* Steady moments waiting for RSSGAP_STEADY_MS more of steady RSS. */
+    struct rssgap_moment ring[RSSGAP_RING];
+    int ring_kind[RSSGAP_RING];
+    unsigned ring_n;
+    uint64_t samples; /* HEAPINFO records */
+    uint64_t cost_ns_total, cost_ns_max; /* CPU time of their mallinfo2 calls */
+    uint64_t wall_ns_max; /* the longest call in wall time */
+    int have[RSSGAP_NKINDS];
+    struct rssgap_moment best[RSSGAP_NKINDS]; /* the widest gap of each kind */
+};
+
+/** Feed one record (TIME, RSS, HEAPINFO; others are ignored) with the
+ * totals as they stand after the events before it (accounting_totals() of
+ * the loader's accounting). memrec's last RSS record, the process's peak
+ * from its rusage written after every event, is followed by no TIME or
+ * HEAPINFO record, so it never makes a moment. */
+void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t);
+
+/* The split of one moment's RSS. Signed parts may come out negative: the
+ * allocator's free bytes and mapped bytes are address space, not all of it
+ * resident, and its in-use count misses nothing the events see but may
+ * see less than they do (blocks set apart, an estimate when sampling). */
+struct rssgap_parts {
+    struct rssgap_moment at;
+    int known; /* the allocator's figures are known (at.has_info) */
+    int steady; /* RSS had not changed for RSSGAP_STEADY_MS at that moment */
+    int64_t overhead; /* allocator in use (uordblks + hblkhd) minus live heap */
+    uint64_t in_use; /* uordblks + hblkhd */
+    uint64_t free_held; /* fordblks: free bytes in the arenas, top included */
+    uint64_t releasable; /* keepcost: the main arena's top, released by malloc_trim(0) at once */
+    int64_t rest; /* RSS - (allocator's total + mapped); without figures: RSS - (live heap + mapped) */
+    int advice; /* the allocator holds much more free memory than the live heap */
+};
+
+/* Advice when the allocator's free bytes are at least RSSGAP_ADVICE_RATIO
+ * times the live heap and at least RSSGAP_ADVICE_MIN bytes. */
+#define RSSGAP_ADVICE_RATIO 2
+#define RSSGAP_ADVICE_MIN ((uint64_t)8 << 20)
+
+/** The split at the moment kept: the widest gap of the best kind of
+ * moment the file has (the order of the enum). Returns 0, or -1 when there is
+ * nothing to split (no RSS sample, or the live heap is not the whole run's). */
+int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out);
+
+/** The "RSS VERSUS HEAP" section as text; `sampled`: live heap figures
+ * are estimates; `nthreads`: threads the recording saw. */
+void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, FILE *f);
+/** The split in one line (two with the advice), for memtui's summary;
+ * nothing when there is nothing to split. */
+void rssgap_print_brief(const struct rssgap *g, FILE *f);
+/** `, "rss_gap": {...}` (null when there is nothing to split). */
+void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f);
+
+#endif

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of RSS versus heap (analyzer/rssgap.c): which moment is kept
+ * (steady RSS before and after it, the closing peak-RSS record left out),
+ * the split of its RSS, the advice threshold, and what is unknown without
+ * the allocator's samples. The totals are made up, so every figure is
+ * exact. */
+#include "rssgap.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+#define MiB ((uint64_t)1 << 20)
+
+static void feed_time(struct rssgap *g, uint64_t ms, const struct acct_totals *t)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_TIME};
+    r.u.time.ms = ms;
+    rssgap_feed(g, &r, t);
+}
+
+static void feed_rss(struct rssgap *g, uint64_t bytes, const struct acct_totals *t)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_RSS};
+    r.u.rss.bytes = bytes;
+    rssgap_feed(g, &r, t);
+}
+
+static void feed_info(struct rssgap *g, uint64_t in_use, uint64_t free_bytes, const struct acct_totals *t)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_HEAPINFO};
+    r.u.heapinfo.uordblks = in_use;
+    r.u.heapinfo.fordblks = free_bytes;
+    r.u.heapinfo.arena = in_use + free_bytes;
+    r.u.heapinfo.keepcost = 1000;
+    r.u.heapinfo.ordblks = 77;
+    r.u.heapinfo.cost_ns = 5000;
+    r.u.heapinfo.wall_ns = 9000;
+    rssgap_feed(g, &r, t);
+}
+
+static void feed_tag(struct rssgap *g, unsigned tag, const struct acct_totals *t)
+{
+    struct memfmt_record r = {.tag = tag};
+    rssgap_feed(g, &r, t);
+}
+
+/* The arena situation: 64 MiB live, then all but 4 MiB freed while RSS
+ * stays; the allocator's samples say where the rest is. */
+static void test_arenas(void)
+{
+    struct rssgap g = {.events_accounted = 1};
+    struct acct_totals t = {0};
+    feed_time(&g, 0, &t);
+    feed_info(&g, 0, 0, &t); /* before any RSS sample: counted, no moment */
+    t.live_bytes = 64 * MiB;
+    feed_rss(&g, 70 * MiB, &t);
+    feed_info(&g, 64 * MiB + 4096, 100000, &t); /* RSS just changed: any, not steady */
+    feed_time(&g, 10, &t);
+    t.live_bytes = 4 * MiB;
+    t.mapped_bytes = 1 * MiB;
+    feed_time(&g, 20, &t);
+    feed_info(&g, 4 * MiB + 4096, 60 * MiB, &t); /* steady for 20 ms before */
+    feed_rss(&g, 70 * MiB + 4096, &t); /* within 1/64: still the same stretch */
+    feed_time(&g, 30, &t);
+    struct rssgap_parts p;
+    CHECK(rssgap_compute(&g, &p) == 0);
+    CHECK_EQ(p.steady, 0); /* the steady sample waits for 20 ms after it: */
+    CHECK_EQ(p.at.ms, 20); /* meanwhile the same sample, as one of any kind */
+    feed_time(&g, 40, &t);
+    CHECK(rssgap_compute(&g, &p) == 0);
+    CHECK_EQ(p.steady, 1);
+    CHECK_EQ(p.known, 1);
+    CHECK_EQ(p.at.ms, 20);
+    CHECK_EQ(p.at.rss, 70 * MiB);
+    CHECK_EQ(p.at.live_heap, 4 * MiB);
+    CHECK_EQ(p.in_use, 4 * MiB + 4096);
+    CHECK_EQ(p.overhead, 4096);
+    CHECK_EQ(p.free_held, 60 * MiB);
+    CHECK_EQ(p.releasable, 1000);
+    CHECK_EQ(p.at.mapped, 1 * MiB);
+    CHECK_EQ(p.rest, (int64_t)(70 * MiB) - (int64_t)(64 * MiB + 4096 + 1 * MiB));
+    CHECK_EQ(p.advice, 1);
+    CHECK_EQ(g.samples, 3);
+    CHECK_EQ(g.cost_ns_total, 15000);
+    CHECK_EQ(g.wall_ns_max, 9000);
+
+    /* The end: everything freed, the RSS sample stale (the process ended
+     * before memrec read it again), then memrec's closing peak RSS. No
+     * "after" comes, so neither is a moment. */
+    t.live_bytes = 0;
+    feed_time(&g, 50, &t);
+    feed_info(&g, 4096, 64 * MiB, &t);
+    feed_rss(&g, 300 * MiB, &t);
+    feed_tag(&g, MEMFMT_REC_STATS, &t);
+    feed_tag(&g, MEMFMT_REC_END, &t);
+    CHECK(rssgap_compute(&g, &p) == 0);
+    CHECK_EQ(p.at.ms, 20);
+    CHECK_EQ(p.at.rss, 70 * MiB);
+
+    /* A window's pass: the live heap is not the whole run's. */
+    g.events_accounted = 0;
+    CHECK(rssgap_compute(&g, &p) == -1);
+}
+
+/* Advice needs free >= 2 x live and >= 8 MiB. */
+static void test_threshold(void)
+{
+    struct acct_totals t = {0};
+    for (int k = 0; k < 3; k++) {
+        struct rssgap g = {.events_accounted = 1};
+        uint64_t live = k == 0 ? 10 * MiB : k == 1 ? 10 * MiB + 1 : 1 * MiB;
+        uint64_t free_bytes = k == 2 ? 8 * MiB - 1 : 20 * MiB;
+        t.live_bytes = live;
+        feed_time(&g, 0, &t);
+        feed_rss(&g, 40 * MiB, &t);
+        feed_time(&g, 20, &t);
+        feed_info(&g, live, free_bytes, &t);
+        feed_time(&g, 40, &t);
+        struct rssgap_parts p;
+        CHECK(rssgap_compute(&g, &p) == 0);
+        CHECK_EQ(p.steady, 1);
+        CHECK_EQ(p.advice, k == 0);
+    }
+}
+
+/* No allocator samples (an old file): the moments are TIME records, the
+ * allocator's part is unknown, and the text says so. */
+static void test_unknown(void)
+{
+    struct rssgap g = {.events_accounted = 1};
+    struct acct_totals t = {0};
+    struct rssgap_parts p;
+    CHECK(rssgap_compute(&g, &p) == -1); /* no RSS at all */
+    feed_time(&g, 0, &t);
+    feed_rss(&g, 17 * MiB, &t); /* read before the events it follows were written */
+    t.live_bytes = 20 * MiB;
+    feed_time(&g, 10, &t);
+    feed_rss(&g, 22 * MiB, &t);
+    feed_time(&g, 20, &t);
+    feed_time(&g, 30, &t);
+    feed_time(&g, 40, &t);
+    feed_time(&g, 50, &t);
+    CHECK(rssgap_compute(&g, &p) == 0);
+    CHECK_EQ(p.known, 0);
+    CHECK_EQ(p.steady, 1);
+    CHECK_EQ(p.at.ms, 30);
+    CHECK_EQ(p.at.rss, 22 * MiB);
+    CHECK_EQ(p.rest, 2 * MiB);
+    CHECK_EQ(p.advice, 0);
+    char buf[4096];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    rssgap_print_text(&g, 0, 1, f);
+    fclose(f);
+    CHECK(strstr(buf, "unknown") != NULL);
+    CHECK(strstr(buf, "malloc_trim") == NULL);
+}
+
+int main(void)
+{
+    test_arenas();
+    test_threshold();
+    test_unknown();
+    return check_summary("test_rssgap");
+}
