@@ -639,9 +639,18 @@ static void print_time_summary(const struct model *m, const struct acct_totals *
     fprintf(out, "time in the allocator: %s%s (%llu ns)", est, util_ns(b1, sizeof b1, t->time_ns),
             (unsigned long long)t->time_ns);
     if (cpu) {
-        fprintf(out, ", %s%.1f%% of the run's CPU time (%.3f s user + %.3f s system)\n", est,
+        fprintf(out, ", %s%.1f%% of the run's CPU time (%.3f s user + %.3f s system)", est,
                 100.0 * (double)t->time_ns / (double)cpu, (double)m->end.cpu_user_ns / 1e9,
                 (double)m->end.cpu_sys_ns / 1e9);
+        /* The time is wall time inside the calls, summed over threads: a
+         * thread waiting for an arena lock, or preempted inside malloc,
+         * counts without using the CPU. Over 100% is then real, and the
+         * reader should be told why rather than suspect the figure. */
+        if (t->time_ns > cpu) {
+            fputs("; more than the CPU time: threads waited inside the allocator (locks, page faults, preemption)",
+                  out);
+        }
+        fputc('\n', out);
     } else {
         fprintf(out, ", share of the run's CPU time unknown (the recording does not say it)\n");
     }

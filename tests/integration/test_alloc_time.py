@@ -283,6 +283,11 @@ check("MOST TIME IN THE ALLOCATOR" in text, "sites: the text report has the sect
 check(re.search(r"time in the allocator: [0-9.]+ [mun]?s \(%d ns\), [0-9.]+%% of the run's CPU time" % total, text)
       is not None,
       "sites: the summary gives the total and its share of the CPU time")
+share = re.search(r"([0-9.]+)% of the run's CPU time[^\n]*", text)
+waited = share is not None and "threads waited inside the allocator" in share.group(0)
+check(share is not None and waited == (float(share.group(1)) > 100.0),
+      "sites: a share over 100%% of the CPU time, and only then, says the threads waited inside the allocator (%s)" %
+      (share.group(0) if share else None))
 
 # Folded stacks and the SVG weighted by time: the same total.
 folded = os.path.join(d, "sites.folded")
