@@ -111,8 +111,16 @@ check_eq(a["at_ms"], 750, "--at in the JSON")
 a = mpj(["--at", "0.25", ph], "at 0.25")
 check_eq((a["allocations"], a["leaked_bytes"], a["leaked_allocations"]), (150, 1000100, 100), "--at 0.25")
 a = mpj(["--at", "peak", ph], "at peak")
-# The peak is reached within phase 2's clock tick, which also frees phase 1.
-check_eq((a["allocations"], a["leaked_bytes"]), (170, 400020), "--at peak: the run to the end of the peak's tick")
+# --at peak is the run to the end of the peak's clock tick (10 ms): phase
+# 2's 20 blocks are all made by then. Phase 1's 100 frees usually fall in
+# the same tick (400020 bytes live), but on a loaded machine the thread can
+# be preempted between the last malloc and the frees, across a tick
+# boundary (1400120 live, the peak itself): both are right, nothing else is.
+check_eq(a["allocations"], 170, "--at peak: calls to the end of the peak's tick")
+check(a["leaked_bytes"] in (400020, 1400120),
+      "--at peak: live at the end of the peak's tick is phase 2's blocks, with phase 1's unless freed in that tick (%s)" %
+      a["leaked_bytes"])
+check_eq(a["at_ms"], whole["peak_heap_ms"] + 1, "--at peak: cut just after the peak's millisecond")
 
 t = mpj(["--thread", "2", ph], "thread 2")
 check_eq((t["allocations"], t["leaked_bytes"], t["leaked_allocations"]), (7, 280007, 7), "--thread 2: the worker")
