@@ -300,6 +300,24 @@ static int refill(memfmt_reader *r)
     return 1;
 }
 
+/* After a decode that stopped at `n`: 1 when the window got more bytes and
+ * the decode should be tried again, else what the caller returns — `n`
+ * itself for anything but a record cut by the window's end, 0 at the clean
+ * end of the data, TRUNCATED when bytes of a cut record are left over, or
+ * the refill's error. */
+static int refill_after(memfmt_reader *r, int n)
+{
+    if (n != MEMFMT_E_TRUNCATED) {
+        return n;
+    }
+    int rc = refill(r);
+    if (rc == 0) {
+        /* Clean end of the compressed data: leftover bytes are a cut record. */
+        return r->raw_end > r->raw_start ? MEMFMT_E_TRUNCATED : 0;
+    }
+    return rc < 0 ? rc : 1;
+}
+
 static int read_header(memfmt_reader *r)
 {
     while (r->raw_end < MEMFMT_HEADER_LEN) {
@@ -444,15 +462,8 @@ static int next_record(memfmt_reader *r, struct memfmt_record *rec)
             r->raw_start += (size_t)n;
             return 1;
         }
-        if (n != MEMFMT_E_TRUNCATED) {
-            return n;
-        }
-        int rc = refill(r);
-        if (rc == 0) {
-            /* Clean end of the compressed data: leftover bytes are a cut record. */
-            return r->raw_end > r->raw_start ? MEMFMT_E_TRUNCATED : 0;
-        }
-        if (rc < 0) {
+        int rc = refill_after(r, n);
+        if (rc != 1) {
             return rc;
         }
     }
@@ -526,14 +537,8 @@ int memfmt_read_raw(memfmt_reader *r, const uint8_t **rec, size_t *len, unsigned
             r->raw_start += (size_t)n;
             return 1;
         }
-        if (n != MEMFMT_E_TRUNCATED) {
-            return n;
-        }
-        int rc = refill(r);
-        if (rc == 0) {
-            return r->raw_end > r->raw_start ? MEMFMT_E_TRUNCATED : 0;
-        }
-        if (rc < 0) {
+        int rc = refill_after(r, n);
+        if (rc != 1) {
             return rc;
         }
     }

@@ -4,11 +4,13 @@ the build tree, parse memprint --json, and report checks the way ctest
 understands (exit 0 = pass, 77 = skipped, anything else = fail)."""
 import json
 import os
-import resource
 import re
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 BUILD = os.environ.get("MEMREC_BUILD_DIR") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 SRC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -75,6 +77,32 @@ def run(cmd, **kw):
 def record(argv, out, extra=(), env=None, cwd=None):
     """memrec -q -o out argv...; returns the CompletedProcess."""
     return run([MEMREC, "-q", "-o", out] + list(extra) + ["--"] + list(argv), env=env, cwd=cwd)
+
+
+def attach(pid, out, seconds, extra=(), before_stop=None):
+    """memrec [extra] --pid PID -o OUT: waits until memrec says it is
+    attached (or gives up), runs before_stop, lets it record `seconds`,
+    then Ctrl+C. Returns (exit status, stderr text); -1 when memrec hung
+    after SIGINT (killed)."""
+    m = subprocess.Popen([MEMREC] + list(extra) + ["--pid", str(pid), "-o", out], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    first = b""
+    while time.time() < deadline and m.poll() is None:
+        first = m.stderr.readline()
+        if b"attached to process" in first or first == b"":
+            break
+    if before_stop:
+        before_stop()
+    time.sleep(seconds)
+    m.send_signal(signal.SIGINT)
+    try:
+        rest = m.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        m.kill()
+        m.wait()
+        return -1, first.decode() + "memrec hung after SIGINT"
+    return m.returncode, first.decode() + rest.decode()
 
 
 def report_json(path, top=20, builtin_suppressions=False):

@@ -34,28 +34,6 @@ def tasks(pid):
     return len(os.listdir("/proc/%d/task" % pid))
 
 
-def attach(pid, out, seconds, before_stop=None):
-    """memrec --pid; returns (exit status, stderr text)."""
-    m = subprocess.Popen([MEMREC, "--pid", str(pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    # Wait until memrec says it is attached (or gives up).
-    deadline = time.time() + 20
-    first = b""
-    while time.time() < deadline and m.poll() is None:
-        first = m.stderr.readline()
-        if b"attached to process" in first or first == b"":
-            break
-    if before_stop:
-        before_stop()
-    time.sleep(seconds)
-    m.send_signal(signal.SIGINT)
-    try:
-        rest = m.communicate(timeout=30)[1]
-    except subprocess.TimeoutExpired:
-        m.kill()
-        return -1, first.decode() + "memrec hung after SIGINT"
-    return m.returncode, first.decode() + rest.decode()
-
-
 def site_calls(j, function):
     return sum(e["calls"] for e in j["sections"]["most_calls"] if any(f["function"] == function for f in e["frames"]))
 

@@ -136,24 +136,11 @@ if busy.stdout.readline().decode().strip() != "ready":
     check(False, "tests/progs/busy started")
 else:
     pp = os.path.join(d, "pid.zst")
-    m = subprocess.Popen([MEMREC, "--time", "--pid", str(busy.pid), "-o", pp], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
-    deadline = time.time() + 20
-    first = b""
-    while time.time() < deadline and m.poll() is None:
-        first = m.stderr.readline()
-        if b"attached to process" in first or first == b"":
-            break
-    time.sleep(1)
-    m.send_signal(signal.SIGINT)
-    try:
-        m.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        m.kill()
-    check_eq(m.returncode, 0, "memrec --time --pid exit status")
+    rc, err = attach(busy.pid, pp, 1, extra=["--time"])
+    check_eq(rc, 0, "memrec --time --pid exit status (%s)" % err.strip()[-300:])
     busy.send_signal(signal.SIGTERM)
     check_eq(busy.wait(timeout=30), 0, "the process ran on after the detach and ended cleanly")
-    if m.returncode == 0:
+    if rc == 0:
         a = Recording(pp)
         check(a.timed and a.flags & 1, "the attached recording is timed and says it was attached")
         check(len(a.events) > 1000 and sum(e[5] for e in a.events) > 0, "its %d events have times" % len(a.events))
