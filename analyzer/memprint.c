@@ -1057,9 +1057,9 @@ static int gate_run(const struct opts *o, const char *path)
             printf("gate: INCOMPLETE: %s does not hold the whole run (see the warning above): the gate fails\n",
                    !whole ? "the recording" : "the baseline");
         } else if (failed) {
-            printf("gate: FAIL (%zu of %zu checks failed)\n", failed, nc);
+            printf("gate: FAIL (%zu of %zu check%s failed)\n", failed, nc, nc == 1 ? "" : "s");
         } else {
-            printf("gate: PASS (%zu checks)\n", nc);
+            printf("gate: PASS (%zu check%s)\n", nc, nc == 1 ? "" : "s");
         }
     }
     suppress_release(&sup);

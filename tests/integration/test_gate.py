@@ -54,6 +54,10 @@ rc, out, err = mp(["--check", "allocations==1000", "--check", "peak_heap_bytes<1
 check_eq(rc, 1, "--check: one condition fails: exit 1")
 check("FAIL  peak_heap_bytes < 1001000: measured 1001000" in out and "gate: FAIL (1 of 2 checks failed)" in out,
       "--check: the failed line and the verdict")
+rc, out, err = mp(["--check", "allocations==1000", base])
+check(rc == 0 and "gate: PASS (1 check)" in out, "--check: one check, one 'check' in the verdict")
+rc, out, err = mp(["--check", "allocations==1", base])
+check(rc == 1 and "gate: FAIL (1 of 1 check failed)" in out, "--check: one failed check in the verdict")
 rc, out, err = mp(["--check", "peak_heap_bytes>=977.5K", "--check", "frees!=999", "--check", "allocations>999",
                    "--check", "threads==1", base])
 check_eq(rc, 0, "--check: >=, !=, >, a decimal with a suffix (977.5K = 1000960)")
