@@ -439,9 +439,11 @@ void buffer_free(unsigned kind, void *p)
     unlock_mine(b);
 }
 
-/* A timed free takes its number before the real free, as an untimed one
- * does, and keeps the buffer until its time is known, as a realloc does. */
-uint64_t buffer_free_begin(void *p)
+/* A timed free is written before the real free, number and all, as an
+ * untimed one is; only its time is missing, and the buffer stays held
+ * until buffer_free_end() adds it (as a realloc's does), so that neither
+ * the service thread nor a crash flush sends the event without it. */
+int buffer_free_begin(unsigned kind, void *p)
 {
     if (opts.sample_rate && !sample_remove(p)) {
         return 0; /* not a sampled block */
@@ -450,24 +452,20 @@ uint64_t buffer_free_begin(void *p)
     if (!b) {
         return 0;
     }
-    return seq_take();
-}
-
-void buffer_free_end(uint64_t seq, unsigned kind, void *p, uint64_t ticks)
-{
-    struct tbuf *b = tstate.buf;
-    if (!seq || !b) {
-        return;
-    }
-    if (__builtin_expect(tstate.deferred, 0)) {
-        sigevents_emit(b); /* handlers that ran during the call */
-    }
     tbuf_ensure_room(b, TBUF_EVENT_ROOM);
-    b->data[b->len++] = MEMFMT_W_FREE_T;
-    tbuf_put_seq(b, seq);
+    tbuf_put_numbered(b, MEMFMT_W_FREE_T);
     tbuf_put(b, kind);
     tbuf_put(b, (uint64_t)(uintptr_t)p);
+    return 1;
+}
+
+void buffer_free_end(uint64_t ticks)
+{
+    struct tbuf *b = tstate.buf;
     tbuf_put(b, ticks);
+    if (__builtin_expect(tstate.deferred, 0)) {
+        sigevents_emit(b); /* handlers that ran during the call: numbered after the free */
+    }
     unlock_mine(b);
 }
 

@@ -31,12 +31,12 @@ HIDDEN void buffer_detach(void);
  * forwarded call's time (alloctime.h). */
 HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
 HIDDEN void buffer_free(unsigned kind, void *p);
-/** A timed free (opts.time): begin takes the free's number before the real
- * free and keeps the buffer locked (0: nothing is recorded: not a sampled
- * block, or no buffer); end, after the real call, writes it with `ticks`
- * and unlocks. */
-HIDDEN uint64_t buffer_free_begin(void *p);
-HIDDEN void buffer_free_end(uint64_t seq, unsigned kind, void *p, uint64_t ticks);
+/** A timed free (opts.time): begin writes the free, numbered before the
+ * real free as every free is, and keeps the buffer locked (0: nothing is
+ * recorded: not a sampled block, or no buffer); end, after the real call
+ * and only when begin returned 1, adds its time in `ticks` and unlocks. */
+HIDDEN int buffer_free_begin(unsigned kind, void *p);
+HIDDEN void buffer_free_end(uint64_t ticks);
 /** Realloc is recorded in two parts around the real call, so that another
  * thread's reuse of the old address is ordered after the free. */
 HIDDEN uint64_t buffer_realloc_begin(void);

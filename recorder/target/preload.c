@@ -102,11 +102,12 @@ static inline __attribute__((always_inline)) void fast_leave(void)
  * buffer_realloc_end() through tstate.ticks. */
 
 /* Whether this allocation is timed: --time is on, it is recorded (rec is
- * 1), and, when sampling, it is sampled (sample_skips() is never true
- * otherwise; it says before the call what record_alloc() decides after). */
+ * 1), and, when sampling, it is sampled (sample_skips() says before the
+ * call what record_alloc() decides after; it is never true when not
+ * sampling, and the test of sample_rate keeps it out of that path). */
 static inline __attribute__((always_inline)) int timed_alloc(int rec, size_t size)
 {
-    return __builtin_expect(opts.time, 0) && rec == 1 && !sample_skips(size);
+    return __builtin_expect(opts.time, 0) && rec == 1 && !(opts.sample_rate && sample_skips(size));
 }
 
 static inline __attribute__((always_inline)) void *call_malloc(size_t size, int timed)
@@ -131,19 +132,17 @@ static inline __attribute__((always_inline)) void *call_calloc(size_t n, size_t 
     return real.calloc(n, size);
 }
 
-/* A recorded free with --time: numbered before the real call (as every
- * free, see buffer.h), written after it with its time. */
+/* A recorded free with --time: written before the real call with its
+ * number (as every free, see buffer.h), its time added after it. */
 static __attribute__((noinline)) void free_timed(unsigned kind, void *p)
 {
-    uint64_t seq = buffer_free_begin(p);
-    if (!seq) {
+    if (!buffer_free_begin(kind, p)) {
         real.free(p);
         return;
     }
     uint64_t t0 = alloctime_now();
     real.free(p);
-    uint64_t t = alloctime_now() - t0;
-    buffer_free_end(seq, kind, p, t);
+    buffer_free_end(alloctime_now() - t0);
 }
 
 /* ---- the C allocation functions ---- */
@@ -682,12 +681,13 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     int rec __attribute__((cleanup(leave_cleanup))) = hook_enter_alloc(1);
     if (__builtin_expect(opts.time, 0) && rec == 1) {
         /* As free_timed(). */
-        uint64_t seq = buffer_free_begin(p);
-        uint64_t t0 = seq ? alloctime_now() : 0;
-        next_delete(op, shape, kind, p, a, b, nt);
-        if (seq) {
-            buffer_free_end(seq, kind, p, alloctime_now() - t0);
+        if (!buffer_free_begin(kind, p)) {
+            next_delete(op, shape, kind, p, a, b, nt);
+            return;
         }
+        uint64_t t0 = alloctime_now();
+        next_delete(op, shape, kind, p, a, b, nt);
+        buffer_free_end(alloctime_now() - t0);
         return;
     }
     if (rec == 1) {
