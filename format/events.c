@@ -14,6 +14,7 @@ void memfmt_evstate_release(struct memfmt_evstate *st)
 {
     free(st->last_info);
     free(st->infos);
+    free(st->tc_table);
     memset(st, 0, sizeof *st);
 }
 
@@ -143,15 +144,19 @@ int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *e
 }
 
 size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS],
-                                int timed)
+                                const struct memfmt_evstate *st)
 {
     uint8_t *start = p;
     /* The last column has no length: it is the rest of the payload. */
-    int last = timed ? MEMFMT_COL_TIME : MEMFMT_COL_THREAD;
+    int last = st->timed ? MEMFMT_COL_TIME : MEMFMT_COL_THREAD;
     for (int c = 0; c < last; c++) {
         p += memfmt_put_varint(p, len[c]);
     }
     for (int c = 0; c <= last; c++) {
+        if (c == MEMFMT_COL_TIME && st->timecode) {
+            p += timecode_write(p, col_start[c], len[c]);
+            continue;
+        }
         memcpy(p, col_start[c], len[c]);
         p += len[c];
     }
@@ -159,6 +164,32 @@ size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOL
 }
 
 /* ---- decoder ---- */
+
+/* Version 4: the time column's coding byte, and a reader of its code when
+ * it is Huffman's (the column's cursor is then left used up). */
+static int time_column(struct memfmt_evstate *st)
+{
+    struct memfmt_cursor *c = &st->cur[MEMFMT_COL_TIME];
+    if (c->p == c->end) {
+        return MEMFMT_E_CORRUPT;
+    }
+    uint8_t coding = *c->p++;
+    if (coding == TIMECODE_VARINTS) {
+        return 0;
+    }
+    if (coding != TIMECODE_HUFFMAN) {
+        return MEMFMT_E_CORRUPT;
+    }
+    if (!st->tc_table && !(st->tc_table = malloc(sizeof(uint16_t) << TIMECODE_MAX_BITS))) {
+        return MEMFMT_E_NOMEM;
+    }
+    if (timecode_open(&st->tc, c->p, c->end, st->tc_table) < 0) {
+        return MEMFMT_E_CORRUPT;
+    }
+    c->p = c->end;
+    st->huffman = 1;
+    return 0;
+}
 
 int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t len, unsigned version)
 {
@@ -189,7 +220,8 @@ int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t
         st->col[c] = &st->cur[c];
         p += k;
     }
-    return 0;
+    st->huffman = 0;
+    return st->timed && st->timecode ? time_column(st) : 0;
 }
 
 static inline int get(struct memfmt_cursor *c, uint64_t *v)
@@ -205,7 +237,7 @@ static int block_end(const struct memfmt_evstate *st)
             return MEMFMT_E_CORRUPT;
         }
     }
-    return 0;
+    return st->huffman && !timecode_done(&st->tc) ? MEMFMT_E_CORRUPT : 0;
 }
 
 /* The allocated pair of ALLOC and REALLOC: its id in *info. */
@@ -271,7 +303,10 @@ struct decoded_event {
 static inline __attribute__((always_inline)) int get_time(struct memfmt_evstate *st, struct decoded_event *d)
 {
     d->ns = 0;
-    return st->timed ? get(st->col[MEMFMT_COL_TIME], &d->ns) : 0;
+    if (!st->timed) {
+        return 0;
+    }
+    return st->huffman ? timecode_get(&st->tc, &d->ns) : get(st->col[MEMFMT_COL_TIME], &d->ns);
 }
 
 /* Decode operations of the block until one event is complete; THREAD

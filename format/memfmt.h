@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MEMFMT_VERSION 3
+#define MEMFMT_VERSION 4
 
 /* ---- status codes: append only, numbers never change ---- */
 enum memfmt_status {

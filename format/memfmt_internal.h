@@ -15,6 +15,7 @@ struct memfmt_record;
 struct memfmt_event;
 
 #include "varint.h"
+#include "timecode.h"
 
 /* ---- writer.c, reader.c: header layout ---- */
 
@@ -48,11 +49,17 @@ struct memfmt_event;
  * Version 3, in a file with MEMFMT_HF_TIMED: one more column, the time of
  * each ALLOC, FREE and REALLOC in the allocator (ns, varints); the lengths
  * of the first five come first, and the times are the rest. A file
- * without the flag has exactly the version 2 layout. */
+ * without the flag has exactly the version 2 layout.
+ *
+ * Version 4, timed: the time column starts with a byte that says how the
+ * times are written, as varints (as in version 3) or with a Huffman code
+ * made for the block (timecode.h). Untimed, it is version 2's layout. */
 
 #define MEMFMT_EVENTS_MAX 65536 /* payload bytes per block, at most */
 #define MEMFMT_EVENT_MAX 48 /* bytes one operation takes, at most (a timed REALLOC: 1 + 4 + 5 + 10 + 5 + 10) */
-#define MEMFMT_EVENTS_HEAD_MAX 25 /* the column lengths: five varints of at most 5 bytes */
+/* The column lengths (five varints of at most 5 bytes) and the time
+ * column's coding byte. */
+#define MEMFMT_EVENTS_HEAD_MAX 26
 
 enum memfmt_ev_op {
     MEMFMT_OP_ALLOC = 0 << 2,
@@ -92,11 +99,17 @@ struct memfmt_evstate {
     size_t info_cap;
     uint32_t ninfo; /* ids in use are 1..ninfo */
     int timed; /* each event has a time (version 3 and MEMFMT_HF_TIMED): set before the first block */
+    int timecode; /* version 4 and timed: the time column starts with its coding (timecode.h); set with timed */
     /* Decoder: the block being read. col[c] is where column c is read:
      * its own cursor in a version 2 block, all the one cursor cur[0] in a
      * version 1 block, whose single column interleaves them. */
     struct memfmt_cursor cur[MEMFMT_NCOLS];
     struct memfmt_cursor *col[MEMFMT_NCOLS];
+    /* Decoder: the block's time column when it is Huffman-coded (huffman
+     * set), and the table it is read with (made at the first such block). */
+    int huffman;
+    struct timecode_reader tc;
+    uint16_t *tc_table;
 };
 
 /** Release the state's arrays; accepts a zeroed state. */
@@ -107,15 +120,16 @@ void memfmt_evstate_release(struct memfmt_evstate *st);
  * every id used so far must be the next one (ninfo + 1): it is written out
  * as new. Returns 0, or a negative status (MEMFMT_E_NOMEM, MEMFMT_E_INVALID). */
 int memfmt_event_encode(struct memfmt_evstate *st, const struct memfmt_record *ev, uint8_t *col[MEMFMT_NCOLS]);
-/** Write the payload of a version 2 EVENTS block (with `timed`, the
- * version 3 timed layout) made of the columns
+/** Write the payload of an EVENTS block in the layout st->timed and
+ * st->timecode say (version 2, 3 or 4) made of the columns
  * [col_start[c], col_start[c] + len[c]) at p, which has room for
  * MEMFMT_EVENTS_HEAD_MAX plus the columns. Returns the bytes written. */
 size_t memfmt_event_block_write(uint8_t *p, uint8_t *const col_start[MEMFMT_NCOLS], const size_t len[MEMFMT_NCOLS],
-                                int timed);
+                                const struct memfmt_evstate *st);
 /** Start reading the payload of an EVENTS block of a file of `version`
- * (st->timed says whether its events have times).
- * Returns 0, or MEMFMT_E_CORRUPT when its column lengths do not fit. */
+ * (st->timed and st->timecode say whether its events have times, and how
+ * they are written). Returns 0, MEMFMT_E_CORRUPT when its column lengths
+ * do not fit or its time column's code is impossible, or MEMFMT_E_NOMEM. */
 int memfmt_event_block(struct memfmt_evstate *st, const uint8_t *payload, size_t len, unsigned version);
 /** Decode operations of the block until one event is complete; fills `ev`
  * (every field). Returns 1 with an event, 0 when the block ended without

@@ -118,7 +118,7 @@ static int close_block(memfmt_writer *w)
      * then moved up to its real length's end. */
     uint8_t *rec = w->in + w->in_len;
     uint8_t *payload = rec + 1 + MEMFMT_VARINT_MAX;
-    size_t n = memfmt_event_block_write(payload, w->col_start, len, w->ev.timed);
+    size_t n = memfmt_event_block_write(payload, w->col_start, len, &w->ev);
     rec[0] = MEMFMT_REC_EVENTS;
     size_t k = memfmt_put_varint(rec + 1, n);
     memmove(rec + 1 + k, payload, n);
@@ -165,6 +165,7 @@ memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int le
     }
     w->in_len = MEMFMT_HEADER_LEN;
     w->ev.timed = hdr->version >= 3 && (hdr->flags & MEMFMT_HF_TIMED) != 0;
+    w->ev.timecode = w->ev.timed && hdr->version >= 4;
     *rc = 0;
     return w;
 }

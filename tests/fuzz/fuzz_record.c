@@ -128,6 +128,7 @@ static void decode_events(const uint8_t *data, size_t size, unsigned version, in
     memset(&enc, 0, sizeof enc);
     memset(&dec2, 0, sizeof dec2);
     dec.timed = enc.timed = dec2.timed = timed;
+    dec.timecode = enc.timecode = dec2.timecode = timed && version >= 4;
     if (memfmt_event_block(&dec, data, size, version) < 0) {
         contract(version >= 2, "only a version 2 block has column lengths to refuse");
         return;
@@ -178,10 +179,10 @@ static void decode_events(const uint8_t *data, size_t size, unsigned version, in
             contract(total > 0 && total <= MEMFMT_EVENT_MAX,
                      "a decoded event encodes in at most MEMFMT_EVENT_MAX bytes");
             uint8_t block[MEMFMT_EVENTS_HEAD_MAX + MEMFMT_EVENT_MAX];
-            size_t blen = memfmt_event_block_write(block, start, len, timed);
+            size_t blen = memfmt_event_block_write(block, start, len, &enc);
             struct memfmt_record back, none;
             memset(&back, 0, sizeof back);
-            contract(memfmt_event_block(&dec2, block, blen, timed ? 3 : 2) == 0 &&
+            contract(memfmt_event_block(&dec2, block, blen, version < 2 ? 2 : version) == 0 &&
                          memfmt_event_decode(&dec2, &back) == 1 && memfmt_event_decode(&dec2, &none) == 0,
                      "a re-encoded event decodes whole, as a block of its own");
             contract(memcmp(&ev, &back, sizeof ev) == 0, "decode(encode(event)) == event");
@@ -227,5 +228,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     decode_events(data, size, 1, 0);
     decode_events(data, size, 2, 0);
     decode_events(data, size, 3, 1);
+    decode_events(data, size, 4, 1);
     return 0;
 }

@@ -130,7 +130,7 @@ def main():
             # slow segv exits 139 by design; keep what it wrote.
             with open(tmp, "rb") as f:
                 recordings[name] = f.read()
-    # memrec --time: the timed layout of EVENTS (format version 3).
+    # memrec --time: the timed layout of EVENTS (format version 4: a coded time column).
     for name, argv in (("timed-chain", [prog("chain")]), ("timed-threads", [prog("threads")])):
         recordings[name] = record(argv, tmp, ("--time",))
     os.unlink(tmp)

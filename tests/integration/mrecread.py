@@ -11,6 +11,54 @@ HF_TIMED = 1 << 1
 OP_ALLOC, OP_FREE, OP_REALLOC, OP_THREAD = 0, 1, 2, 3
 
 
+def huffman_times(p, k, end):
+    """The times of a Huffman-coded time column (version 4) that starts at
+    p[k] (after its coding byte) and ends at `end`, as docs/format.md
+    describes it: a count, 4-bit code lengths, then the codes of the
+    canonical code, first bit first, with the large times' extra bits."""
+    count, k = varint(p, k)
+    nsym = p[k]
+    k += 1
+    lens = [(p[k + s // 2] >> 4) if s & 1 else (p[k + s // 2] & 15) for s in range(nsym)]
+    k += (nsym + 1) // 2
+    codes, code = {}, 0
+    for length in range(1, 13):
+        for s in range(nsym):
+            if lens[s] == length:
+                codes[(length, code)] = s
+                code += 1
+        code <<= 1
+    pos = k * 8
+
+    def bit():
+        nonlocal pos
+        if pos >= end * 8:
+            raise ValueError("time column: the bits end before its count")
+        b = (p[pos >> 3] >> (pos & 7)) & 1
+        pos += 1
+        return b
+
+    times = []
+    for _ in range(count):
+        c = length = 0
+        while (length, c) not in codes:
+            if length == 12:
+                raise ValueError("time column: bits that are no code")
+            c, length = c << 1 | bit(), length + 1
+        s = codes[(length, c)]
+        if s < 128:
+            times.append(s)
+            continue
+        extra = s - 120 - 1
+        x = 0
+        for i in range(extra):
+            x |= bit() << i
+        times.append(1 << extra | x)
+    if (pos + 7) // 8 != end:
+        raise ValueError("time column: bytes left after its count")
+    return times
+
+
 def varint(b, i):
     v = shift = 0
     while True:
@@ -81,6 +129,15 @@ class Recording:
         if not self.timed:
             cols.append([p, len(p), len(p)])  # no time column
         ops, info, size, trace, thread, time = cols
+        coded = None
+        if self.timed and self.version >= 4:
+            coding = p[time[1]]
+            time[1] += 1
+            if coding == 1:
+                coded = iter(huffman_times(p, time[1], time[2]))
+                time[1] = time[2]
+            elif coding != 0:
+                raise ValueError("time column: unknown coding %d" % coding)
 
         def get(col):
             v, col[1] = varint(col[0], col[1])
@@ -107,9 +164,11 @@ class Recording:
             else:
                 self._latest[self._thread] = None
                 sz, tr = freed
-            ns = get(time) if self.timed else 0
+            ns = (next(coded) if coded else get(time)) if self.timed else 0
             self.events.append((self._thread, kind, typ, sz, tr, ns))
         ops[1] = ops[2]
+        if coded is not None and next(coded, None) is not None:
+            raise ValueError("time column: more times than events")
         for c in cols:
             if c[1] != c[2]:
                 raise ValueError("a column has bytes left at the end of its block")

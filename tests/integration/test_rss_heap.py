@@ -36,7 +36,7 @@ check_eq(r.returncode, 0, "arenas: memrec exit status")
 j = report_json(out)
 g = j["rss_gap"]
 check(g is not None, "arenas: rss_gap present")
-check_eq(j["format_version"], 3, "arenas: format version")
+check_eq(j["format_version"], 4, "arenas: format version")
 check(g["allocator_known"], "arenas: allocator figures known (glibc mallinfo2)")
 check(g["rss_steady"], "arenas: the moment is one where RSS held still")
 LIVE = 8 * 128 * 4001  # 4097024: the kept blocks
@@ -143,7 +143,7 @@ for lib in ("libjemalloc.so.2", "libtcmalloc.so.4"):
 # still read, the section says what is unknown.
 if shutil.which("zstd"):
     raw = subprocess.run(["zstd", "-dc", out], stdout=subprocess.PIPE, check=True).stdout
-    check_eq(raw[8:10], b"\x03\x00", "v2: recordings are version 3")
+    check_eq(raw[8:10], b"\x04\x00", "v2: recordings are version 4")
     v2 = os.path.join(d, "v2.zst")
     subprocess.run(["zstd", "-q", "-o", v2], input=raw[:8] + b"\x02\x00" + raw[10:], check=True)
     j = report_json(v2)
