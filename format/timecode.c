@@ -151,33 +151,63 @@ static void canonical_codes(const uint8_t len[TIMECODE_NSYM], unsigned nsym, uin
 
 /* ---- writing ---- */
 
+/* The varint at p (well formed: the encoder wrote it) in *x; returns
+ * where the next one starts. One-byte values, nearly all of them, inline;
+ * the fallback works on copies, so that p and x stay in registers. */
+static inline const uint8_t *next_time(const uint8_t *p, const uint8_t *end, uint64_t *x)
+{
+    if (*p < 0x80) {
+        *x = *p;
+        return p + 1;
+    }
+    const uint8_t *q = p;
+    uint64_t y = 0;
+    if (memfmt_get_varint(&q, end, &y) < 0) {
+        return end;
+    }
+    *x = y;
+    return q;
+}
+
 struct bitwriter {
     uint8_t *o;
     uint64_t acc;
     unsigned n;
 };
 
-/* Append the low `k` bits of `v` (k <= 32). */
+/* Append the low `k` bits of `v` (k <= 32). Fewer than 32 bits wait in
+ * the accumulator between calls; whole 32-bit words go out at once. */
 static inline void put_bits(struct bitwriter *bw, uint64_t v, unsigned k)
 {
     bw->acc |= (v & ((1ull << k) - 1)) << bw->n;
     bw->n += k;
-    while (bw->n >= 8) {
-        *bw->o++ = (uint8_t)bw->acc;
-        bw->acc >>= 8;
-        bw->n -= 8;
+    if (bw->n >= 32) {
+        uint8_t w[4] = {(uint8_t)bw->acc, (uint8_t)(bw->acc >> 8), (uint8_t)(bw->acc >> 16), (uint8_t)(bw->acc >> 24)};
+        memcpy(bw->o, w, 4);
+        bw->o += 4;
+        bw->acc >>= 32;
+        bw->n -= 32;
     }
 }
 
 size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
 {
     const uint8_t *end = v + len;
-    uint64_t freq[TIMECODE_NSYM] = {0};
-    uint64_t count = 0, x;
+    /* Four histograms, one value in four each: runs of one time (the
+     * common case) would otherwise wait on the count they just stored.
+     * A block holds fewer than 2^16 times. */
+    uint32_t part[4][TIMECODE_NSYM];
+    memset(part, 0, sizeof part);
+    uint64_t count = 0, x = 0;
     unsigned extra;
-    for (const uint8_t *p = v; p < end && memfmt_get_varint_fast(&p, end, &x) == 0;) {
-        freq[symbol_of(x, &extra)]++;
+    for (const uint8_t *p = v; p < end;) {
+        p = next_time(p, end, &x);
+        part[count & 3][symbol_of(x, &extra)]++;
         count++;
+    }
+    uint64_t freq[TIMECODE_NSYM];
+    for (unsigned s = 0; s < TIMECODE_NSYM; s++) {
+        freq[s] = (uint64_t)part[0][s] + part[1][s] + part[2][s] + part[3][s];
     }
     uint8_t lens[TIMECODE_NSYM];
     code_lengths(freq, lens);
@@ -206,7 +236,8 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
     uint32_t code[TIMECODE_NSYM];
     canonical_codes(lens, nsym, code);
     struct bitwriter bw = {o, 0, 0};
-    for (const uint8_t *p = v; p < end && memfmt_get_varint_fast(&p, end, &x) == 0;) {
+    for (const uint8_t *p = v; p < end;) {
+        p = next_time(p, end, &x);
         unsigned s = symbol_of(x, &extra);
         put_bits(&bw, code[s], lens[s]);
         if (extra > 32) {
@@ -216,8 +247,9 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
             put_bits(&bw, x, extra);
         }
     }
-    if (bw.n) {
+    for (; bw.n > 0; bw.n = bw.n > 8 ? bw.n - 8 : 0) {
         *bw.o++ = (uint8_t)bw.acc;
+        bw.acc >>= 8;
     }
     return (size_t)(bw.o - out);
 }
