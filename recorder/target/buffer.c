@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloctime.h"
 #include "buflock.h"
 #include "guard.h"
 #include "mem.h"
@@ -441,9 +442,9 @@ void buffer_free(unsigned kind, void *p)
 
 /* A timed free is written before the real free, number and all, as an
  * untimed one is; only its time is missing, and the buffer stays held
- * until buffer_free_end() adds it (as a realloc's does), so that neither
- * the service thread nor a crash flush sends the event without it. */
-int buffer_free_begin(unsigned kind, void *p)
+ * until the time is added (as a realloc's is), so that neither the service
+ * thread nor a crash flush sends the event without it. */
+static inline __attribute__((always_inline)) int free_begin(unsigned kind, void *p)
 {
     if (opts.sample_rate && !sample_remove(p)) {
         return 0; /* not a sampled block */
@@ -459,7 +460,7 @@ int buffer_free_begin(unsigned kind, void *p)
     return 1;
 }
 
-void buffer_free_end(uint64_t ticks)
+static inline __attribute__((always_inline)) void free_end(uint64_t ticks)
 {
     struct tbuf *b = tstate.buf;
     tbuf_put(b, ticks);
@@ -467,6 +468,29 @@ void buffer_free_end(uint64_t ticks)
         sigevents_emit(b); /* handlers that ran during the call: numbered after the free */
     }
     unlock_mine(b);
+}
+
+int buffer_free_begin(unsigned kind, void *p)
+{
+    return free_begin(kind, p);
+}
+
+void buffer_free_end(uint64_t ticks)
+{
+    free_end(ticks);
+}
+
+/* The same in one call, for free(): a call less on the path of every
+ * timed free, which the two TSC reads already make dearer. */
+void buffer_free_timed(unsigned kind, void *p, void (*release)(void *))
+{
+    if (!free_begin(kind, p)) {
+        release(p);
+        return;
+    }
+    uint64_t t0 = alloctime_now();
+    release(p);
+    free_end(alloctime_now() - t0);
 }
 
 /* Pool blocks are not put in the sampled set: they are known by (pool,

@@ -37,6 +37,10 @@ HIDDEN void buffer_free(unsigned kind, void *p);
  * and only when begin returned 1, adds its time in `ticks` and unlocks. */
 HIDDEN int buffer_free_begin(unsigned kind, void *p);
 HIDDEN void buffer_free_end(uint64_t ticks);
+/** A timed free whose real call is `release(p)`: begin, the timed call,
+ * end, in one call (for free(); the C++ deletes, with their several
+ * signatures, use begin and end). */
+HIDDEN void buffer_free_timed(unsigned kind, void *p, void (*release)(void *));
 /** Realloc is recorded in two parts around the real call, so that another
  * thread's reuse of the old address is ordered after the free. */
 HIDDEN uint64_t buffer_realloc_begin(void);

@@ -132,21 +132,6 @@ static inline __attribute__((always_inline)) void *call_calloc(size_t n, size_t 
     return real.calloc(n, size);
 }
 
-/* A recorded free with --time: written before the real call with its
- * number (as every free, see buffer.h), its time added after it. Inlined
- * where it is used: a call level costs a timed free as much as a third of
- * what timing it adds (two TSC reads). */
-static inline __attribute__((always_inline)) void free_timed(unsigned kind, void *p)
-{
-    if (!buffer_free_begin(kind, p)) {
-        real.free(p);
-        return;
-    }
-    uint64_t t0 = alloctime_now();
-    real.free(p);
-    buffer_free_end(alloctime_now() - t0);
-}
-
 /* ---- the C allocation functions ---- */
 
 EXPORT void *malloc(size_t size)
@@ -180,10 +165,10 @@ EXPORT void *malloc(size_t size)
     return p;
 }
 
-/* The part of free() that may record, timed or not (a constant where it
- * is inlined). No stack is taken for a free, so the frame hook_enter()
- * notes here instead of free()'s is never walked. */
-static inline __attribute__((always_inline)) void free_recorded(void *p, int timed)
+/* The part of free() that may record: out of line, so that the sampling
+ * fast path has no frame to set up. No stack is taken for a free, so the
+ * frame hook_enter() notes here instead of free()'s is never walked. */
+static __attribute__((noinline)) void free_hooked(void *p)
 {
     if (!have_real()) {
         return;
@@ -198,24 +183,15 @@ static inline __attribute__((always_inline)) void free_recorded(void *p, int tim
         defer(SIGDEFER_FREE, MEMFMT_K_FREE, p, NULL, 0);
         return;
     }
-    if (timed) {
-        free_timed(MEMFMT_K_FREE, p);
+    if (__builtin_expect(opts.time, 0)) {
+        /* Written before the real call with its number (as every free,
+         * see buffer.h), its time added after it, all in one call. */
+        buffer_free_timed(MEMFMT_K_FREE, p, real.free);
     } else {
         buffer_free(MEMFMT_K_FREE, p);
         real.free(p);
     }
     hook_leave();
-}
-
-static __attribute__((noinline)) void free_hooked_timed(void *p)
-{
-    free_recorded(p, 1);
-}
-
-/* Out of line, so that the sampling fast path has no frame to set up. */
-static __attribute__((noinline)) void free_hooked(void *p)
-{
-    free_recorded(p, 0);
 }
 
 EXPORT void free(void *p)
@@ -228,12 +204,6 @@ EXPORT void free(void *p)
      * only when sent): the block may be one of them. */
     if (sample_free_unseen(p) && real.free && !tstate.deferred) {
         real.free(p);
-        return;
-    }
-    /* With --time, a jump to the timed copy: neither copy pays a call
-     * level or a frame for the other. */
-    if (__builtin_expect(opts.time, 0)) {
-        free_hooked_timed(p);
         return;
     }
     free_hooked(p);
@@ -698,7 +668,7 @@ static inline __attribute__((always_inline)) void delete_common(enum next_op op,
     }
     int rec __attribute__((cleanup(leave_cleanup))) = hook_enter_alloc(1);
     if (__builtin_expect(opts.time, 0) && rec == 1) {
-        /* As free_timed(). */
+        /* As buffer_free_timed(), for the deletes' several signatures. */
         if (!buffer_free_begin(kind, p)) {
             next_delete(op, shape, kind, p, a, b, nt);
             return;
