@@ -295,60 +295,6 @@ int timecode_open(struct timecode_reader *r, const uint8_t *p, const uint8_t *en
     return 0;
 }
 
-static inline void refill(struct timecode_reader *r)
-{
-    while (r->nbits <= 56 && r->p < r->end) {
-        r->bits |= (uint64_t)*r->p++ << r->nbits;
-        r->nbits += 8;
-    }
-}
-
-/* Take `k` bits (1..32) that refill() made sure of, or fail. */
-static inline int take(struct timecode_reader *r, unsigned k, uint64_t *v)
-{
-    if (r->nbits < k) {
-        return MEMFMT_E_CORRUPT;
-    }
-    *v = r->bits & ((1ull << k) - 1);
-    r->bits >>= k;
-    r->nbits -= k;
-    return 0;
-}
-
-int timecode_get(struct timecode_reader *r, uint64_t *v)
-{
-    if (r->left == 0) {
-        return MEMFMT_E_CORRUPT;
-    }
-    refill(r);
-    uint16_t e = r->table[r->bits & (TABLE_SIZE - 1)];
-    unsigned len = e >> 8, sym = e & 255;
-    if (len == 0 || len > r->nbits) {
-        return MEMFMT_E_CORRUPT;
-    }
-    r->bits >>= len;
-    r->nbits -= len;
-    r->left--;
-    if (sym < TIMECODE_DIRECT) {
-        *v = sym;
-        return 0;
-    }
-    unsigned extra = extra_bits(sym);
-    uint64_t lo, hi = 0;
-    refill(r);
-    if (take(r, extra > 32 ? 32 : extra, &lo) < 0) {
-        return MEMFMT_E_CORRUPT;
-    }
-    if (extra > 32) {
-        refill(r);
-        if (take(r, extra - 32, &hi) < 0) {
-            return MEMFMT_E_CORRUPT;
-        }
-    }
-    *v = 1ull << extra | hi << 32 | lo;
-    return 0;
-}
-
 int timecode_done(const struct timecode_reader *r)
 {
     return r->left == 0 && r->p == r->end && r->nbits < 8 && r->bits == 0;

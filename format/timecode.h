@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memfmt.h"
+
 /* The column's first byte. */
 enum timecode_coding {
     TIMECODE_VARINTS = 0, /* then the times as LEB128 varints, as in version 3 */
@@ -45,10 +47,81 @@ struct timecode_reader {
  * byte), with `table` (2^TIMECODE_MAX_BITS entries) to decode with.
  * Returns 0, or MEMFMT_E_CORRUPT when its count or code is impossible. */
 int timecode_open(struct timecode_reader *r, const uint8_t *p, const uint8_t *end, uint16_t *table);
-/** The next time. Returns 0, or MEMFMT_E_CORRUPT (no value left, bits
- * that are no code, or the stream ended). */
-int timecode_get(struct timecode_reader *r, uint64_t *v);
 /** Whether every value was read and nothing but zero padding is left. */
 int timecode_done(const struct timecode_reader *r);
+
+/* ---- timecode_get(), inline: it runs for every event of a timed file ---- */
+
+/* At least 57 bits in r->bits, or every bit left. Eight bytes at once
+ * while that many remain: the bytes past those counted are the stream's
+ * next bits too, so a later refill that ORs them in again changes
+ * nothing. */
+static inline void timecode_refill(struct timecode_reader *r)
+{
+    if (r->end - r->p >= 8) {
+        uint64_t w = 0;
+        for (int i = 7; i >= 0; i--) {
+            w = w << 8 | r->p[i]; /* little-endian on any host; one load where it is */
+        }
+        r->bits |= w << r->nbits;
+        r->p += (63 - r->nbits) >> 3;
+        r->nbits |= 56;
+        return;
+    }
+    while (r->nbits <= 56 && r->p < r->end) {
+        r->bits |= (uint64_t)*r->p++ << r->nbits;
+        r->nbits += 8;
+    }
+}
+
+/* Take `k` bits (1..32) that timecode_refill() made sure of, or fail. */
+static inline int timecode_take(struct timecode_reader *r, unsigned k, uint64_t *v)
+{
+    if (r->nbits < k) {
+        return MEMFMT_E_CORRUPT;
+    }
+    *v = r->bits & ((1ull << k) - 1);
+    r->bits >>= k;
+    r->nbits -= k;
+    return 0;
+}
+
+/** The next time. Returns 0, or MEMFMT_E_CORRUPT (no value left, bits
+ * that are no code, or the stream ended). */
+static inline __attribute__((always_inline)) int timecode_get(struct timecode_reader *r, uint64_t *v)
+{
+    if (r->left == 0) {
+        return MEMFMT_E_CORRUPT;
+    }
+    if (r->nbits < TIMECODE_MAX_BITS) {
+        timecode_refill(r);
+    }
+    uint16_t e = r->table[r->bits & ((1u << TIMECODE_MAX_BITS) - 1)];
+    unsigned len = e >> 8, sym = e & 255;
+    if (len == 0 || len > r->nbits) {
+        return MEMFMT_E_CORRUPT;
+    }
+    r->bits >>= len;
+    r->nbits -= len;
+    r->left--;
+    if (sym < TIMECODE_DIRECT) {
+        *v = sym;
+        return 0;
+    }
+    unsigned extra = sym - (TIMECODE_DIRECT - 8) - 1;
+    uint64_t lo, hi = 0;
+    timecode_refill(r);
+    if (timecode_take(r, extra > 32 ? 32 : extra, &lo) < 0) {
+        return MEMFMT_E_CORRUPT;
+    }
+    if (extra > 32) {
+        timecode_refill(r);
+        if (timecode_take(r, extra - 32, &hi) < 0) {
+            return MEMFMT_E_CORRUPT;
+        }
+    }
+    *v = 1ull << extra | hi << 32 | lo;
+    return 0;
+}
 
 #endif
