@@ -131,6 +131,7 @@ static void decode_events(const uint8_t *data, size_t size, unsigned version, in
     dec.timecode = enc.timecode = dec2.timecode = timed && version >= 4;
     if (memfmt_event_block(&dec, data, size, version) < 0) {
         contract(version >= 2, "only a version 2 block has column lengths to refuse");
+        memfmt_evstate_release(&dec); /* a refused Huffman time column may have made its table */
         return;
     }
     int enc_ok = 1;
