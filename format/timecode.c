@@ -175,11 +175,12 @@ struct bitwriter {
     unsigned n;
 };
 
-/* Append the low `k` bits of `v` (k <= 32). Fewer than 32 bits wait in
- * the accumulator between calls; whole 32-bit words go out at once. */
-static inline void put_bits(struct bitwriter *bw, uint64_t v, unsigned k)
+/* Append the `k` bits of `code` (k <= 32; it has no bits above them).
+ * Fewer than 32 bits wait in the accumulator between calls; whole 32-bit
+ * words go out at once. */
+static inline void put_code(struct bitwriter *bw, uint32_t code, unsigned k)
 {
-    bw->acc |= (v & ((1ull << k) - 1)) << bw->n;
+    bw->acc |= (uint64_t)code << bw->n;
     bw->n += k;
     if (bw->n >= 32) {
         uint8_t w[4] = {(uint8_t)bw->acc, (uint8_t)(bw->acc >> 8), (uint8_t)(bw->acc >> 16), (uint8_t)(bw->acc >> 24)};
@@ -188,6 +189,12 @@ static inline void put_bits(struct bitwriter *bw, uint64_t v, unsigned k)
         bw->acc >>= 32;
         bw->n -= 32;
     }
+}
+
+/* Append the low `k` bits of `v` (k <= 32). */
+static inline void put_bits(struct bitwriter *bw, uint64_t v, unsigned k)
+{
+    put_code(bw, (uint32_t)(v & ((1ull << k) - 1)), k);
 }
 
 size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
@@ -200,7 +207,19 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
     memset(part, 0, sizeof part);
     uint64_t count = 0, x = 0;
     unsigned extra;
-    for (const uint8_t *p = v; p < end;) {
+    const uint8_t *p = v;
+    while (p < end) {
+        /* Nearly every time is a one-byte varint, its own symbol: four
+         * at once when the next four are. */
+        if (end - p >= 4 && !((p[0] | p[1] | p[2] | p[3]) & 0x80)) {
+            part[0][p[0]]++;
+            part[1][p[1]]++;
+            part[2][p[2]]++;
+            part[3][p[3]]++;
+            p += 4;
+            count += 4;
+            continue;
+        }
         p = next_time(p, end, &x);
         part[count & 3][symbol_of(x, &extra)]++;
         count++;
@@ -235,11 +254,21 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
     }
     uint32_t code[TIMECODE_NSYM];
     canonical_codes(lens, nsym, code);
+    /* The one-byte times' codes and lengths, a word each. */
+    uint32_t direct[TIMECODE_DIRECT];
+    for (unsigned s = 0; s < TIMECODE_DIRECT; s++) {
+        direct[s] = s < nsym && lens[s] ? code[s] | (uint32_t)lens[s] << 24 : 0;
+    }
     struct bitwriter bw = {o, 0, 0};
-    for (const uint8_t *p = v; p < end;) {
+    for (p = v; p < end;) {
+        if (*p < 0x80) {
+            uint32_t e = direct[*p++];
+            put_code(&bw, e & 0xffffff, e >> 24);
+            continue;
+        }
         p = next_time(p, end, &x);
         unsigned s = symbol_of(x, &extra);
-        put_bits(&bw, code[s], lens[s]);
+        put_code(&bw, code[s], lens[s]);
         if (extra > 32) {
             put_bits(&bw, x, 32);
             put_bits(&bw, x >> 32, extra - 32);
