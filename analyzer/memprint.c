@@ -398,9 +398,11 @@ static void open_source(struct source *s, const struct opts *o)
             n = add(s->note, sizeof s->note, n, " to %.3f s", (double)q->to_ms / 1000.0);
         }
         n = add(s->note, sizeof s->note, n,
-                ", followed to the end; %llu blocks (%llu bytes) allocated before it and freed in it are not "
+                ", followed to the end; %llu %s (%llu bytes) allocated before it and freed in it are not "
                 "counted",
-                (unsigned long long)s->a->earlier_freed_blocks, (unsigned long long)s->a->earlier_freed_bytes);
+                (unsigned long long)s->a->earlier_freed_blocks,
+                util_plural(s->a->earlier_freed_blocks, "block", "blocks"),
+                (unsigned long long)s->a->earlier_freed_bytes);
         j = add(s->json, sizeof s->json, j, ", \"window_from_ms\": %llu, \"window_to_ms\": %lld",
                 (unsigned long long)q->from_ms, q->to_ms == UINT64_MAX ? -1LL : (long long)q->to_ms);
         j = add(s->json, sizeof s->json, j, ", \"earlier_freed_blocks\": %llu, \"earlier_freed_bytes\": %llu",
@@ -554,12 +556,12 @@ static void suppressed_note(char *buf, size_t cap, const char *note, const struc
     char b1[32], b2[32];
     uint64_t kept = t->live_bytes - sup->total.bytes, kept_blocks = t->live_blocks - sup->total.blocks;
     add(buf, cap, n,
-        "%sleaks suppressed: %s (%llu bytes) in %llu blocks (SUPPRESSED LEAKS below); not suppressed: %s (%llu bytes) "
-        "in "
-        "%llu blocks",
+        "%sleaks suppressed: %s (%llu bytes) in %llu %s (SUPPRESSED LEAKS below); not suppressed: %s (%llu bytes) "
+        "in %llu %s",
         n ? "\n" : "", util_bytes(b1, sizeof b1, sup->total.bytes), (unsigned long long)sup->total.bytes,
-        (unsigned long long)sup->total.blocks, util_bytes(b2, sizeof b2, kept), (unsigned long long)kept,
-        (unsigned long long)kept_blocks);
+        (unsigned long long)sup->total.blocks, util_plural(sup->total.blocks, "block", "blocks"),
+        util_bytes(b2, sizeof b2, kept), (unsigned long long)kept, (unsigned long long)kept_blocks,
+        util_plural(kept_blocks, "block", "blocks"));
 }
 
 /* `extra` (JSON members, or NULL) followed by the suppressions' member:
@@ -1048,10 +1050,10 @@ static int gate_run(const struct opts *o, const char *path)
         }
         if (sup.total.blocks) {
             char b1[32];
-            printf("leaks suppressed (not in leaked_bytes): %s (%llu bytes) in %llu blocks; 'memprint FILE' lists "
+            printf("leaks suppressed (not in leaked_bytes): %s (%llu bytes) in %llu %s; 'memprint FILE' lists "
                    "them\n",
                    util_bytes(b1, sizeof b1, sup.total.bytes), (unsigned long long)sup.total.bytes,
-                   (unsigned long long)sup.total.blocks);
+                   (unsigned long long)sup.total.blocks, util_plural(sup.total.blocks, "block", "blocks"));
         }
         if (code == 3) {
             printf("gate: INCOMPLETE: %s does not hold the whole run (see the warning above): the gate fails\n",

@@ -539,8 +539,9 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
                 (unsigned long long)st->calls, st->calls ? 100.0 * (double)st->temporary / (double)st->calls : 0.0);
         break;
     case REPORT_LEAKED:
-        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu blocks\n", est, util_bytes(b1, sizeof b1, st->leaked),
-                (unsigned long long)st->leaked, est, (unsigned long long)st->leaked_blocks);
+        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu %s\n", est, util_bytes(b1, sizeof b1, st->leaked),
+                (unsigned long long)st->leaked, est, (unsigned long long)st->leaked_blocks,
+                util_plural(st->leaked_blocks, "block", "blocks"));
         break;
     case REPORT_ALLOCATED:
         fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, util_bytes(b1, sizeof b1, st->allocated),
@@ -706,9 +707,9 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     fprintf(out, " after %.3f s\n", (double)t->peak_ms / 1000.0);
     fprintf(out, "peak RSS (including memrec overhead): %s (%llu bytes)\n", util_bytes(b1, sizeof b1, t->peak_rss),
             (unsigned long long)t->peak_rss);
-    fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu blocks\n", est,
-            util_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes, est,
-            (unsigned long long)t->live_blocks);
+    fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu %s\n", est, util_bytes(b1, sizeof b1, t->live_bytes),
+            (unsigned long long)t->live_bytes, est, (unsigned long long)t->live_blocks,
+            util_plural(t->live_blocks, "block", "blocks"));
     fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", exact || !m->sample_rate ? "" : "~",
             util_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
     /* Direct mappings, beside the heap and never in its figures. */

@@ -358,8 +358,10 @@ void suppress_print_text(const struct suppressions *s, const struct report *r, c
         esc_text_fputs(sp->pattern, f);
         fputs(" (", f);
         esc_text_fputs(sp->source, f);
-        fprintf(f, "): %s (%llu bytes) in %llu blocks, %llu call stacks\n", util_bytes(b1, sizeof b1, sp->bytes),
-                (unsigned long long)sp->bytes, (unsigned long long)sp->blocks, (unsigned long long)sp->stacks);
+        fprintf(f, "): %s (%llu bytes) in %llu %s, %llu %s\n", util_bytes(b1, sizeof b1, sp->bytes),
+                (unsigned long long)sp->bytes, (unsigned long long)sp->blocks,
+                util_plural(sp->blocks, "block", "blocks"), (unsigned long long)sp->stacks,
+                util_plural(sp->stacks, "call stack", "call stacks"));
         if (sp->why) {
             fprintf(f, "    %s\n", sp->why);
         }
@@ -370,12 +372,15 @@ void suppress_print_text(const struct suppressions *s, const struct report *r, c
             }
             const struct report_stack *st = &r->stacks[s->matched[i].stack];
             if (shown == o->top) {
-                fprintf(f, "    ... and %llu more call stacks\n", (unsigned long long)(sp->stacks - (uint64_t)shown));
+                uint64_t more = sp->stacks - (uint64_t)shown;
+                fprintf(f, "    ... and %llu more %s\n", (unsigned long long)more,
+                        util_plural(more, "call stack", "call stacks"));
                 break;
             }
             shown++;
-            fprintf(f, "    %s (%llu bytes) leaked in %llu blocks\n", util_bytes(b1, sizeof b1, st->leaked),
-                    (unsigned long long)st->leaked, (unsigned long long)st->leaked_blocks);
+            fprintf(f, "    %s (%llu bytes) leaked in %llu %s\n", util_bytes(b1, sizeof b1, st->leaked),
+                    (unsigned long long)st->leaked, (unsigned long long)st->leaked_blocks,
+                    util_plural(st->leaked_blocks, "block", "blocks"));
             report_print_frames(r, st, 0, o, f);
         }
     }

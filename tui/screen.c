@@ -132,10 +132,11 @@ static int draw_window_line(struct app *app, int y, int w)
     }
     char buf[256];
     snprintf(buf, sizeof buf,
-             "WINDOW %.3f-%.3f s: only allocations made in it are counted (%llu earlier blocks freed in it "
+             "WINDOW %.3f-%.3f s: only allocations made in it are counted (%llu earlier %s freed in it "
              "not counted); x clears",
              (double)app->d.from_ms / 1000.0, (double)app->d.to_ms / 1000.0,
-             (unsigned long long)app->d.win->earlier_freed_blocks);
+             (unsigned long long)app->d.win->earlier_freed_blocks,
+             util_plural(app->d.win->earlier_freed_blocks, "block", "blocks"));
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
     crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
     return 1;

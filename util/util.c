@@ -137,3 +137,8 @@ const char *util_ns(char *buf, size_t cap, uint64_t ns)
     }
     return buf;
 }
+
+const char *util_plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}

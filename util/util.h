@@ -34,6 +34,8 @@ void xgrow(void **p, size_t *cap, size_t need, size_t elem);
 /** Human-readable bytes into buf: "512 B" below 1 KiB, else two decimals and a binary unit
  * ("1.50 MiB"). Returns buf. */
 const char *util_bytes(char *buf, size_t cap, uint64_t bytes);
+/** `one` when n is 1, else `many`: "1 block", "2 blocks", "0 blocks". */
+const char *util_plural(uint64_t n, const char *one, const char *many);
 /** A duration in nanoseconds the human way ("850 ns", "12.50 us",
  * "3.214 ms", "1.500 s") into buf; returns buf. */
 const char *util_ns(char *buf, size_t cap, uint64_t ns);

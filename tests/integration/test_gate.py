@@ -206,7 +206,7 @@ check_eq(rc, 0, "--check leaked_bytes==0 passes when every leak is suppressed")
 rc, out, err = mp(["--suppressions", s1, "-n", "5", leaks])
 check("SUPPRESSED LEAKS" in out and "leak:gate_leak_by_function (%s:3): 2.93 KiB (3003 bytes) in 3 blocks" % s1 in out,
       "text: the suppressed leaks apart, with counts")
-check("leaks suppressed: " in out and "not suppressed: 3.91 KiB (4004 bytes) in 1 blocks" in out,
+check("leaks suppressed: " in out and "not suppressed: 3.91 KiB (4004 bytes) in 1 block" in out,
       "text: the summary says what was suppressed")
 leaked_sec = out.split("MOST MEMORY LEAKED")[1].split("MOST MEMORY ALLOCATED")[0]
 check("gate_leak_kept" in leaked_sec and "gate_leak_by_function" not in leaked_sec,

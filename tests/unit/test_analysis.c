@@ -440,7 +440,7 @@ static void test_windows(const char *path, struct model *m)
     CHECK(strstr(text, "\ncalls to allocation functions: 2 (") != NULL);
     CHECK(strstr(text, "\ntemporary allocations: 0 (0.0%") != NULL);
     CHECK(strstr(text, "\npeak heap memory consumption: 1.03 KiB (1050 bytes) after 0.010 s\n") != NULL);
-    CHECK(strstr(text, "\ntotal memory leaked: 50 B (50 bytes) in 1 blocks\n") != NULL);
+    CHECK(strstr(text, "\ntotal memory leaked: 50 B (50 bytes) in 1 block\n") != NULL);
     CHECK(strstr(text, "\ntotal bytes allocated: 1.03 KiB (1050 bytes)\n") != NULL);
     free(text);
     f = open_memstream(&text, &len);
