@@ -10,6 +10,12 @@
 #include "memfmt.h"
 #include "memfmt_internal.h"
 
+void memfmt_evstate_layout(struct memfmt_evstate *st, unsigned version, uint32_t flags)
+{
+    st->timed = version >= 3 && (flags & MEMFMT_HF_TIMED) != 0;
+    st->timecode = st->timed && version >= 4;
+}
+
 void memfmt_evstate_release(struct memfmt_evstate *st)
 {
     free(st->last_info);

@@ -98,8 +98,9 @@ struct memfmt_evstate {
     struct memfmt_info *infos; /* decoder: per info id */
     size_t info_cap;
     uint32_t ninfo; /* ids in use are 1..ninfo */
-    int timed; /* each event has a time (version 3 and MEMFMT_HF_TIMED): set before the first block */
-    int timecode; /* version 4 and timed: the time column starts with its coding (timecode.h); set with timed */
+    /* Set by memfmt_evstate_layout() before the first block: */
+    int timed; /* each event has a time (version 3 and MEMFMT_HF_TIMED) */
+    int timecode; /* version 4 and timed: the time column starts with its coding (timecode.h) */
     /* Decoder: the block being read. col[c] is where column c is read:
      * its own cursor in a version 2 block, all the one cursor cur[0] in a
      * version 1 block, whose single column interleaves them. */
@@ -112,6 +113,12 @@ struct memfmt_evstate {
     uint16_t *tc_table;
 };
 
+/** Set the layout of the file's EVENTS blocks from its header's version
+ * and flags: whether events have times (version 3 on, with
+ * MEMFMT_HF_TIMED; versions 1 and 2 never had times, whatever their flags
+ * say) and whether the time column starts with its coding (version 4 on).
+ * Before the first block, for the writer and the reader alike. */
+void memfmt_evstate_layout(struct memfmt_evstate *st, unsigned version, uint32_t flags);
 /** Release the state's arrays; accepts a zeroed state. */
 void memfmt_evstate_release(struct memfmt_evstate *st);
 /** Encode one event (ALLOC/FREE/REALLOC record) into the columns of a

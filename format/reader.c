@@ -349,9 +349,7 @@ static int read_header(memfmt_reader *r)
         return MEMFMT_E_VERSION;
     }
     r->raw_start = MEMFMT_HEADER_LEN;
-    /* Version 1 and 2 files never had times, whatever their flags say. */
-    r->ev.timed = r->hdr.version >= 3 && (r->hdr.flags & MEMFMT_HF_TIMED) != 0;
-    r->ev.timecode = r->ev.timed && r->hdr.version >= 4;
+    memfmt_evstate_layout(&r->ev, r->hdr.version, r->hdr.flags);
     return 0;
 }
 

@@ -164,8 +164,7 @@ memfmt_writer *memfmt_writer_new(int fd, const struct memfmt_header *hdr, int le
         h[12 + i] = (uint8_t)(hdr->flags >> (8 * i));
     }
     w->in_len = MEMFMT_HEADER_LEN;
-    w->ev.timed = hdr->version >= 3 && (hdr->flags & MEMFMT_HF_TIMED) != 0;
-    w->ev.timecode = w->ev.timed && hdr->version >= 4;
+    memfmt_evstate_layout(&w->ev, hdr->version, hdr->flags);
     *rc = 0;
     return w;
 }

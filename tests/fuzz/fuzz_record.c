@@ -127,8 +127,10 @@ static void decode_events(const uint8_t *data, size_t size, unsigned version, in
     memset(&dec, 0, sizeof dec);
     memset(&enc, 0, sizeof enc);
     memset(&dec2, 0, sizeof dec2);
-    dec.timed = enc.timed = dec2.timed = timed;
-    dec.timecode = enc.timecode = dec2.timecode = timed && version >= 4;
+    uint32_t flags = timed ? MEMFMT_HF_TIMED : 0;
+    memfmt_evstate_layout(&dec, version, flags);
+    memfmt_evstate_layout(&enc, version, flags);
+    memfmt_evstate_layout(&dec2, version, flags);
     if (memfmt_event_block(&dec, data, size, version) < 0) {
         contract(version >= 2, "only a version 2 block has column lengths to refuse");
         memfmt_evstate_release(&dec); /* a refused Huffman time column may have made its table */
