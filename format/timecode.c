@@ -21,20 +21,13 @@
 
 #define TABLE_SIZE (1u << TIMECODE_MAX_BITS)
 
-static unsigned symbol_of(uint64_t v, unsigned *extra)
+static unsigned symbol_of(uint64_t v)
 {
     if (v < TIMECODE_DIRECT) {
-        *extra = 0;
         return (unsigned)v;
     }
     unsigned b = 64 - (unsigned)__builtin_clzll(v); /* 8..64 */
-    *extra = b - 1;
     return TIMECODE_DIRECT - 8 + b;
-}
-
-static unsigned extra_bits(unsigned sym)
-{
-    return sym < TIMECODE_DIRECT ? 0 : sym - (TIMECODE_DIRECT - 8) - 1;
 }
 
 /* ---- the code ---- */
@@ -206,7 +199,6 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
     uint32_t part[4][TIMECODE_NSYM];
     memset(part, 0, sizeof part);
     uint64_t count = 0, x = 0;
-    unsigned extra;
     const uint8_t *p = v;
     while (p < end) {
         /* Nearly every time is a one-byte varint, its own symbol: four
@@ -221,7 +213,7 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
             continue;
         }
         p = next_time(p, end, &x);
-        part[count & 3][symbol_of(x, &extra)]++;
+        part[count & 3][symbol_of(x)]++;
         count++;
     }
     uint64_t freq[TIMECODE_NSYM];
@@ -236,7 +228,7 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
     }
     uint64_t bits = 0;
     for (unsigned s = 0; s < nsym; s++) {
-        bits += freq[s] * (lens[s] + extra_bits(s));
+        bits += freq[s] * (lens[s] + timecode_extra_bits(s));
     }
     uint8_t tmp[MEMFMT_VARINT_MAX];
     uint64_t coded = 1 + memfmt_put_varint(tmp, count) + 1 + (nsym + 1) / 2 + (bits + 7) / 8;
@@ -267,7 +259,7 @@ size_t timecode_write(uint8_t *out, const uint8_t *v, size_t len)
             continue;
         }
         p = next_time(p, end, &x);
-        unsigned s = symbol_of(x, &extra);
+        unsigned s = symbol_of(x), extra = timecode_extra_bits(s);
         put_code(&bw, code[s], lens[s]);
         if (extra > 32) {
             put_bits(&bw, x, 32);

@@ -28,6 +28,13 @@ enum timecode_coding {
 #define TIMECODE_DIRECT 128
 #define TIMECODE_NSYM (TIMECODE_DIRECT + 57)
 
+/* The bits a symbol's time has after its code: none for a direct one, the
+ * bits below the top one for a time of bit length b (symbol 120 + b). */
+static inline unsigned timecode_extra_bits(unsigned sym)
+{
+    return sym < TIMECODE_DIRECT ? 0 : sym - (TIMECODE_DIRECT - 8) - 1;
+}
+
 /** Write the time column whose values are the well-formed LEB128 varints
  * [v, v + len) (as the encoder wrote them) at `out`: the coding byte, then
  * the values in the smaller coding. Returns the bytes written, at most
@@ -108,7 +115,7 @@ static inline __attribute__((always_inline)) int timecode_get(struct timecode_re
         *v = sym;
         return 0;
     }
-    unsigned extra = sym - (TIMECODE_DIRECT - 8) - 1;
+    unsigned extra = timecode_extra_bits(sym);
     uint64_t lo, hi = 0;
     timecode_refill(r);
     if (timecode_take(r, extra > 32 ? 32 : extra, &lo) < 0) {
