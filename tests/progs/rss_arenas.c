@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Target program for test_rssgap.py: the glibc per-thread arena situation.
+ * Target program for test_rss_heap.py: the glibc per-thread arena situation.
  * Eight threads start together (a barrier), so each gets an arena of its
  * own; each allocates 2048 blocks of 4001 bytes, writes them (resident),
  * then frees all but every 16th (indexes 15, 31, ..., 2047: the last block
  * stays, so no heap can shrink from its top, and the free runs between kept
  * blocks cannot go back to the system). Then every thread waits while main
- * sleeps 400 ms (memrec samples RSS and the allocator meanwhile), and they
+ * sleeps 1200 ms (memrec samples RSS and the allocator meanwhile), and they
  * end, their kept blocks never freed: a free after the sleep would give
  * a moment with no live heap that a slow exit could let count (the RSS
  * sample is stale there). No stdio, exit 0.
@@ -69,7 +69,11 @@ int main(void)
         }
     }
     pthread_barrier_wait(&sleeping);
-    pause_ms(400);
+    /* Long enough for two samples even after an unlucky one: a sample
+     * that took c ns of CPU time delays the next by 200 c, and on a
+     * loaded machine one call now and then takes 2 ms (a 440 ms pause)
+     * even when it walks a handful of chunks. */
+    pause_ms(1200);
     pthread_barrier_wait(&slept);
     for (int i = 0; i < THREADS; i++) {
         pthread_join(th[i], NULL);
