@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +23,7 @@
 #include "crash.h"
 #include "envhide.h"
 #include "guard.h"
+#include "log.h"
 #include "memwire.h"
 #include "modules.h"
 #include "options.h"
@@ -147,6 +149,65 @@ static void start_late(void)
     }
 }
 
+/* The exit status, for the recording's end. _exit's hook below gets it as
+ * its argument, but exit() and a return from main reach glibc's _exit by
+ * internal calls that no hook sees. An on_exit() handler is given the
+ * status in both cases. It must run before the destructors (on_unload()),
+ * and exit handlers run in the reverse order of their registration, so it
+ * is registered from main's wrapper: by then __libc_start_main has
+ * registered the runner of the destructors. The note carries the pid: a
+ * vfork child that calls exit() writes into its parent's memory. */
+static _Atomic uint64_t exit_note; /* pid << 32 | (status + 1); 0: none */
+
+static void note_exit(int status, void *arg)
+{
+    (void)arg;
+    uint64_t v = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)((status & 0xff) + 1);
+    atomic_store_explicit(&exit_note, v, memory_order_relaxed);
+}
+
+/* The status exit() was given in this process, or -1. */
+static int noted_exit_status(void)
+{
+    uint64_t v = atomic_load_explicit(&exit_note, memory_order_relaxed);
+    if (!v || (pid_t)(v >> 32) != getpid()) {
+        return -1;
+    }
+    return (int)(uint32_t)v - 1;
+}
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+static main_fn program_main;
+
+static int main_wrapper(int argc, char **argv, char **envp)
+{
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1; /* on_exit may allocate its table: not the program's block */
+    on_exit(note_exit, NULL);
+    tstate.in_hook = saved;
+    return program_main(argc, argv, envp);
+}
+
+/* The program's _start calls this through its GOT, so the preloaded
+ * recorder comes first. Only main changes: the same arguments go on to
+ * glibc's, which ignores init and fini since 2.34. */
+__attribute__((visibility("default"))) int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                                             void (*fini)(void), void (*rtld_fini)(void),
+                                                             void *stack_end)
+{
+    int saved = tstate.in_hook;
+    tstate.in_hook = 1; /* dlsym may allocate */
+    start_main_fn next = (start_main_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    tstate.in_hook = saved;
+    if (!next) {
+        log_msg("cannot find the C library's function", "__libc_start_main");
+        syscall(SYS_exit_group, 127);
+    }
+    program_main = main;
+    return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
 /* Runs after the program's atexit handlers and its own destructors. */
 __attribute__((destructor)) static void on_unload(void)
 {
@@ -166,7 +227,7 @@ __attribute__((destructor)) static void on_unload(void)
         }
     }
     tstate.in_hook = 1;
-    buffer_finish(-1);
+    buffer_finish(noted_exit_status());
     unwind_report();
     tstate.in_hook = 0;
 }

@@ -68,6 +68,10 @@ kids = sorted(glob.glob(os.path.join(d, "script-f.*.zst")))
 check_eq(len(kids), 4, "run.sh --follow-fork: the spawned program and its three children have files")
 found = [report_json(k, top=50) for k in kids]
 check(any(by_function(k, "parent_work") == (3, 42) for k in found), "run.sh --follow-fork: the spawned program's figures")
+# The shell forked and exec'd forker, whose main returned 0: its status
+# comes from the recorder (memrec is not its parent), the wrapped main.
+check_eq([(k["end"], k["exit_value"]) for k in found if by_function(k, "parent_work") == (3, 42)],
+         [("exited", 0)], "run.sh --follow-fork: the spawned program's end, status 0 from main")
 
 # fork: without --follow-fork only the parent; its figures exclude the
 # children's. Parent: parent_work 5000 (freed at the end), 100 (temporary),
@@ -92,10 +96,11 @@ for k in kids:
     j = report_json(k)
     got[j["allocations"]] = (summary(j), j["end"], j["exit_value"], j["unmatched_frees"], j["complete"])
 # child i: i + 2 blocks of 1000 bytes, i + 1 of them temporaries, one
-# leaked; children 0 and 1 free the parent's block (unknown to them) and
-# return from main; child 2 calls _exit(3).
-check_eq(got.get(2), ((2, 1, 2000, 1000, 1), "exited", -1, 1, True), "forker child 0")
-check_eq(got.get(3), ((3, 2, 2000, 1000, 1), "exited", -1, 1, True), "forker child 1")
+# leaked; children 0 and 1 free the parent's block (unknown to them);
+# child 0 returns 0 from main, child 1 calls exit(5), child 2 _exit(3).
+# memrec is not their parent: the recorder reports each status.
+check_eq(got.get(2), ((2, 1, 2000, 1000, 1), "exited", 0, 1, True), "forker child 0 (returns 0 from main)")
+check_eq(got.get(3), ((3, 2, 2000, 1000, 1), "exited", 5, 1, True), "forker child 1 (exit(5))")
 check_eq(got.get(4), ((4, 3, 2000, 1000, 1), "exited", 3, 0, True), "forker child 2 (_exit(3))")
 
 # A followed child that dies of a signal: memrec is not its parent, so the

@@ -3,8 +3,8 @@
  * of their own, waits for them, and allocates again. Without
  * --follow-fork only the parent is recorded; with it each child gets a
  * file of its own. Child i (0..2) makes i+2 blocks of 1000 bytes through
- * child_work() and leaks one; child 2 ends with _exit(3), the others
- * return from main. Figures in EXPECTED.md. */
+ * child_work() and leaks one; child 0 returns 0 from main, child 1 calls
+ * exit(5) and child 2 _exit(3). Figures in EXPECTED.md. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -42,10 +42,13 @@ int main(void)
                 _exit(3);
             }
             free(a); /* the parent's block: unknown in the child's recording */
+            if (i == 1) {
+                exit(5);
+            }
             return 0;
         }
         int st;
-        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != (i == 2 ? 3 : 0)) {
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != (i == 2 ? 3 : i == 1 ? 5 : 0)) {
             return 2;
         }
     }
