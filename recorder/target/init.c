@@ -83,8 +83,48 @@ void init_start(void)
     tstate.in_hook = saved;
 }
 
+/* The exit status, for the recording's end. _exit's hook below gets it as
+ * its argument, but exit() and a return from main reach glibc's _exit by
+ * internal calls that no hook sees. An on_exit() handler is given the
+ * status in both cases. It must run before the destructors (on_unload()),
+ * and exit handlers run in the reverse order of their registration, so it
+ * is registered from main's wrapper: by then __libc_start_main has
+ * registered the runner of the destructors; when memrec attaches, by
+ * init_attached() (the library stays loaded after a detach, so the
+ * handler never dangles). The note carries the pid: a
+ * vfork child that calls exit() writes into its parent's memory. */
+static _Atomic uint64_t exit_note; /* pid << 32 | (status + 1); 0: none */
+
+static void note_exit(int status, void *arg)
+{
+    (void)arg;
+    uint64_t v = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)((status & 0xff) + 1);
+    atomic_store_explicit(&exit_note, v, memory_order_relaxed);
+}
+
+/* The status exit() was given in this process, or -1. */
+static int noted_exit_status(void)
+{
+    uint64_t v = atomic_load_explicit(&exit_note, memory_order_relaxed);
+    if (!v || (pid_t)(v >> 32) != getpid()) {
+        return -1;
+    }
+    return (int)(uint32_t)v - 1;
+}
+
+/* Register note_exit() once per process image; with the thread's
+ * reentrancy flag set (on_exit may allocate its table). */
+static void watch_exit(void)
+{
+    static atomic_int once;
+    if (!atomic_exchange(&once, 1)) {
+        on_exit(note_exit, NULL);
+    }
+}
+
 void init_attached(void)
 {
+    watch_exit();
     recorded_pid = getpid();
     started_once = 1;
     atomic_store(&init_state, INIT_READY);
@@ -149,33 +189,6 @@ static void start_late(void)
     }
 }
 
-/* The exit status, for the recording's end. _exit's hook below gets it as
- * its argument, but exit() and a return from main reach glibc's _exit by
- * internal calls that no hook sees. An on_exit() handler is given the
- * status in both cases. It must run before the destructors (on_unload()),
- * and exit handlers run in the reverse order of their registration, so it
- * is registered from main's wrapper: by then __libc_start_main has
- * registered the runner of the destructors. The note carries the pid: a
- * vfork child that calls exit() writes into its parent's memory. */
-static _Atomic uint64_t exit_note; /* pid << 32 | (status + 1); 0: none */
-
-static void note_exit(int status, void *arg)
-{
-    (void)arg;
-    uint64_t v = (uint64_t)(uint32_t)getpid() << 32 | (uint32_t)((status & 0xff) + 1);
-    atomic_store_explicit(&exit_note, v, memory_order_relaxed);
-}
-
-/* The status exit() was given in this process, or -1. */
-static int noted_exit_status(void)
-{
-    uint64_t v = atomic_load_explicit(&exit_note, memory_order_relaxed);
-    if (!v || (pid_t)(v >> 32) != getpid()) {
-        return -1;
-    }
-    return (int)(uint32_t)v - 1;
-}
-
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
 static main_fn program_main;
@@ -184,7 +197,7 @@ static int main_wrapper(int argc, char **argv, char **envp)
 {
     int saved = tstate.in_hook;
     tstate.in_hook = 1; /* on_exit may allocate its table: not the program's block */
-    on_exit(note_exit, NULL);
+    watch_exit();
     tstate.in_hook = saved;
     return program_main(argc, argv, envp);
 }

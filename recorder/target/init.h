@@ -38,7 +38,9 @@ void init_before_exec(void) __attribute__((visibility("hidden")));
 void init_watch_forks(void) __attribute__((visibility("hidden")));
 
 /** memrec --pid loaded us into this running process: it is the one
- * recorded, and start-up is over. */
+ * recorded, and start-up is over. Also has the status of a later exit()
+ * or return from main noted for the recording's end (once per process).
+ * Call with the thread's reentrancy flag set. */
 void init_attached(void) __attribute__((visibility("hidden")));
 
 /* ---- entry and exit of a recorded call, for every hook ---- */

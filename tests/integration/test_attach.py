@@ -110,6 +110,9 @@ try:
     check_eq(m.returncode, 0, "target ended while recorded: memrec exit status")
     j = report_json(out, top=10)
     check(j["complete"] and j["end"] == "exited", "target ended while recorded: complete, exited (%s)" % j["end"])
+    # memrec is not its parent: the recorder's on_exit handler, registered
+    # at the first attach, gives the status.
+    check_eq(j["exit_value"], 0, "target ended while recorded: its exit status, from the recorder")
 finally:
     if target.poll() is None:
         target.kill()
