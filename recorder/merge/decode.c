@@ -314,8 +314,9 @@ struct thread_clock *thread_clock_of(struct merge *m, uint32_t thread)
     return &m->thr[thread];
 }
 
-/* THREAD_TIMES of `thread`: what it said as it ended, else its lifetime
- * from its first event to now (its CPU time unknown). Nothing when neither
+/* THREAD_TIMES of `thread`: what it said as it ended (or the exiting
+ * thread said for it), else its lifetime from its first event to now (its
+ * CPU time unknown). Nothing when neither
  * is known. */
 int thread_times_out(struct merge *m, uint32_t thread)
 {

@@ -190,15 +190,30 @@ static uint64_t clock_ns(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The thread's lifetime so far and its CPU time, read by the thread
- * itself (THREAD_TIMES in the file). Called by the owner, buffer held. */
-static void put_times(struct tbuf *b)
+/* A thread's lifetime so far and its CPU time `cpu_ns` (THREAD_TIMES in
+ * the file), into its buffer, held by the caller. */
+static void put_times_as(struct tbuf *b, uint64_t cpu_ns)
 {
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     tbuf_ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_TIMES;
     tbuf_put(b, now > b->born_ns ? now - b->born_ns : 0);
-    tbuf_put(b, clock_ns(CLOCK_THREAD_CPUTIME_ID));
+    tbuf_put(b, cpu_ns);
+}
+
+/* The owner's times, read by the thread itself. */
+static void put_times(struct tbuf *b)
+{
+    put_times_as(b, clock_ns(CLOCK_THREAD_CPUTIME_ID));
+}
+
+/* The CPU clock of another thread of this process, by its tid: the id
+ * pthread_getcpuclockid() would give (the kernel's CPUCLOCK_SCHED with
+ * its per-thread bit, over the complemented tid), made from the tid since
+ * buffers keep tids, not pthread_t. */
+static clockid_t thread_cpu_clock(pid_t tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 6u);
 }
 
 static struct tbuf *tbuf_create(void)
@@ -645,11 +660,24 @@ static void flush_one(struct tbuf *b)
     tbuf_flush(b);
 }
 
-static void flush_all(void)
+/* flush_one() at the process's end: a thread still running (not the one
+ * that runs the exit, which said its own times) gets its lifetime and CPU
+ * time so far, read from its CPU clock; those of a thread that is gone
+ * (its tid may be reused) stay unknown. */
+static void flush_one_at_end(struct tbuf *b)
+{
+    struct timespec ts;
+    if (b != tstate.buf && !owner_gone(b) && clock_gettime(thread_cpu_clock(b->tid), &ts) == 0) {
+        put_times_as(b, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+    }
+    flush_one(b);
+}
+
+static void flush_all(void (*flush)(struct tbuf *))
 {
     struct tbuf *dead = NULL;
     reg_acquire();
-    for_each_quiet(flush_one);
+    for_each_quiet(flush);
     for (struct tbuf **pp = &registry; *pp;) {
         struct tbuf *b = *pp;
         if (owner_gone(b)) {
@@ -670,11 +698,12 @@ static void flush_all(void)
     }
 }
 
-static void sync_point(void)
+/* `flush` is flush_one(), or flush_one_at_end() as the process ends. */
+static void sync_point_with(void (*flush)(struct tbuf *))
 {
     uint64_t s = seq_sync_point();
     uint64_t ms = now_ms();
-    flush_all();
+    flush_all(flush);
     buflock_take(&service_buf.lk.lock);
     tbuf_ensure_room(&service_buf, TBUF_EVENT_ROOM);
     service_buf.data[service_buf.len++] = MEMFMT_W_SYNC;
@@ -683,6 +712,11 @@ static void sync_point(void)
     tbuf_put(&service_buf, 0);
     tbuf_flush(&service_buf);
     buflock_release(&service_buf.lk.lock);
+}
+
+static void sync_point(void)
+{
+    sync_point_with(flush_one);
 }
 
 /* A record of the service thread's own (heapinfo.c) goes into the service
@@ -756,8 +790,8 @@ int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 
 void buffer_finish(int status)
 {
-    /* This thread ends with the process: its times now (other threads
-     * still running get theirs from memrec, without CPU time). */
+    /* This thread ends with the process: its times now, and those of the
+     * threads still running at the sync point below. */
     struct tbuf *own = tstate.buf;
     /* Not when this thread is inside its own buffer (a handler that
      * interrupted it calls _exit): it would take its own lock twice. */
@@ -773,7 +807,7 @@ void buffer_finish(int status)
         tstate.in_hook = saved;
     }
     atomic_store(&direct, 1);
-    sync_point();
+    sync_point_with(flush_one_at_end);
     buflock_take(&service_buf.lk.lock);
     tbuf_ensure_room(&service_buf, 1 + MEMFMT_VARINT_MAX);
     service_buf.data[service_buf.len++] = MEMFMT_W_EXITING;

@@ -128,6 +128,23 @@ ss = by_size(s, SMALL, OP_ALLOC)
 check(len(ss) < 2000, "few small allocations are sampled (%d)" % len(ss))
 check(not ss or mean(sb) > 10 * mean(ss), "sampled 40 MiB mean %.0f ns over 10 times the small %.1f ns" % (mean(sb), mean(ss)))
 
+# ---- threads still running at exit: their CPU time, read by the exiting
+# thread from their CPU clocks (tests/progs/live_threads.c: each worker
+# burns 60 ms of its own CPU time, then blocks; main exits) ----
+lt = os.path.join(d, "live.zst")
+r = record([prog("live_threads")], lt)
+check_eq(r.returncode, 0, "live_threads: memrec exit status")
+a = Recording(lt)
+times = {th: (w, c) for th, w, c in a.thread_times}
+check_eq(len(times), 3, "live_threads: a THREAD_TIMES record for each of the 3 threads")
+workers = sorted(th for th in times if times[th][1] >= 60000000)
+check_eq(len(workers), 2, "live_threads: both running workers have their CPU time, at least 60 ms (%s)" % times)
+for th in workers:
+    w, c = times[th]
+    check(c < 60000000 + 40000000 and c <= w,
+          "live_threads: worker %d: CPU %d ns, the 60 ms it burnt and little more, within its lifetime %d ns"
+          % (th, c, w))
+
 # ---- memrec --pid --time: a running process, attached and detached ----
 busy = subprocess.Popen([prog("busy"), "1", os.path.join(d, "busy.counters")], stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE)
