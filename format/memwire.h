@@ -59,7 +59,8 @@ enum memfmt_wire_tag {
     MEMFMT_W_FREE_T = 23,
     MEMFMT_W_REALLOC_T = 24,
     MEMFMT_W_TIMES = 25, /* wall ns, cpu ns: the thread's lifetime and CPU time so far (as it ends); no seq */
-    /* 15 and 19 are free for later tags (numbers never change). */
+    MEMFMT_W_PROC_CPU = 15, /* user ns, system ns: the process's CPU time as it exits (getrusage); no seq */
+    /* 19 is free for a later tag (numbers never change). */
 };
 
 /* ---- the connection protocol: how a recorder reaches memrec ----

@@ -77,6 +77,7 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     case MEMFMT_W_BYE: break;
     case MEMFMT_W_HELLO:
     case MEMFMT_W_TIMES:
+    case MEMFMT_W_PROC_CPU:
     case MEMFMT_W_NODE:
     case MEMFMT_W_COUNTS:
         rc = get(&p, end, &ev->a);

@@ -49,8 +49,18 @@ struct recording *session_add(struct session *s, pid_t pid, const char *outname,
 
 void finish(struct session *s, struct recording *r, unsigned how, int value)
 {
+    const struct merge_stats *ms = merge_stats(r->merge);
     if (r->is_main && s->reaped) {
         merge_set_cpu(r->merge, s->cpu_user_ns, s->cpu_sys_ns);
+    } else if (ms->cpu_said && !s->attached) {
+        /* Not our child (a followed descendant): what its recorder read as
+         * it exited, since the process started, as a recording of it
+         * starts at its first hook. */
+        merge_set_cpu(r->merge, ms->cpu_user_ns, ms->cpu_sys_ns);
+    } else if (ms->cpu_said && s->cpu_known && ms->cpu_user_ns >= s->cpu_at_attach[0] &&
+               ms->cpu_sys_ns >= s->cpu_at_attach[1]) {
+        /* Attached, and it exited meanwhile: over the recording. */
+        merge_set_cpu(r->merge, ms->cpu_user_ns - s->cpu_at_attach[0], ms->cpu_sys_ns - s->cpu_at_attach[1]);
     }
     recording_finish(r, how, value, r->is_main && s->reaped ? s->max_rss : 0);
 }

@@ -191,6 +191,11 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             m->st.exit_status = ev.a ? (int)(ev.a - 1) : -1;
             continue;
         case MEMFMT_W_SIGNALED: m->st.signaled = (int)ev.a; continue;
+        case MEMFMT_W_PROC_CPU:
+            m->st.cpu_said = 1;
+            m->st.cpu_user_ns = ev.a;
+            m->st.cpu_sys_ns = ev.b;
+            continue;
         case MEMFMT_W_COUNTS: {
             /* Cumulative per thread: order does not matter. */
             struct memfmt_record r = {.tag = MEMFMT_REC_COUNTS};

@@ -20,6 +20,8 @@ struct merge_stats {
     int exiting; /* the recorder said the process ends normally */
     int exit_status; /* with this status, -1 when it could not know */
     int signaled; /* the recorder said the process dies of this signal (0: none) */
+    int cpu_said; /* the recorder said the process's CPU time as it exits: */
+    uint64_t cpu_user_ns, cpu_sys_ns; /* user and system, since the process started */
 };
 
 /** New merger writing to `w` and feeding every written record to `acct`

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -808,8 +809,17 @@ void buffer_finish(int status)
     }
     atomic_store(&direct, 1);
     sync_point_with(flush_one_at_end);
+    /* The process's CPU time, for memrec when it is not the parent (a
+     * followed descendant, an attached process) and has no wait status. */
+    struct rusage ru;
+    int have_cpu = getrusage(RUSAGE_SELF, &ru) == 0;
     buflock_take(&service_buf.lk.lock);
-    tbuf_ensure_room(&service_buf, 1 + MEMFMT_VARINT_MAX);
+    tbuf_ensure_room(&service_buf, 2 + 3 * MEMFMT_VARINT_MAX);
+    if (have_cpu) {
+        service_buf.data[service_buf.len++] = MEMFMT_W_PROC_CPU;
+        tbuf_put(&service_buf, (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u);
+        tbuf_put(&service_buf, (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u);
+    }
     service_buf.data[service_buf.len++] = MEMFMT_W_EXITING;
     tbuf_put(&service_buf, status >= 0 ? (uint64_t)status + 1 : 0);
     tbuf_flush(&service_buf);

@@ -113,6 +113,11 @@ try:
     # memrec is not its parent: the recorder's on_exit handler, registered
     # at the first attach, gives the status.
     check_eq(j["exit_value"], 0, "target ended while recorded: its exit status, from the recorder")
+    # Its CPU time over the recording: what the recorder read as it exited
+    # minus what /proc said at the attach (its workers ran meanwhile).
+    check(0 < j["cpu_user_ns"] + j["cpu_sys_ns"] <= (j["runtime_ms"] + 50) * 2 * 1000000,
+          "target ended while recorded: its CPU time over the recording (%d + %d ns in %d ms)"
+          % (j["cpu_user_ns"], j["cpu_sys_ns"], j["runtime_ms"]))
 finally:
     if target.poll() is None:
         target.kill()

@@ -6,6 +6,7 @@ malloc(41943041)/free pairs (an mmap and a munmap each in glibc): the large
 calls must take far longer. The file is read by mrecread.py, a reader
 written from docs/format.md alone. Without --time the events are exactly
 those of a timed run, in the version 2 layout."""
+import glob
 import os
 import shutil
 import signal
@@ -144,6 +145,19 @@ for th in workers:
     check(c < 60000000 + 40000000 and c <= w,
           "live_threads: worker %d: CPU %d ns, the 60 ms it burnt and little more, within its lifetime %d ns"
           % (th, c, w))
+
+# The same program as a followed descendant: memrec is not its parent and
+# has no wait status, so END's CPU time is what the recorder read as the
+# process exited: at least the 120 ms the two workers burnt.
+lf = os.path.join(d, "livef.zst")
+r = run([MEMREC, "-q", "-f", "-o", lf, "sh", "-c", "%s; true" % prog("live_threads")])
+check_eq(r.returncode, 0, "sh -c live_threads -f: memrec exit status")
+kids = glob.glob(os.path.join(d, "livef.*.zst"))
+check_eq(len(kids), 1, "sh -c live_threads -f: one file for the child")
+if kids:
+    e = Recording(kids[0]).end
+    check(e is not None and 120000000 <= e[2] + e[3] <= (e[1] + 50) * 2 * 1000000,
+          "a followed descendant's END has its CPU time, from its recorder: %s" % (e,))
 
 # ---- memrec --pid --time: a running process, attached and detached ----
 busy = subprocess.Popen([prog("busy"), "1", os.path.join(d, "busy.counters")], stdout=subprocess.PIPE,
