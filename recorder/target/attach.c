@@ -98,6 +98,7 @@ int attach_poll(void)
     if (!atomic_load(&attached)) {
         return 0;
     }
+    init_watch_exit(); /* here, in the service thread: see init.h */
     if (atomic_load(&memrec_detach_request)) {
         return 1;
     }

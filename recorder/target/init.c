@@ -89,9 +89,11 @@ void init_start(void)
  * status in both cases. It must run before the destructors (on_unload()),
  * and exit handlers run in the reverse order of their registration, so it
  * is registered from main's wrapper: by then __libc_start_main has
- * registered the runner of the destructors; when memrec attaches, by
- * init_attached() (the library stays loaded after a detach, so the
- * handler never dangles). The note carries the pid: a
+ * registered the runner of the destructors. When memrec attaches, the
+ * service thread registers it (attach_poll()): not the main thread memrec
+ * stopped, which may have been stopped inside __cxa_atexit() holding the
+ * lock on_exit() takes. The library stays loaded after a detach, so the
+ * handler never dangles. The note carries the pid: a
  * vfork child that calls exit() writes into its parent's memory. */
 static _Atomic uint64_t exit_note; /* pid << 32 | (status + 1); 0: none */
 
@@ -112,19 +114,17 @@ static int noted_exit_status(void)
     return (int)(uint32_t)v - 1;
 }
 
-/* Register note_exit() once per process image; with the thread's
- * reentrancy flag set (on_exit may allocate its table). */
-static void watch_exit(void)
+static atomic_int exit_watched;
+
+void init_watch_exit(void)
 {
-    static atomic_int once;
-    if (!atomic_exchange(&once, 1)) {
+    if (!atomic_load_explicit(&exit_watched, memory_order_relaxed) && !atomic_exchange(&exit_watched, 1)) {
         on_exit(note_exit, NULL);
     }
 }
 
 void init_attached(void)
 {
-    watch_exit();
     recorded_pid = getpid();
     started_once = 1;
     atomic_store(&init_state, INIT_READY);
@@ -197,7 +197,7 @@ static int main_wrapper(int argc, char **argv, char **envp)
 {
     int saved = tstate.in_hook;
     tstate.in_hook = 1; /* on_exit may allocate its table: not the program's block */
-    watch_exit();
+    init_watch_exit();
     tstate.in_hook = saved;
     return program_main(argc, argv, envp);
 }

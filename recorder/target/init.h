@@ -38,10 +38,14 @@ void init_before_exec(void) __attribute__((visibility("hidden")));
 void init_watch_forks(void) __attribute__((visibility("hidden")));
 
 /** memrec --pid loaded us into this running process: it is the one
- * recorded, and start-up is over. Also has the status of a later exit()
- * or return from main noted for the recording's end (once per process).
- * Call with the thread's reentrancy flag set. */
+ * recorded, and start-up is over. */
 void init_attached(void) __attribute__((visibility("hidden")));
+/** From now on the status the process gives exit() or returns from main
+ * is noted for the recording's end (an on_exit() handler, registered once
+ * per process image). Call with the thread's reentrancy flag set (on_exit
+ * may allocate), never from a thread that may hold the exit handlers'
+ * lock: the main thread memrec stopped to attach may. */
+void init_watch_exit(void) __attribute__((visibility("hidden")));
 
 /* ---- entry and exit of a recorded call, for every hook ---- */
 
