@@ -216,6 +216,7 @@ __attribute__((visibility("default"))) int __libc_start_main(main_fn main, int a
     if (!next) {
         log_msg("cannot find the C library's function", "__libc_start_main");
         syscall(SYS_exit_group, 127);
+        __builtin_unreachable();
     }
     program_main = main;
     return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
