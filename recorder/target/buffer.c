@@ -191,15 +191,19 @@ static uint64_t clock_ns(clockid_t c)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A thread's lifetime so far and its CPU time `cpu_ns` (THREAD_TIMES in
- * the file), into its buffer, held by the caller. */
+/* A thread's lifetime so far and its CPU time over it, given its CPU
+ * clock `cpu_ns` read just before (THREAD_TIMES in the file), into its
+ * buffer, held by the caller. Both count from the buffer's making: the
+ * thread's CPU clock also counts what it ran before its first event (the
+ * loader, an earlier process image, the time before an attach), which
+ * would make it exceed the lifetime. */
 static void put_times_as(struct tbuf *b, uint64_t cpu_ns)
 {
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     tbuf_ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_TIMES;
     tbuf_put(b, now > b->born_ns ? now - b->born_ns : 0);
-    tbuf_put(b, cpu_ns);
+    tbuf_put(b, cpu_ns > b->born_cpu_ns ? cpu_ns - b->born_cpu_ns : 0);
 }
 
 /* The owner's times, read by the thread itself. */
@@ -228,6 +232,7 @@ static struct tbuf *tbuf_create(void)
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
     b->born_ns = clock_ns(CLOCK_MONOTONIC);
+    b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID); /* after born_ns: the CPU span lies within the lifetime */
     unwind_thread_init(&b->unwind);
     batch_reset(b);
     say_hello(b);
@@ -661,17 +666,27 @@ static void flush_one(struct tbuf *b)
     tbuf_flush(b);
 }
 
-/* flush_one() at the process's end: a thread still running (not the one
- * that runs the exit, which said its own times) gets its lifetime and CPU
- * time so far, read from its CPU clock; those of a thread that is gone
- * (its tid may be reused) stay unknown. */
-static void flush_one_at_end(struct tbuf *b)
+/* flush_one() as the process image ends (exec): the thread gets its
+ * lifetime and CPU time so far, read from its CPU clock; those of a thread
+ * that is gone (its tid may be reused) stay unknown. */
+static void flush_with_times(struct tbuf *b)
 {
     struct timespec ts;
-    if (b != tstate.buf && !owner_gone(b) && clock_gettime(thread_cpu_clock(b->tid), &ts) == 0) {
+    if (!owner_gone(b) && clock_gettime(thread_cpu_clock(b->tid), &ts) == 0) {
         put_times_as(b, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
     }
     flush_one(b);
+}
+
+/* The same at the process's end, but for the thread that runs the exit,
+ * which said its own times. */
+static void flush_one_at_end(struct tbuf *b)
+{
+    if (b == tstate.buf) {
+        flush_one(b);
+    } else {
+        flush_with_times(b);
+    }
 }
 
 static void flush_all(void (*flush)(struct tbuf *))
@@ -699,7 +714,8 @@ static void flush_all(void (*flush)(struct tbuf *))
     }
 }
 
-/* `flush` is flush_one(), or flush_one_at_end() as the process ends. */
+/* `flush` is flush_one(), or one that adds the threads' times as the
+ * image or the process ends. */
 static void sync_point_with(void (*flush)(struct tbuf *))
 {
     uint64_t s = seq_sync_point();
@@ -837,7 +853,9 @@ void buffer_detach(void)
 
 void buffer_before_exec(void)
 {
-    sync_point();
+    /* Every thread ends with the image, this one included (if the exec
+     * fails, the times a thread says later replace these). */
+    sync_point_with(flush_with_times);
 }
 
 void buffer_sync(void)

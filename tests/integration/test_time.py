@@ -69,6 +69,7 @@ for th in sorted(threads):
     check(0 < spent <= wall, "thread %d: %d ns in the allocator within its lifetime of %d ns" % (th, spent, wall))
 worker = [th for th in threads if any(e[3] == WORKER for e in t.events if e[0] == th)]
 check(len(worker) == 1 and times.get(worker[0], (0, 0))[1] > 0, "the thread that ended said its CPU time")
+check(all(c <= w for w, c in times.values()), "no thread's CPU time exceeds its lifetime (%s)" % times)
 check(t.end is not None and t.end[2] + t.end[3] > 0, "END holds the process's CPU time (%s)" % (t.end,))
 check(t.end is not None and t.end[2] + t.end[3] <= (t.end[1] + 50) * 2 * 1000000,
       "which is at most the runtime times 2 CPUs (%s)" % (t.end,))
@@ -138,13 +139,25 @@ check_eq(r.returncode, 0, "live_threads: memrec exit status")
 a = Recording(lt)
 times = {th: (w, c) for th, w, c in a.thread_times}
 check_eq(len(times), 3, "live_threads: a THREAD_TIMES record for each of the 3 threads")
-workers = sorted(th for th in times if times[th][1] >= 60000000)
-check_eq(len(workers), 2, "live_threads: both running workers have their CPU time, at least 60 ms (%s)" % times)
+# CPU time counts from a thread's first event, as its lifetime does: a
+# worker's 60 ms less what it ran before its malloc (microseconds).
+workers = sorted(th for th in times if times[th][1] >= 59000000)
+check_eq(len(workers), 2, "live_threads: both running workers have their CPU time, about 60 ms (%s)" % times)
 for th in workers:
     w, c = times[th]
     check(c < 60000000 + 40000000 and c <= w,
           "live_threads: worker %d: CPU %d ns, the 60 ms it burnt and little more, within its lifetime %d ns"
           % (th, c, w))
+check(all(c <= w for w, c in times.values()), "live_threads: no thread's CPU time exceeds its lifetime (%s)" % times)
+
+# exec: the threads of the image that ends say their times as it ends, the
+# thread that calls exec included (tests/progs/execself, one thread each).
+ex = os.path.join(d, "exec.zst")
+r = record([prog("execself"), "execv"], ex)
+check_eq(r.returncode, 0, "execself: memrec exit status")
+times = {th: (w, c) for th, w, c in Recording(ex).thread_times}
+check(len(times) == 2 and all(0 < c <= w for w, c in times.values()),
+      "execself: both images' threads have a CPU time within their lifetime (%s)" % times)
 
 # The same program as a followed descendant: memrec is not its parent and
 # has no wait status, so END's CPU time is what the recorder read as the
