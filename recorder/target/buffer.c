@@ -53,6 +53,10 @@
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
 static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
+/* Bumped by every buffer_setup(): a buffer made in an earlier recording
+ * (memrec attached again) starts its lifetime over at its first event in
+ * this one. */
+static atomic_uint rec_gen;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static struct tbuf service_buf; /* stream 0: SYNC and service records */
@@ -231,6 +235,7 @@ static struct tbuf *tbuf_create(void)
     b->tid = gettid_cached();
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
+    b->rec_gen = atomic_load(&rec_gen);
     b->born_ns = clock_ns(CLOCK_MONOTONIC);
     b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID); /* after born_ns: the CPU span lies within the lifetime */
     unwind_thread_init(&b->unwind);
@@ -309,13 +314,21 @@ static void on_thread_exit(void *arg)
 }
 
 /* Modules went away: node ids restart with a new stream, so memrec never
- * confuses old and new trees of one thread. */
+ * confuses old and new trees of one thread. A new attach makes them go
+ * away too: then this is the thread's first event in the new recording,
+ * where its lifetime and CPU time start over. */
 static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
 {
     tbuf_flush(b);
     tracetree_release(&b->tree);
     b->tree_gen = g;
     b->stream = atomic_fetch_add(&next_stream, 1);
+    unsigned r = atomic_load(&rec_gen);
+    if (b->rec_gen != r) {
+        b->rec_gen = r;
+        b->born_ns = clock_ns(CLOCK_MONOTONIC);
+        b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    }
     batch_reset(b);
     say_hello(b);
 }
@@ -672,7 +685,9 @@ static void flush_one(struct tbuf *b)
 static void flush_with_times(struct tbuf *b)
 {
     struct timespec ts;
-    if (!owner_gone(b) && clock_gettime(thread_cpu_clock(b->tid), &ts) == 0) {
+    /* Not a buffer with no event in this recording (made in an earlier
+     * attach): memrec has not heard of its thread. */
+    if (b->rec_gen == atomic_load(&rec_gen) && !owner_gone(b) && clock_gettime(thread_cpu_clock(b->tid), &ts) == 0) {
         put_times_as(b, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
     }
     flush_one(b);
@@ -797,6 +812,7 @@ int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
         once = 1;
     }
     new_frame = on_new_frame;
+    atomic_fetch_add(&rec_gen, 1);
     pipe_open(fd);
     atomic_store(&direct, 0);
     service_buf.stream = 0;
@@ -846,8 +862,9 @@ void buffer_detach(void)
 {
     sync_point();
     atomic_store(&rec_enabled, 0);
-    /* Events of calls that were already inside a hook. */
-    sync_point();
+    /* Events of calls that were already inside a hook, and the times so
+     * far of the threads, which run on. */
+    sync_point_with(flush_with_times);
     pipe_close();
 }
 

@@ -30,6 +30,7 @@ struct tbuf {
     int owner_holds; /* the owner holds the lock (inside lock_mine .. unlock_mine) */
     uint64_t born_ns; /* CLOCK_MONOTONIC when the thread's buffer was made (its first event) */
     uint64_t born_cpu_ns; /* the thread's CPU time then: THREAD_TIMES count from there, as the lifetime does */
+    unsigned rec_gen; /* the recording (buffer.c's rec_gen) born_ns belongs to */
     /* End of the complete events not yet handed to write(2): what a crash
      * handler interrupting the owner while it holds the lock can send. */
     atomic_size_t done;

@@ -71,7 +71,9 @@ def varint(b, i):
 
 
 class Recording:
-    def __init__(self, path):
+    def __init__(self, path, events=True):
+        """With events=False the EVENTS blocks are kept as bytes
+        (events_bytes) but not decoded: the other records only."""
         raw = subprocess.run(["zstd", "-dc", path], stdout=subprocess.PIPE, check=True).stdout
         if raw[:8] != b"\x89MEMREC\n":
             raise ValueError("not a memrec recording")
@@ -96,7 +98,8 @@ class Recording:
             i = j + n
             if tag == TAG_EVENTS:
                 self.events_bytes.append(payload)
-                self._block(payload)
+                if events:
+                    self._block(payload)
             elif tag == TAG_THREAD_TIMES:
                 t, k = varint(payload, 0)
                 w, k = varint(payload, k)

@@ -182,6 +182,22 @@ else:
     pp = os.path.join(d, "pid.zst")
     rc, err = attach(busy.pid, pp, 1, extra=["--time"])
     check_eq(rc, 0, "memrec --time --pid exit status (%s)" % err.strip()[-300:])
+    # Attached again: the thread's buffer survives from the first attach,
+    # but its lifetime and CPU time start over in the second recording;
+    # both are said at the detach (the thread runs on).
+    pp2 = os.path.join(d, "pid2.zst")
+    time.sleep(0.5)
+    rc2, err2 = attach(busy.pid, pp2, 1)
+    check_eq(rc2, 0, "second memrec --pid exit status (%s)" % err2.strip()[-300:])
+    for name, path, ok in (("first", pp, rc == 0), ("second", pp2, rc2 == 0)):
+        if not ok:
+            continue
+        a = Recording(path, events=False)
+        runtime_ns = a.end[1] * 1000000 if a.end else 0
+        tt = a.thread_times
+        check(tt and all(0 < c <= w <= runtime_ns + 50000000 for th, w, c in tt),
+              "%s attach: each thread's CPU time within its lifetime, within the recording's %d ms (%s)"
+              % (name, a.end[1] if a.end else -1, tt))
     busy.send_signal(signal.SIGTERM)
     check_eq(busy.wait(timeout=30), 0, "the process ran on after the detach and ended cleanly")
     if rc == 0:
