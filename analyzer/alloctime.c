@@ -159,11 +159,6 @@ static void add_call(struct pass *p, uint32_t thread, uint32_t kind, uint64_t si
     p->w_total += w * ns;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
 static void on_record(struct pass *p, const struct memfmt_record *r)
 {
     switch (r->tag) {
@@ -187,8 +182,8 @@ static void on_record(struct pass *p, const struct memfmt_record *r)
             t->has_times = 1;
             /* Saturated: a reused index sums its threads, and a bad file
              * must not wrap a sum round to a small figure. */
-            t->wall_ns = sat_add(t->wall_ns, r->u.thread_times.wall_ns);
-            t->cpu_ns = sat_add(t->cpu_ns, r->u.thread_times.cpu_ns);
+            t->wall_ns = util_sat_add(t->wall_ns, r->u.thread_times.wall_ns);
+            t->cpu_ns = util_sat_add(t->cpu_ns, r->u.thread_times.cpu_ns);
         }
         break;
     default: break;
@@ -410,8 +405,8 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
         if (r->has_times) {
             char b1[32], b2[32];
             /* THREAD_TIMES says 0 for a CPU time the recorder could not
-             * read (a thread still running at the end, an image replaced
-             * by exec): unknown, not zero. */
+             * read (a thread of a process killed, a file of an older
+             * memrec): unknown, not zero. */
             fprintf(f, " %12s %12s", util_ns(b1, sizeof b1, r->wall_ns),
                     r->cpu_ns ? util_ns(b2, sizeof b2, r->cpu_ns) : "-");
             if (r->wall_ns) {

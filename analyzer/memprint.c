@@ -586,13 +586,17 @@ static char *suppressions_json(const char *extra, const struct suppressions *sup
 
 /* ---- the outputs ---- */
 
-/* `timed`: the file has allocator time (memrec --time), a last column. */
+/* `timed`: the file has allocator time (memrec --time), a column before
+ * the thread's lifetime and CPU time ('-' when the file does not say). */
 static void print_threads_text(const struct threads *th, int timed, FILE *f)
 {
     fprintf(f, "\nTHREADS (a free is charged to its own thread's block of that size and stack when it has one)\n");
     fprintf(f, "  %8s %8s %12s %12s %16s %16s %16s", "thread", "tid", "calls", "temporary", "allocated", "peak share",
             "leaked");
-    fputs(timed ? "    alloc time ns\n" : "\n", f);
+    if (timed) {
+        fprintf(f, " %16s", "alloc time ns");
+    }
+    fprintf(f, " %12s %12s\n", "lifetime", "cpu");
     for (uint32_t i = 0; i < th->n; i++) {
         const struct thread_costs *t = &th->v[i];
         fprintf(f, "  %8u %8u %12llu %12llu %16llu %16llu %16llu", t->index, t->tid,
@@ -602,7 +606,9 @@ static void print_threads_text(const struct threads *th, int timed, FILE *f)
         if (timed) {
             fprintf(f, " %16llu", (unsigned long long)t->c.v[COST_TIME]);
         }
-        fputc('\n', f);
+        char b1[32], b2[32];
+        fprintf(f, " %12s %12s\n", t->has_times ? util_ns(b1, sizeof b1, t->wall_ns) : "-",
+                t->has_times && t->cpu_ns ? util_ns(b2, sizeof b2, t->cpu_ns) : "-");
     }
     if (th->n == 0) {
         fprintf(f, "  (none)\n");
@@ -623,9 +629,19 @@ static void print_threads_json(const struct threads *th, int timed, FILE *f)
                 (unsigned long long)t->c.v[COST_PEAK], (unsigned long long)t->c.v[COST_LEAKED],
                 (unsigned long long)t->leaked_blocks);
         if (timed) {
-            fprintf(f, ", \"allocator_time_ns\": %llu}", (unsigned long long)t->c.v[COST_TIME]);
+            fprintf(f, ", \"allocator_time_ns\": %llu", (unsigned long long)t->c.v[COST_TIME]);
         } else {
-            fputs(", \"allocator_time_ns\": null}", f);
+            fputs(", \"allocator_time_ns\": null", f);
+        }
+        if (t->has_times) {
+            fprintf(f, ", \"wall_ns\": %llu", (unsigned long long)t->wall_ns);
+        } else {
+            fputs(", \"wall_ns\": null", f);
+        }
+        if (t->has_times && t->cpu_ns) {
+            fprintf(f, ", \"cpu_ns\": %llu}", (unsigned long long)t->cpu_ns);
+        } else {
+            fputs(", \"cpu_ns\": null}", f);
         }
     }
     fputc(']', f);

@@ -40,7 +40,16 @@ struct tpass {
     /* Thread index -> tid from THREAD records, looked up when a thread is first seen. */
     uint32_t *tids;
     size_t ntids_cap;
+    /* Thread index -> THREAD_TIMES, summed over the threads that had it. */
+    struct index_times {
+        int has;
+        uint64_t wall_ns, cpu_ns;
+    } * times;
+    size_t ntimes_cap;
 };
+
+/* Indexes beyond what the file's threads could use are not stored. */
+#define MAX_KEPT_INDEX (1u << 20)
 
 /* The pair with info id `info`; NULL for id 0, or for an id not met yet
  * without `make`. */
@@ -175,10 +184,23 @@ static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t inf
 static void on_record(struct tpass *p, const struct memfmt_record *r)
 {
     switch (r->tag) {
+    case MEMFMT_REC_THREAD_TIMES:
+        if (r->u.thread_times.thread < MAX_KEPT_INDEX) {
+            uint32_t i = r->u.thread_times.thread;
+            if (i >= p->ntimes_cap) {
+                size_t old = p->ntimes_cap;
+                xgrow((void **)&p->times, &p->ntimes_cap, (size_t)i + 1, sizeof *p->times);
+                memset(p->times + old, 0, (p->ntimes_cap - old) * sizeof *p->times);
+            }
+            /* Saturated: a bad file must not wrap a sum round. */
+            p->times[i].has = 1;
+            p->times[i].wall_ns = util_sat_add(p->times[i].wall_ns, r->u.thread_times.wall_ns);
+            p->times[i].cpu_ns = util_sat_add(p->times[i].cpu_ns, r->u.thread_times.cpu_ns);
+        }
+        break;
     case MEMFMT_REC_THREAD:
-        /* Kept for the listing; thread indexes beyond what the file's
-         * threads could use are not stored. */
-        if (r->u.thread.index < 1u << 20) {
+        /* Kept for the listing. */
+        if (r->u.thread.index < MAX_KEPT_INDEX) {
             if (r->u.thread.index >= p->ntids_cap) {
                 size_t old = p->ntids_cap;
                 xgrow((void **)&p->tids, &p->ntids_cap, (size_t)r->u.thread.index + 1, sizeof *p->tids);
@@ -241,6 +263,11 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
         cost_of_trace(p.acct, d, &tc->c);
         const struct acct_cost *c = accounting_cost(p.acct, d);
         tc->leaked_blocks = c ? c->live_blocks : 0;
+        if (tc->index < p.ntimes_cap && p.times[tc->index].has) {
+            tc->has_times = 1;
+            tc->wall_ns = p.times[tc->index].wall_ns;
+            tc->cpu_ns = p.times[tc->index].cpu_ns;
+        }
     }
     /* By thread index: the order threads are numbered in. */
     qsort(t->v, t->n, sizeof *t->v, by_index);
@@ -252,6 +279,7 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
     free(p.index_of);
     free(p.tid_of);
     free(p.tids);
+    free(p.times);
     accounting_free(p.acct);
     *out = t;
     return 0;

@@ -26,6 +26,11 @@ struct thread_costs {
      * time (nanoseconds in the allocator; 0 when not timed); mapped stays 0 */
     struct cost_vec c;
     uint64_t leaked_blocks;
+    /* THREAD_TIMES: its lifetime and CPU time in the recording (a reused
+     * index sums its threads); has_times 0 when the file says nothing,
+     * cpu_ns 0 when the recorder could not read it. */
+    int has_times;
+    uint64_t wall_ns, cpu_ns;
 };
 
 struct threads {

@@ -164,14 +164,18 @@ check_eq([(x["thread"], x["tid"], x["calls"], x["total_ns"], x["wall_ns"], x["cp
 # 100+50+300+60+40000+20000, thread 2 1000 (new) + 700 (the realloc, whole)
 # + 90 (free); the realloc's freed half adds no call.
 j = mpj(["--threads", synth], "synthetic --threads")
-check_eq([(x["thread"], x["tid"], x["calls"], x["allocator_time_ns"]) for x in j["threads_section"]],
-         [(1, 100, 3, 60510), (2, 101, 2, 1790)], "synthetic --threads: allocator time per thread")
+check_eq([(x["thread"], x["tid"], x["calls"], x["allocator_time_ns"], x["wall_ns"], x["cpu_ns"])
+          for x in j["threads_section"]],
+         [(1, 100, 3, 60510, 5000000, 1000000), (2, 101, 2, 1790, 2000000, 500000)],
+         "synthetic --threads: allocator time, lifetime and CPU time per thread")
 r = mp(["--threads", "--sections", "calls", synth], "synthetic --threads text")
 lines = r.stdout.decode().split("THREADS (", 1)[-1].splitlines()
 check_eq([l.split() for l in lines[1:4]],
-         [["thread", "tid", "calls", "temporary", "allocated", "peak", "share", "leaked", "alloc", "time", "ns"],
-          ["1", "100", "3", "3", "41943072", "41943040", "0", "60510"], ["2", "101", "2", "2", "300", "0", "0", "1790"]],
-         "synthetic --threads text: the alloc time column")
+         [["thread", "tid", "calls", "temporary", "allocated", "peak", "share", "leaked", "alloc", "time", "ns",
+           "lifetime", "cpu"],
+          ["1", "100", "3", "3", "41943072", "41943040", "0", "60510", "5.000", "ms", "1.000", "ms"],
+          ["2", "101", "2", "2", "300", "0", "0", "1790", "2.000", "ms", "500.00", "us"]],
+         "synthetic --threads text: the alloc time column, then the THREAD_TIMES (5 ms and 1 ms, 2 ms and 0.5 ms)")
 check_eq(len(lines[1]), len(lines[2]), "synthetic --threads text: the time column's heading over its figures")
 if os.path.exists(MEMTUI):
     r = run([MEMTUI, "--batch", "-c", "time", synth])

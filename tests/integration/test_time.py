@@ -7,6 +7,7 @@ calls must take far longer. The file is read by mrecread.py, a reader
 written from docs/format.md alone. Without --time the events are exactly
 those of a timed run, in the version 2 layout."""
 import glob
+import json
 import os
 import shutil
 import signal
@@ -149,6 +150,15 @@ for th in workers:
           "live_threads: worker %d: CPU %d ns, the 60 ms it burnt and little more, within its lifetime %d ns"
           % (th, c, w))
 check(all(c <= w for w, c in times.values()), "live_threads: no thread's CPU time exceeds its lifetime (%s)" % times)
+# memprint --threads shows them, in JSON and in the text.
+r = run([MEMPRINT, "--threads", "-j", lt])
+rows = json.loads(r.stdout)["threads_section"] if r.returncode == 0 else []
+check_eq(sorted((x["wall_ns"], x["cpu_ns"]) for x in rows), sorted(times.values()),
+         "live_threads: memprint --threads gives each thread's lifetime and CPU time")
+r = run([MEMPRINT, "--threads", "--sections", "calls", lt])
+text = r.stdout.decode().split("THREADS (", 1)[-1]
+check("lifetime" in text and " ms " in text and text.count(" ms") >= 5,
+      "live_threads: the --threads text has the lifetime and cpu columns")
 
 # exec: the threads of the image that ends say their times as it ends, the
 # thread that calls exec included (tests/progs/execself, one thread each).
