@@ -40,16 +40,14 @@ struct tpass {
     /* Thread index -> tid from THREAD records, looked up when a thread is first seen. */
     uint32_t *tids;
     size_t ntids_cap;
-    /* Thread index -> THREAD_TIMES, summed over the threads that had it. */
-    struct index_times {
+    /* Dense id -> THREAD_TIMES, summed over the threads of a reused index;
+     * grows along index_of: times of a thread that never allocated are
+     * not kept. */
+    struct dense_times {
         int has;
         uint64_t wall_ns, cpu_ns;
-    } * times;
-    size_t ntimes_cap;
+    } * times_of;
 };
-
-/* Indexes beyond what the file's threads could use are not stored. */
-#define MAX_KEPT_INDEX (1u << 20)
 
 /* The pair with info id `info`; NULL for id 0, or for an id not met yet
  * without `make`. */
@@ -89,9 +87,11 @@ static uint32_t dense_of(struct tpass *p, uint32_t index, int make)
     }
     xgrow((void **)&p->index_of, &p->dense_cap, p->ndense + 1, sizeof *p->index_of);
     p->tid_of = xrealloc(p->tid_of, p->dense_cap * sizeof *p->tid_of); /* grows along index_of */
+    p->times_of = xrealloc(p->times_of, p->dense_cap * sizeof *p->times_of);
     idmap_put(&p->thread_map, slot, (uint32_t)p->ndense);
     p->index_of[p->ndense] = index;
     p->tid_of[p->ndense] = index < p->ntids_cap ? p->tids[index] : 0;
+    p->times_of[p->ndense] = (struct dense_times){0};
     return (uint32_t)p->ndense++;
 }
 
@@ -184,23 +184,23 @@ static int on_free(struct tpass *p, uint32_t thread, uint64_t size, uint32_t inf
 static void on_record(struct tpass *p, const struct memfmt_record *r)
 {
     switch (r->tag) {
-    case MEMFMT_REC_THREAD_TIMES:
-        if (r->u.thread_times.thread < MAX_KEPT_INDEX) {
-            uint32_t i = r->u.thread_times.thread;
-            if (i >= p->ntimes_cap) {
-                size_t old = p->ntimes_cap;
-                xgrow((void **)&p->times, &p->ntimes_cap, (size_t)i + 1, sizeof *p->times);
-                memset(p->times + old, 0, (p->ntimes_cap - old) * sizeof *p->times);
-            }
+    case MEMFMT_REC_THREAD_TIMES: {
+        /* Written as a thread ends, after its events: a thread with no
+         * row by then never allocated and is not listed. */
+        uint32_t d = dense_of(p, r->u.thread_times.thread, 0);
+        if (d != IDMAP_NONE) {
+            struct dense_times *t = &p->times_of[d];
             /* Saturated: a bad file must not wrap a sum round. */
-            p->times[i].has = 1;
-            p->times[i].wall_ns = util_sat_add(p->times[i].wall_ns, r->u.thread_times.wall_ns);
-            p->times[i].cpu_ns = util_sat_add(p->times[i].cpu_ns, r->u.thread_times.cpu_ns);
+            t->has = 1;
+            t->wall_ns = util_sat_add(t->wall_ns, r->u.thread_times.wall_ns);
+            t->cpu_ns = util_sat_add(t->cpu_ns, r->u.thread_times.cpu_ns);
         }
         break;
+    }
     case MEMFMT_REC_THREAD:
-        /* Kept for the listing. */
-        if (r->u.thread.index < MAX_KEPT_INDEX) {
+        /* Kept for the listing; thread indexes beyond what the file's
+         * threads could use are not stored. */
+        if (r->u.thread.index < 1u << 20) {
             if (r->u.thread.index >= p->ntids_cap) {
                 size_t old = p->ntids_cap;
                 xgrow((void **)&p->tids, &p->ntids_cap, (size_t)r->u.thread.index + 1, sizeof *p->tids);
@@ -263,11 +263,9 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
         cost_of_trace(p.acct, d, &tc->c);
         const struct acct_cost *c = accounting_cost(p.acct, d);
         tc->leaked_blocks = c ? c->live_blocks : 0;
-        if (tc->index < p.ntimes_cap && p.times[tc->index].has) {
-            tc->has_times = 1;
-            tc->wall_ns = p.times[tc->index].wall_ns;
-            tc->cpu_ns = p.times[tc->index].cpu_ns;
-        }
+        tc->has_times = p.times_of[d].has;
+        tc->wall_ns = p.times_of[d].wall_ns;
+        tc->cpu_ns = p.times_of[d].cpu_ns;
     }
     /* By thread index: the order threads are numbered in. */
     qsort(t->v, t->n, sizeof *t->v, by_index);
@@ -279,7 +277,7 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
     free(p.index_of);
     free(p.tid_of);
     free(p.tids);
-    free(p.times);
+    free(p.times_of);
     accounting_free(p.acct);
     *out = t;
     return 0;
