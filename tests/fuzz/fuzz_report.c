@@ -3,7 +3,8 @@
  * memprint's path: model_load, report_new (symbolizing the modules the
  * input names), the text report and the JSON report, then the top-down
  * call tree, the folded stacks of memprint --folded, the bottom-up
- * tree as memtui opens it, and the allocator time tables (--alloc-time). Input that starts
+ * tree as memtui opens it, the allocator time tables (--alloc-time) and the
+ * threads section (--threads). Input that starts
  * with the memrec magic is the decompressed stream (fuzz_common.h).
  *
  * Checks what any recording must give: the text and the JSON are valid
@@ -25,6 +26,7 @@
 #include "fuzz_common.h"
 #include "model.h"
 #include "report.h"
+#include "threads.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -183,6 +185,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n = out_size();
         check_json(out_buf, n);
         alloctime_free(at);
+    }
+
+    /* memprint --threads: its own pass over the records, THREAD_TIMES
+     * included; rows only for threads that allocated. */
+    struct threads *th;
+    if (threads_run(fuzz_input_path(), m, &th, &err) == 0) {
+        for (uint32_t i = 0; i < th->n; i++) {
+            fuzz_contract(th->v[i].has_times || (th->v[i].wall_ns == 0 && th->v[i].cpu_ns == 0),
+                          "a thread without THREAD_TIMES has no times");
+        }
+        threads_free(th);
     }
 
     /* The call trees and the folded stacks (memprint --folded, memtui):
