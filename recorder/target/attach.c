@@ -46,10 +46,13 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* The functions rewritten: the allocation functions, the direct mapping
- * functions (maphooks.c), and the descriptor functions that protect our
- * pipe (syshooks.c). */
-static const char *const sys_names[] = {"mmap",  "mmap64", "munmap", "mremap",      "brk",      "sbrk",
-                                        "close", "dup2",   "dup3",   "close_range", "closefrom"};
+ * functions (maphooks.c), the descriptor functions that protect our pipe
+ * (syshooks.c), and _exit and _Exit (init.c), which skip the destructor
+ * that sends the last events: hooked, they send them and the status.
+ * exec is not: its hooks hand the recorder's variables on to the new
+ * image, which memrec did not start and does not record. */
+static const char *const sys_names[] = {"mmap", "mmap64", "munmap",      "mremap",    "brk",   "sbrk", "close",
+                                        "dup2", "dup3",   "close_range", "closefrom", "_exit", "_Exit"};
 #define NSYS ((int)(sizeof sys_names / sizeof *sys_names))
 #define NHOOKS (PRELOAD_HOOKS + NSYS)
 

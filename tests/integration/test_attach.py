@@ -123,6 +123,37 @@ finally:
         target.kill()
         target.wait()
 
+# A process that ends by _exit while recorded (tests/progs/busy with
+# "_exit": on SIGTERM its threads free every block they keep, then
+# _exit(7)). _exit skips the destructor that sends the last events: the
+# recorder hooks it when attached too, so the file has every free up to
+# the end (nothing allocated while recorded is left) and the status.
+busy = subprocess.Popen([prog("busy"), "2", os.path.join(d, "busy.count"), "_exit"], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE)
+try:
+    check_eq(busy.stdout.readline().decode().strip(), "ready", "busy _exit: started")
+    out = os.path.join(d, "exit.zst")
+    m = subprocess.Popen([MEMREC, "-q", "--pid", str(busy.pid), "-o", out], stderr=subprocess.PIPE)
+    time.sleep(0.7)
+    busy.send_signal(signal.SIGTERM)
+    check_eq(busy.wait(timeout=30), 7, "busy _exit: the program checked its blocks and called _exit(7)")
+    try:
+        m.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+    check_eq(m.returncode, 0, "busy _exit: memrec exit status")
+    j = report_json(out, top=10)
+    check(j["complete"] and j["end"] == "exited", "busy _exit: complete, exited (%s)" % j["end"])
+    check_eq(j["exit_value"], 7, "busy _exit: the status _exit was given, from the recorder")
+    check(j["allocations"] > 1000, "busy _exit: its threads were recorded (%d allocations)" % j["allocations"])
+    check_eq((j["leaked_bytes"], j["lost_events"]), (0, 0),
+             "busy _exit: every block made while recorded was freed in the file, no event lost")
+finally:
+    if busy.poll() is None:
+        busy.kill()
+        busy.wait()
+
+
 # Errors: one line, non-zero exit, never a hang.
 def error_of(args):
     r = run([MEMREC] + args, timeout=30)
