@@ -133,14 +133,20 @@ busy = subprocess.Popen([prog("busy"), "2", os.path.join(d, "busy.count"), "_exi
 try:
     check_eq(busy.stdout.readline().decode().strip(), "ready", "busy _exit: started")
     out = os.path.join(d, "exit.zst")
-    m = subprocess.Popen([MEMREC, "-q", "--pid", str(busy.pid), "-o", out], stderr=subprocess.PIPE)
-    time.sleep(0.7)
+    m = subprocess.Popen([MEMREC, "--pid", str(busy.pid), "-o", out], stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while time.time() < deadline and m.poll() is None:
+        line = m.stderr.readline()
+        if b"attached to process" in line or line == b"":
+            break
+    time.sleep(0.3)
     busy.send_signal(signal.SIGTERM)
     check_eq(busy.wait(timeout=30), 7, "busy _exit: the program checked its blocks and called _exit(7)")
     try:
-        m.wait(timeout=30)
+        m.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         m.kill()
+        m.wait()
     check_eq(m.returncode, 0, "busy _exit: memrec exit status")
     j = report_json(out, top=10)
     check(j["complete"] and j["end"] == "exited", "busy _exit: complete, exited (%s)" % j["end"])
