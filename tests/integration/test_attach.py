@@ -34,6 +34,33 @@ def tasks(pid):
     return len(os.listdir("/proc/%d/task" % pid))
 
 
+def record_until_it_ends(proc, out, name, want_status):
+    """memrec --pid on `proc` until `proc` ends: waits until memrec says it
+    is attached, lets it record 0.3 s, sends the program SIGTERM. Checks
+    both exit statuses and that the file is complete, ends "exited" and
+    has the program's status (memrec is not its parent: the recorder says
+    it). Returns the JSON report."""
+    m = subprocess.Popen([MEMREC, "--pid", str(proc.pid), "-o", out], stderr=subprocess.PIPE)
+    deadline = time.time() + 30
+    while time.time() < deadline and m.poll() is None:
+        line = m.stderr.readline()
+        if b"attached to process" in line or line == b"":
+            break
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    check_eq(proc.wait(timeout=30), want_status, "%s: the program's exit status" % name)
+    try:
+        m.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        m.kill()
+        m.wait()
+    check_eq(m.returncode, 0, "%s: memrec exit status" % name)
+    j = report_json(out, top=10)
+    check(j["complete"] and j["end"] == "exited", "%s: complete, exited (%s)" % (name, j["end"]))
+    check_eq(j["exit_value"], want_status, "%s: its exit status, from the recorder" % name)
+    return j
+
+
 def site_calls(j, function):
     return sum(e["calls"] for e in j["sections"]["most_calls"] if any(f["function"] == function for f in e["frames"]))
 
@@ -98,21 +125,9 @@ try:
     check_eq(tasks(pid), tasks0, "after 22 attaches: the program's threads are the ones it had")
 
     # The target ends while recorded: the file is complete and memrec exits.
-    out = os.path.join(d, "ends.zst")
-    m = subprocess.Popen([MEMREC, "-q", "--pid", str(pid), "-o", out], stderr=subprocess.PIPE)
-    time.sleep(0.5)
-    target.send_signal(signal.SIGTERM)
-    check_eq(target.wait(timeout=30), 0, "the program checked its own blocks and exited 0")
-    try:
-        m.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        m.kill()
-    check_eq(m.returncode, 0, "target ended while recorded: memrec exit status")
-    j = report_json(out, top=10)
-    check(j["complete"] and j["end"] == "exited", "target ended while recorded: complete, exited (%s)" % j["end"])
-    # memrec is not its parent: the recorder's on_exit handler, registered
-    # at the first attach, gives the status.
-    check_eq(j["exit_value"], 0, "target ended while recorded: its exit status, from the recorder")
+    # The program checks its own blocks and exits 0; the recorder's on_exit
+    # handler, registered after the first attach, gives the status.
+    j = record_until_it_ends(target, os.path.join(d, "ends.zst"), "target ended while recorded", 0)
     # Its CPU time over the recording: what the recorder read as it exited
     # minus what /proc said at the attach (its workers ran meanwhile).
     check(0 < j["cpu_user_ns"] + j["cpu_sys_ns"] <= (j["runtime_ms"] + 50) * 2 * 1000000,
@@ -132,25 +147,7 @@ busy = subprocess.Popen([prog("busy"), "2", os.path.join(d, "busy.count"), "_exi
                         stderr=subprocess.PIPE)
 try:
     check_eq(busy.stdout.readline().decode().strip(), "ready", "busy _exit: started")
-    out = os.path.join(d, "exit.zst")
-    m = subprocess.Popen([MEMREC, "--pid", str(busy.pid), "-o", out], stderr=subprocess.PIPE)
-    deadline = time.time() + 30
-    while time.time() < deadline and m.poll() is None:
-        line = m.stderr.readline()
-        if b"attached to process" in line or line == b"":
-            break
-    time.sleep(0.3)
-    busy.send_signal(signal.SIGTERM)
-    check_eq(busy.wait(timeout=30), 7, "busy _exit: the program checked its blocks and called _exit(7)")
-    try:
-        m.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        m.kill()
-        m.wait()
-    check_eq(m.returncode, 0, "busy _exit: memrec exit status")
-    j = report_json(out, top=10)
-    check(j["complete"] and j["end"] == "exited", "busy _exit: complete, exited (%s)" % j["end"])
-    check_eq(j["exit_value"], 7, "busy _exit: the status _exit was given, from the recorder")
+    j = record_until_it_ends(busy, os.path.join(d, "exit.zst"), "busy _exit", 7)
     check(j["allocations"] > 1000, "busy _exit: its threads were recorded (%d allocations)" % j["allocations"])
     check_eq((j["leaked_bytes"], j["lost_events"]), (0, 0),
              "busy _exit: every block made while recorded was freed in the file, no event lost")
