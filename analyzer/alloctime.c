@@ -28,8 +28,7 @@ struct acc {
 
 struct thread_meta {
     uint32_t index;
-    int has_times;
-    uint64_t wall_ns, cpu_ns;
+    struct thread_times times;
 };
 
 struct pass {
@@ -177,13 +176,7 @@ static void on_record(struct pass *p, const struct memfmt_record *r)
         break;
     case MEMFMT_REC_THREAD_TIMES:
         if (r->u.thread_times.thread < MEMFMT_MAX_THREADS) {
-            uint32_t row = thread_row(p, r->u.thread_times.thread);
-            struct thread_meta *t = &p->meta[row];
-            t->has_times = 1;
-            /* Saturated: a reused index sums its threads, and a bad file
-             * must not wrap a sum round to a small figure. */
-            t->wall_ns = util_sat_add(t->wall_ns, r->u.thread_times.wall_ns);
-            t->cpu_ns = util_sat_add(t->cpu_ns, r->u.thread_times.cpu_ns);
+            thread_times_add(&p->meta[thread_row(p, r->u.thread_times.thread)].times, r);
         }
         break;
     default: break;
@@ -252,15 +245,13 @@ static void make_tables(struct pass *p, struct alloctime *t)
             break;
         }
         const struct thread_meta *mt = &p->meta[r];
-        if (!p->threads[r].w_calls && !mt->has_times) {
+        if (!p->threads[r].w_calls && !mt->times.known) {
             continue;
         }
         struct alloctime_row *row = &t->threads[t->nthreads++];
         fill_row(p, &p->threads[r], r ? mt->index : 0, row);
         row->tid = r && mt->index < p->tid_of_cap ? p->tid_of[mt->index] : 0;
-        row->has_times = mt->has_times;
-        row->wall_ns = mt->wall_ns;
-        row->cpu_ns = mt->cpu_ns;
+        row->times = mt->times;
     }
     t->merged_threads = p->merged;
     t->calls = unscale(p, p->w_calls);
@@ -402,20 +393,11 @@ void alloctime_print_text(const struct alloctime *t, FILE *f)
             snprintf(label, sizeof label, "%u (%u)", r->key, r->tid);
         }
         row_text(label, r, est, f);
-        if (r->has_times) {
-            char b1[32], b2[32];
-            /* THREAD_TIMES says 0 for a CPU time the recorder could not
-             * read (a thread of a process killed, a file of an older
-             * memrec): unknown, not zero. */
-            fprintf(f, " %12s %12s", util_ns(b1, sizeof b1, r->wall_ns),
-                    r->cpu_ns ? util_ns(b2, sizeof b2, r->cpu_ns) : "-");
-            if (r->wall_ns) {
-                fprintf(f, " %6.1f%%\n", 100.0 * (double)r->total_ns / (double)r->wall_ns);
-            } else {
-                fprintf(f, " %7s\n", "-");
-            }
+        thread_times_text(&r->times, f);
+        if (r->times.known && r->times.wall_ns) {
+            fprintf(f, " %6.1f%%\n", 100.0 * (double)r->total_ns / (double)r->times.wall_ns);
         } else {
-            fprintf(f, " %12s %12s %7s\n", "-", "-", "-");
+            fprintf(f, " %7s\n", "-");
         }
     }
 }
@@ -466,16 +448,8 @@ void alloctime_print_json(const struct alloctime *t, FILE *f)
         const struct alloctime_row *r = &t->threads[i];
         fprintf(f, "%s{\"thread\": %u, \"tid\": %u, ", i ? ", " : "", r->key, r->tid);
         row_json(r, f);
-        if (r->has_times) {
-            fprintf(f, ", \"wall_ns\": %llu, \"cpu_ns\": ", (unsigned long long)r->wall_ns);
-            if (r->cpu_ns) {
-                fprintf(f, "%llu}", (unsigned long long)r->cpu_ns);
-            } else {
-                fputs("null}", f);
-            }
-        } else {
-            fputs(", \"wall_ns\": null, \"cpu_ns\": null}", f);
-        }
+        thread_times_json(&r->times, f);
+        fputc('}', f);
     }
     fprintf(f, "], \"merged_threads\": %u}", t->merged_threads);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "threadtimes.h"
 
 /* Histogram of latencies: values below 16 ns exactly, then 16 buckets per
  * power of two up to 2^32 ns (the largest time an event holds). A bucket
@@ -35,10 +36,8 @@ struct alloctime_row {
     uint64_t calls;
     uint64_t total_ns;
     uint64_t mean_ns, p50_ns, p99_ns, max_ns;
-    /* Threads only: lifetime and CPU time from THREAD_TIMES (summed over
-     * the threads that used the index); has_times 0 when the file has none. */
-    int has_times;
-    uint64_t wall_ns, cpu_ns;
+    /* Threads only: lifetime and CPU time from THREAD_TIMES. */
+    struct thread_times times;
 };
 
 struct alloctime {

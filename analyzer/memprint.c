@@ -606,9 +606,8 @@ static void print_threads_text(const struct threads *th, int timed, FILE *f)
         if (timed) {
             fprintf(f, " %16llu", (unsigned long long)t->c.v[COST_TIME]);
         }
-        char b1[32], b2[32];
-        fprintf(f, " %12s %12s\n", t->has_times ? util_ns(b1, sizeof b1, t->wall_ns) : "-",
-                t->has_times && t->cpu_ns ? util_ns(b2, sizeof b2, t->cpu_ns) : "-");
+        thread_times_text(&t->times, f);
+        fputc('\n', f);
     }
     if (th->n == 0) {
         fprintf(f, "  (none)\n");
@@ -633,16 +632,8 @@ static void print_threads_json(const struct threads *th, int timed, FILE *f)
         } else {
             fputs(", \"allocator_time_ns\": null", f);
         }
-        if (t->has_times) {
-            fprintf(f, ", \"wall_ns\": %llu", (unsigned long long)t->wall_ns);
-        } else {
-            fputs(", \"wall_ns\": null", f);
-        }
-        if (t->has_times && t->cpu_ns) {
-            fprintf(f, ", \"cpu_ns\": %llu}", (unsigned long long)t->cpu_ns);
-        } else {
-            fputs(", \"cpu_ns\": null}", f);
-        }
+        thread_times_json(&t->times, f);
+        fputc('}', f);
     }
     fputc(']', f);
 }

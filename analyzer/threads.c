@@ -40,13 +40,9 @@ struct tpass {
     /* Thread index -> tid from THREAD records, looked up when a thread is first seen. */
     uint32_t *tids;
     size_t ntids_cap;
-    /* Dense id -> THREAD_TIMES, summed over the threads of a reused index;
-     * grows along index_of: times of a thread that never allocated are
-     * not kept. */
-    struct dense_times {
-        int has;
-        uint64_t wall_ns, cpu_ns;
-    } * times_of;
+    /* Dense id -> THREAD_TIMES; grows along index_of: times of a thread
+     * that never allocated are not kept. */
+    struct thread_times *times_of;
 };
 
 /* The pair with info id `info`; NULL for id 0, or for an id not met yet
@@ -91,7 +87,7 @@ static uint32_t dense_of(struct tpass *p, uint32_t index, int make)
     idmap_put(&p->thread_map, slot, (uint32_t)p->ndense);
     p->index_of[p->ndense] = index;
     p->tid_of[p->ndense] = index < p->ntids_cap ? p->tids[index] : 0;
-    p->times_of[p->ndense] = (struct dense_times){0};
+    p->times_of[p->ndense] = (struct thread_times){0};
     return (uint32_t)p->ndense++;
 }
 
@@ -189,11 +185,7 @@ static void on_record(struct tpass *p, const struct memfmt_record *r)
          * row by then never allocated and is not listed. */
         uint32_t d = dense_of(p, r->u.thread_times.thread, 0);
         if (d != IDMAP_NONE) {
-            struct dense_times *t = &p->times_of[d];
-            /* Saturated: a bad file must not wrap a sum round. */
-            t->has = 1;
-            t->wall_ns = util_sat_add(t->wall_ns, r->u.thread_times.wall_ns);
-            t->cpu_ns = util_sat_add(t->cpu_ns, r->u.thread_times.cpu_ns);
+            thread_times_add(&p->times_of[d], r);
         }
         break;
     }
@@ -263,9 +255,7 @@ int threads_run(const char *path, const struct model *m, struct threads **out, i
         cost_of_trace(p.acct, d, &tc->c);
         const struct acct_cost *c = accounting_cost(p.acct, d);
         tc->leaked_blocks = c ? c->live_blocks : 0;
-        tc->has_times = p.times_of[d].has;
-        tc->wall_ns = p.times_of[d].wall_ns;
-        tc->cpu_ns = p.times_of[d].cpu_ns;
+        tc->times = p.times_of[d];
     }
     /* By thread index: the order threads are numbered in. */
     qsort(t->v, t->n, sizeof *t->v, by_index);

@@ -18,6 +18,7 @@
 
 #include "costs.h"
 #include "model.h"
+#include "threadtimes.h"
 
 struct thread_costs {
     uint32_t index; /* the recording's thread index (1: the first thread) */
@@ -26,11 +27,7 @@ struct thread_costs {
      * time (nanoseconds in the allocator; 0 when not timed); mapped stays 0 */
     struct cost_vec c;
     uint64_t leaked_blocks;
-    /* THREAD_TIMES: its lifetime and CPU time in the recording (a reused
-     * index sums its threads); has_times 0 when the file says nothing,
-     * cpu_ns 0 when the recorder could not read it. */
-    int has_times;
-    uint64_t wall_ns, cpu_ns;
+    struct thread_times times; /* its lifetime and CPU time (THREAD_TIMES) */
 };
 
 struct threads {

@@ -34,12 +34,6 @@ void xgrow(void **p, size_t *cap, size_t need, size_t elem);
 /** Human-readable bytes into buf: "512 B" below 1 KiB, else two decimals and a binary unit
  * ("1.50 MiB"). Returns buf. */
 const char *util_bytes(char *buf, size_t cap, uint64_t bytes);
-/** a + b, or UINT64_MAX when that overflows: sums of figures read from a
- * file, which must not wrap round to a small figure. */
-static inline uint64_t util_sat_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
 /** `one` when n is 1, else `many`: "1 block", "2 blocks", "0 blocks". */
 const char *util_plural(uint64_t n, const char *one, const char *many);
 /** A duration in nanoseconds the human way ("850 ns", "12.50 us",

@@ -192,7 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct threads *th;
     if (threads_run(fuzz_input_path(), m, &th, &err) == 0) {
         for (uint32_t i = 0; i < th->n; i++) {
-            fuzz_contract(th->v[i].has_times || (th->v[i].wall_ns == 0 && th->v[i].cpu_ns == 0),
+            const struct thread_times *tt = &th->v[i].times;
+            fuzz_contract(tt->known || (tt->wall_ns == 0 && tt->cpu_ns == 0),
                           "a thread without THREAD_TIMES has no times");
         }
         threads_free(th);

@@ -296,13 +296,13 @@ static void test_tables(const char *path, const struct model *m)
         CHECK_EQ(t1->calls, 6);
         CHECK_EQ(t1->total_ns, 60510);
         CHECK_EQ(t1->tid, 100);
-        CHECK(t1->has_times);
-        CHECK_EQ(t1->wall_ns, 5000000);
-        CHECK_EQ(t1->cpu_ns, 1000000);
+        CHECK(t1->times.known);
+        CHECK_EQ(t1->times.wall_ns, 5000000);
+        CHECK_EQ(t1->times.cpu_ns, 1000000);
         CHECK_EQ(t2->calls, 3);
         CHECK_EQ(t2->total_ns, 1790);
         CHECK_EQ(t2->tid, 101);
-        CHECK_EQ(t2->wall_ns, 2000000);
+        CHECK_EQ(t2->times.wall_ns, 2000000);
     }
     /* The text and JSON outputs hold the figures. */
     char *buf = NULL;
