@@ -186,13 +186,20 @@ static void say_hello(struct tbuf *b)
     tbuf_put(b, b->born_ns);
 }
 
+static uint64_t ns_of(const struct timespec *ts)
+{
+    return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+static uint64_t ns_of_tv(const struct timeval *tv)
+{
+    return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
+}
+
 static uint64_t clock_ns(clockid_t c)
 {
     struct timespec ts;
-    if (clock_gettime(c, &ts) != 0) {
-        return 0;
-    }
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return clock_gettime(c, &ts) == 0 ? ns_of(&ts) : 0;
 }
 
 /* A thread's lifetime so far and its CPU time over it, given its CPU
@@ -225,6 +232,17 @@ static clockid_t thread_cpu_clock(pid_t tid)
     return (clockid_t)((~(unsigned)tid << 3) | 6u);
 }
 
+/* The thread's lifetime in recording `gen` starts now: called by the
+ * owner, at its buffer's making or at its first event in a later
+ * recording. The CPU clock is read after the monotonic one, so that the
+ * CPU span lies within the lifetime. */
+static void start_life(struct tbuf *b, unsigned gen)
+{
+    b->rec_gen = gen;
+    b->born_ns = clock_ns(CLOCK_MONOTONIC);
+    b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 static struct tbuf *tbuf_create(void)
 {
     struct tbuf *b = mem_map(sizeof *b);
@@ -235,9 +253,7 @@ static struct tbuf *tbuf_create(void)
     b->tid = gettid_cached();
     b->orphan = tstate.exited;
     b->tree_gen = atomic_load(&tree_gen);
-    b->rec_gen = atomic_load(&rec_gen);
-    b->born_ns = clock_ns(CLOCK_MONOTONIC);
-    b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID); /* after born_ns: the CPU span lies within the lifetime */
+    start_life(b, atomic_load(&rec_gen));
     unwind_thread_init(&b->unwind);
     batch_reset(b);
     say_hello(b);
@@ -325,9 +341,7 @@ static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
     b->stream = atomic_fetch_add(&next_stream, 1);
     unsigned r = atomic_load(&rec_gen);
     if (b->rec_gen != r) {
-        b->rec_gen = r;
-        b->born_ns = clock_ns(CLOCK_MONOTONIC);
-        b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        start_life(b, r);
     }
     batch_reset(b);
     say_hello(b);
@@ -688,7 +702,7 @@ static void flush_with_times(struct tbuf *b)
     /* Not a buffer with no event in this recording (made in an earlier
      * attach): memrec has not heard of its thread. */
     if (b->rec_gen == atomic_load(&rec_gen) && !owner_gone(b) && clock_gettime(thread_cpu_clock(b->tid), &ts) == 0) {
-        put_times_as(b, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+        put_times_as(b, ns_of(&ts));
     }
     flush_one(b);
 }
@@ -849,8 +863,8 @@ void buffer_finish(int status)
     tbuf_ensure_room(&service_buf, 2 + 3 * MEMFMT_VARINT_MAX);
     if (have_cpu) {
         service_buf.data[service_buf.len++] = MEMFMT_W_PROC_CPU;
-        tbuf_put(&service_buf, (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u);
-        tbuf_put(&service_buf, (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u);
+        tbuf_put(&service_buf, ns_of_tv(&ru.ru_utime));
+        tbuf_put(&service_buf, ns_of_tv(&ru.ru_stime));
     }
     service_buf.data[service_buf.len++] = MEMFMT_W_EXITING;
     tbuf_put(&service_buf, status >= 0 ? (uint64_t)status + 1 : 0);
