@@ -79,11 +79,10 @@ def record(argv, out, extra=(), env=None, cwd=None):
     return run([MEMREC, "-q", "-o", out] + list(extra) + ["--"] + list(argv), env=env, cwd=cwd)
 
 
-def attach(pid, out, seconds, extra=(), before_stop=None):
-    """memrec [extra] --pid PID -o OUT: waits until memrec says it is
-    attached (or gives up), runs before_stop, lets it record `seconds`,
-    then Ctrl+C. Returns (exit status, stderr text); -1 when memrec hung
-    after SIGINT (killed)."""
+def start_attach(pid, out, extra=()):
+    """memrec [extra] --pid PID -o OUT, started: returns (the memrec
+    process, its first line of stderr) once memrec says it is attached, or
+    has ended, or 20 s have passed."""
     m = subprocess.Popen([MEMREC] + list(extra) + ["--pid", str(pid), "-o", out], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     deadline = time.time() + 20
@@ -92,6 +91,14 @@ def attach(pid, out, seconds, extra=(), before_stop=None):
         first = m.stderr.readline()
         if b"attached to process" in first or first == b"":
             break
+    return m, first
+
+
+def attach(pid, out, seconds, extra=(), before_stop=None):
+    """start_attach(), then before_stop, lets it record `seconds`, then
+    Ctrl+C. Returns (exit status, stderr text); -1 when memrec hung after
+    SIGINT (killed)."""
+    m, first = start_attach(pid, out, extra)
     if before_stop:
         before_stop()
     time.sleep(seconds)

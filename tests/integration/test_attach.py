@@ -40,12 +40,7 @@ def record_until_it_ends(proc, out, name, want_status):
     both exit statuses and that the file is complete, ends "exited" and
     has the program's status (memrec is not its parent: the recorder says
     it). Returns the JSON report."""
-    m = subprocess.Popen([MEMREC, "--pid", str(proc.pid), "-o", out], stderr=subprocess.PIPE)
-    deadline = time.time() + 30
-    while time.time() < deadline and m.poll() is None:
-        line = m.stderr.readline()
-        if b"attached to process" in line or line == b"":
-            break
+    m, _ = start_attach(proc.pid, out)
     time.sleep(0.3)
     proc.send_signal(signal.SIGTERM)
     check_eq(proc.wait(timeout=30), want_status, "%s: the program's exit status" % name)
