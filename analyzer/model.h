@@ -11,7 +11,7 @@
 
 #include "accounting.h"
 #include "memfmt.h"
-#include "packed.h"
+#include "packframes.h"
 #include "rssgap.h"
 
 struct model_module {

@@ -11,7 +11,7 @@
 #include "escape.h"
 #include "idmap.h"
 #include "names.h"
-#include "packed.h"
+#include "packframes.h"
 #include "rssgap.h"
 #include "symfiles.h"
 #include "util.h"

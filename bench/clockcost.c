@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bench/clockcost.c: what one read of the TSC costs on this machine, the
  * clock memrec --time reads twice around every allocator call
- * (recorder/target/alloctime.h): back to back, around a malloc/free pair,
+ * (recorder/preload/callclock.h): back to back, around a malloc/free pair,
  * and inside a loop of independent cache misses, where a read that waits
  * for the loads before it costs the program its overlapped misses
  * (docs/performance.md, "memrec --time"). x86-64 only.

@@ -71,7 +71,7 @@ char *find_preload(void);
 
 /* ---- timing.c ---- */
 
-/* The clocks of MEMREC_TIME (the recorder's alloctime.h has the same). */
+/* The clocks of MEMREC_TIME (the recorder's callclock.h has the same). */
 enum timing_clock {
     TIMING_TSC = 1,
     TIMING_MONOTONIC = 2,

@@ -205,7 +205,7 @@ static inline uint64_t pair_hash(uint64_t size, uint32_t trace)
     return u64map_mix(size * 0x9E3779B97F4A7C15ull ^ ((uint64_t)trace << 17) ^ trace);
 }
 
-/* ---- blocks.c ---- */
+/* ---- pairs.c ---- */
 
 /** Release the pair table. */
 void info_table_free(struct merge *m);

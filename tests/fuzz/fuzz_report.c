@@ -26,7 +26,7 @@
 #include "fuzz_common.h"
 #include "model.h"
 #include "report.h"
-#include "threads.h"
+#include "threadcosts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

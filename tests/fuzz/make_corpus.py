@@ -65,7 +65,7 @@ def wire_batches(argv):
     ino = os.fstat(r).st_ino
 
     def child_setup():
-        # MEMREC_PIPE=fd:inode:pid, as memrec sets it (recorder/target/init.c).
+        # MEMREC_PIPE=fd:inode:pid, as memrec sets it (recorder/preload/init.c).
         os.environ["MEMREC_PIPE"] = "%d:%d:%d" % (w, ino, os.getpid())
         os.environ["LD_PRELOAD"] = os.path.join(BUILD, "libmemrec_preload.so")
 

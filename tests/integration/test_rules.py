@@ -172,12 +172,12 @@ def check_internal_header():
           "the include scan sees format/ and tests/ (%d users)" % len(users))
 
 
-# The layers of recorder/target/, top to bottom: a file may refer (call a
+# The layers of recorder/preload/, top to bottom: a file may refer (call a
 # function, read a variable) to a name defined by a file of its own layer or
 # of a layer below it, never above. docs/design.md ("Inside the target",
 # "Layers") holds the same table; check_layers() compares the two.
 LAYERS = [
-    ("hooks", "preload.c syshooks.c maphooks.c pools.c deepbind.c attach.c"),
+    ("hooks", "preload.c syshooks.c maphooks.c pools.c dlopen_hook.c attach.c"),
     ("lifecycle", "init.c service.c crash.c"),
     ("modules", "modules.c preloaded.c heapinfo.c"),
     ("buffers", "buffer.c buflock.c seq.c sigevents.c buffer_map.c crashflush.c"),
@@ -289,11 +289,11 @@ def layer_violations(layer_of, refs):
 
 def design_layers():
     """The layer table of docs/design.md: rows '| layer | `a.c` `b.c` |'
-    after the header '| layer | files of recorder/target/ |'."""
+    after the header '| layer | files of recorder/preload/ |'."""
     rows, inside = [], False
     with open(os.path.join(SRC, "docs", "design.md"), encoding="utf-8") as f:
         for line in f:
-            if line.startswith("| layer | files of recorder/target/"):
+            if line.startswith("| layer | files of recorder/preload/"):
                 inside = True
                 continue
             if inside:
@@ -311,15 +311,15 @@ def check_layers():
     for i, (_name, files) in enumerate(LAYERS):
         for f in files.split():
             layer_of[f] = i
-    sources_here = sorted(os.path.basename(p) for p in sources(os.path.join("recorder", "target"))
+    sources_here = sorted(os.path.basename(p) for p in sources(os.path.join("recorder", "preload"))
                           if p.endswith(".c"))
     check_eq(sorted(set(layer_of) ^ set(sources_here)), [],
-             "every file of recorder/target/ has a layer, and only those (%d files)" % len(sources_here))
+             "every file of recorder/preload/ has a layer, and only those (%d files)" % len(sources_here))
     objects = preload_objects()
     if not check(objects, "object files of the preload library under %s (memrec_preload.dir)" % BUILD):
         return
     check_eq(sorted(set(objects) ^ set(sources_here)), [],
-             "the preload library's objects are the files of recorder/target/")
+             "the preload library's objects are the files of recorder/preload/")
     refs = file_references(objects)
     check(len(refs) > 50 and ("preload.c", "buffer.c") in refs,
           "the object scan sees the calls between files (%d pairs)" % len(refs))

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The fast walker's caches (recorder/target/cfi.c) on fake stacks: an array
+/* The fast walker's caches (recorder/preload/cfi.c) on fake stacks: an array
  * of cells stands for a thread's stack, and a fake ehframe_rule() gives the
  * rule of each fake pc, so every walk is deterministic. Checked: the
  * addresses and hash of a walk; a repeated stack served from its slot; a

@@ -28,7 +28,7 @@ HIDDEN void buffer_sync(void);
 HIDDEN void buffer_detach(void);
 /** Record an allocation / free / realloc of this thread. With --time
  * (opts.time), the event carries tstate.ticks, which the hook set to the
- * forwarded call's time (alloctime.h). */
+ * forwarded call's time (callclock.h). */
 HIDDEN void buffer_alloc(unsigned kind, void *p, size_t size);
 HIDDEN void buffer_free(unsigned kind, void *p);
 /** A timed free (opts.time): begin writes the free, numbered before the

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloctime.h"
+#include "callclock.h"
 #include "buflock.h"
 #include "guard.h"
 #include "mem.h"

@@ -5,8 +5,8 @@
  * model.c from PACK_STRING and PACK_FRAMES records, read by symfiles.c
  * instead of the module files. The file is untrusted: every string id and
  * module is checked, counts are bounded by what the file defined. */
-#ifndef PACKED_H
-#define PACKED_H
+#ifndef PACKFRAMES_H
+#define PACKFRAMES_H
 
 #include <stdint.h>
 

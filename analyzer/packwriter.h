@@ -4,8 +4,8 @@
  * files are absent (docs/format.md, "Packed recordings"). The input's
  * records are copied unchanged; the pack records follow them. Never
  * prints: errors come back as a message for the caller to print. */
-#ifndef PACK_H
-#define PACK_H
+#ifndef PACKWRITER_H
+#define PACKWRITER_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Per-thread costs (threads.h): an accounting whose "traces" are threads
+/* Per-thread costs (threadcosts.h): an accounting whose "traces" are threads
  * (dense ids, in the order threads first allocate), fed one event at a
  * time with the thread that owns each block, so that its per-trace peak
  * and leaks are the threads'. Which thread owns a freed block is told by
  * live counts per (size, stack) pair and thread. */
 #define _GNU_SOURCE
-#include "threads.h"
+#include "threadcosts.h"
 
 #include <errno.h>
 #include <stdlib.h>

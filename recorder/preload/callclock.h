@@ -2,8 +2,8 @@
 /* memrec --time: the clock the hooks read just before and just after the
  * forwarded call to the allocator. Header only: it is read twice per timed
  * call and must stay inline. Never allocates. */
-#ifndef RECORDER_ALLOCTIME_H
-#define RECORDER_ALLOCTIME_H
+#ifndef RECORDER_CALLCLOCK_H
+#define RECORDER_CALLCLOCK_H
 
 #include <stdint.h>
 #include <time.h>

@@ -2,7 +2,7 @@
 /* got.c: rewriting the GOT slots through which a loaded object calls
  * functions of other objects, and putting the old values back. Used to
  * route a library opened with RTLD_DEEPBIND through the recorder's hooks
- * (deepbind.c), and meant for attaching to a running process too: install
+ * (dlopen_hook.c), and meant for attaching to a running process too: install
  * hooks in every loaded object, later remove them. x86-64 ELF only
  * (R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT in DT_JMPREL and DT_RELA; DT_REL
  * tables, used by other architectures, are not read). Runs inside the

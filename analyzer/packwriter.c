@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* memprint --pack (pack.h): load the recording, symbolize every distinct
+/* memprint --pack (packwriter.h): load the recording, symbolize every distinct
  * address of its trace tree once, then copy its records unchanged into a
  * temporary file, append the pack records, and rename the copy over the
  * output. The input is untrusted: it is read to its end without error
  * before anything is written, and everything sized here is bounded by
  * what the model holds (its nodes and modules). */
-#include "pack.h"
+#include "packwriter.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* The frames of a packed recording (packed.h): a string table and a hash
+/* The frames of a packed recording (packframes.h): a string table and a hash
  * of (module, address) -> a run of frames. Nothing here trusts a number
  * from the file: string ids are checked against the strings defined
  * before, and the tables grow with records read, never with a count. */
-#include "packed.h"
+#include "packframes.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloctime.h"
+#include "callclock.h"
 #include "buffer.h"
 #include "guard.h"
 #include "init.h"
@@ -747,7 +747,7 @@ EXPORT void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t align, const voi
     delete_common(OP_DEL_ARR_AL_NT, DS_AL_NT, MEMFMT_K_DELETE_ARRAY, p, align, 0, nt);
 }
 
-/* ---- the interposed names, for got.c and deepbind.c ---- */
+/* ---- the interposed names, for got.c and dlopen_hook.c ---- */
 
 _Static_assert(OP_COUNT == PRELOAD_HOOKS - PRELOAD_C_HOOKS, "every C++ operator has a hook number");
 

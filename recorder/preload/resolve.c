@@ -114,7 +114,7 @@ static void *after_exe_stub(void *p, const char *name)
     for (struct link_map *l = lm->l_next; l; l = l->l_next) {
         /* A handle of its own, not the link map: the vDSO's map has no
          * search scope, and dlsym on it would crash. dlmopen in the base
-         * namespace is glibc's dlopen without our dlopen hook (deepbind.c,
+         * namespace is glibc's dlopen without our dlopen hook (dlopen_hook.c,
          * above this file): with RTLD_NOLOAD and a loaded object's own
          * name the caller plays no part, so the handle is the same. */
         void *h = l->l_name && l->l_name[0] ? dlmopen(LM_ID_BASE, l->l_name, RTLD_LAZY | RTLD_NOLOAD) : NULL;

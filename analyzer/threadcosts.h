@@ -11,8 +11,8 @@
  * its blocks (a realloc's whole time with its new block), so a thread's
  * time is --alloc-time's for that thread (the calls it made) when every
  * block is freed by the thread that allocated it. Never prints. */
-#ifndef THREADS_H
-#define THREADS_H
+#ifndef THREADCOSTS_H
+#define THREADCOSTS_H
 
 #include <stdint.h>
 

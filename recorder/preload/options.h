@@ -17,7 +17,7 @@ struct rec_options {
     int sample_seed; /* 0: a different sample every run */
     int tsc_order; /* order events by the TSC where the kernel trusts it */
     int heapinfo; /* sample the allocator's own figures (mallinfo2) in the service thread */
-    int time; /* memrec --time: enum alloctime_clock (alloctime.h); 0: calls are not timed */
+    int time; /* memrec --time: enum alloctime_clock (callclock.h); 0: calls are not timed */
 };
 
 HIDDEN extern struct rec_options opts;

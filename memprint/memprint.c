@@ -26,13 +26,13 @@
 #include "groups.h"
 #include "massif.h"
 #include "model.h"
-#include "pack.h"
+#include "packwriter.h"
 #include "pprof.h"
 #include "report.h"
 #include "rssgap.h"
 #include "suppress.h"
 #include "svg.h"
-#include "threads.h"
+#include "threadcosts.h"
 #include "util.h"
 
 /* ---- the CI gate: options (the rest is after compare()) ---- */
