@@ -447,8 +447,24 @@ int tbuf_sampled(void *p, size_t size)
     return count_call(size) && sample_hit(size) && sample_add(p);
 }
 
+/* Sampling: what signal handlers queued goes out before the set of
+ * sampled blocks is asked or changed. Their calls came first, and may be
+ * of this very address: a handler's block freed at once and now handed out
+ * again. Added to the set before the queue's free of it was sent, the
+ * block would be taken for the queued one, its free sent unmatched and
+ * the new block's own free dropped. */
+static inline __attribute__((always_inline)) void queue_first(void)
+{
+    if (__builtin_expect(tstate.deferred, 0)) {
+        buffer_send_deferred();
+    }
+}
+
 void buffer_alloc(unsigned kind, void *p, size_t size)
 {
+    if (opts.sample_rate) {
+        queue_first();
+    }
     if (opts.sample_rate && !tbuf_sampled(p, size)) {
         return;
     }
@@ -471,6 +487,9 @@ void buffer_alloc(unsigned kind, void *p, size_t size)
 
 void buffer_free(unsigned kind, void *p)
 {
+    if (opts.sample_rate) {
+        queue_first();
+    }
     if (opts.sample_rate && !sample_remove(p)) {
         return; /* not a sampled block */
     }
@@ -494,6 +513,9 @@ void buffer_free(unsigned kind, void *p)
  * thread nor a crash flush sends the event without it. */
 static inline __attribute__((always_inline)) int free_begin(unsigned kind, void *p)
 {
+    if (opts.sample_rate) {
+        queue_first();
+    }
     if (opts.sample_rate && !sample_remove(p)) {
         return 0; /* not a sampled block */
     }

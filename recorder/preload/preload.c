@@ -300,6 +300,11 @@ static inline __attribute__((always_inline)) void *do_realloc(unsigned kind, voi
          * Mostly neither is: then nothing is called, errno is untouched.
          * With --time, a call with either part sampled is timed, its time
          * on the allocation if that is sampled, else on the free. */
+        if (__builtin_expect(tstate.deferred, 0)) {
+            /* Handlers' queued calls first: old may be a block one of
+             * them allocated, in the sampled set only once sent. */
+            buffer_send_deferred();
+        }
         int timed = opts.time && ((old && !sample_free_unseen(old)) || !sample_skips(size));
         void *p = call_realloc(old, size, n, is_array, timed);
         uint64_t ticks = timed ? tstate.ticks : 0;
