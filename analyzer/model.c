@@ -329,6 +329,7 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     m->nodes[0].module = -1;
     m->nnodes = 1;
     m->rssgap.events_accounted = !hook || !hook->replaces_events;
+    m->rssgap.format_version = m->header.version;
     /* Events come in batches: most of a recording is events, and a
      * struct memfmt_record for each cost more than the accounting. An
      * allocation naming a trace not defined yet is counted without a

@@ -76,37 +76,57 @@ static void wait_for_after(struct rssgap *g, int kind, const struct rssgap_momen
     g->ring_kind[g->ring_n++] = kind;
 }
 
+/* A new stretch of RSS or of the heap: the moments waiting in the old one
+ * never get their "after". */
+static int moved(uint64_t now, uint64_t *steady_value)
+{
+    uint64_t d = now > *steady_value ? now - *steady_value : *steady_value - now;
+    if (d <= *steady_value / RSSGAP_STEADY_SHARE) {
+        return 0;
+    }
+    *steady_value = now;
+    return 1;
+}
+
+static void follow_heap(struct rssgap *g, const struct acct_totals *t)
+{
+    if (!g->heap_seen || moved(t->live_bytes, &g->steady_heap)) {
+        g->heap_seen = 1;
+        g->steady_heap = t->live_bytes;
+        g->steady_heap_ms = g->ms;
+        g->ring_n = 0;
+    }
+}
+
+/* RSS and the heap have both held since RSSGAP_STEADY_MS before now (ms
+ * never goes back, so the differences cannot wrap). */
+static int steady_now(const struct rssgap *g)
+{
+    return g->rss && g->ms - g->steady_ms >= RSSGAP_STEADY_MS && g->ms - g->steady_heap_ms >= RSSGAP_STEADY_MS;
+}
+
 void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t)
 {
     struct rssgap_moment now = {0};
-    /* ms never goes back, so the difference cannot wrap. */
-    int steady = g->rss && g->ms - g->steady_ms >= RSSGAP_STEADY_MS;
     switch (r->tag) {
     case MEMFMT_REC_TIME:
         if (r->u.time.ms > g->ms) {
             g->ms = r->u.time.ms;
         }
+        follow_heap(g, t);
         confirm(g);
-        if (g->rss) {
+        if (steady_now(g)) {
             take(g, &now, t);
-            if (g->ms - g->steady_ms >= RSSGAP_STEADY_MS) {
-                wait_for_after(g, RSSGAP_RSS_STEADY, &now);
-            }
-            offer(g, RSSGAP_RSS_ANY, &now);
+            wait_for_after(g, RSSGAP_RSS_STEADY, &now);
         }
         break;
-    case MEMFMT_REC_RSS: {
+    case MEMFMT_REC_RSS:
         g->rss = r->u.rss.bytes;
-        uint64_t d = g->rss > g->steady_rss ? g->rss - g->steady_rss : g->steady_rss - g->rss;
-        if (d > g->steady_rss / RSSGAP_STEADY_SHARE) {
-            /* A new stretch: the moments waiting in the old one never get
-             * their "after". */
-            g->steady_rss = g->rss;
+        if (moved(g->rss, &g->steady_rss)) {
             g->steady_ms = g->ms;
             g->ring_n = 0;
         }
         break;
-    }
     case MEMFMT_REC_STATS:
     case MEMFMT_REC_END: g->ring_n = 0; break;
     case MEMFMT_REC_HEAPINFO:
@@ -118,8 +138,9 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
         if (r->u.heapinfo.wall_ns > g->wall_ns_max) {
             g->wall_ns_max = r->u.heapinfo.wall_ns;
         }
+        follow_heap(g, t);
         /* Before the first RSS sample there is nothing to split. */
-        if (!g->rss) {
+        if (!steady_now(g)) {
             break;
         }
         take(g, &now, t);
@@ -132,10 +153,7 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
         now.info.keepcost = r->u.heapinfo.keepcost;
         now.info.hblks = r->u.heapinfo.hblks;
         now.info.hblkhd = r->u.heapinfo.hblkhd;
-        if (steady) {
-            wait_for_after(g, RSSGAP_INFO_STEADY, &now);
-        }
-        offer(g, RSSGAP_INFO_ANY, &now);
+        wait_for_after(g, RSSGAP_INFO_STEADY, &now);
         break;
     default: break;
     }
@@ -152,7 +170,6 @@ int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out)
         return -1;
     }
     out->at = g->best[kind];
-    out->steady = kind == RSSGAP_INFO_STEADY || kind == RSSGAP_RSS_STEADY;
     const struct rssgap_moment *m = &out->at;
     if (!m->has_info) {
         out->rest = diff_sat(m->rss, add_sat(m->live_heap, m->mapped));
@@ -167,6 +184,33 @@ int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out)
     out->rest = diff_sat(m->rss, add_sat(allocator_total, m->mapped));
     out->advice = out->free_held >= RSSGAP_ADVICE_MIN && out->free_held / RSSGAP_ADVICE_RATIO >= m->live_heap;
     return 0;
+}
+
+enum rssgap_missing rssgap_missing(const struct rssgap *g)
+{
+    struct rssgap_parts p;
+    if (rssgap_compute(g, &p) == 0) {
+        return RSSGAP_PRESENT;
+    }
+    if (!g->events_accounted) {
+        return RSSGAP_WINDOW;
+    }
+    if (!g->rss) {
+        return RSSGAP_NO_RSS;
+    }
+    /* A moment needs a steady stretch before it and after it. */
+    return g->ms < 2 * RSSGAP_STEADY_MS ? RSSGAP_SHORT : RSSGAP_UNSTEADY;
+}
+
+const char *rssgap_missing_name(enum rssgap_missing why)
+{
+    switch (why) {
+    case RSSGAP_WINDOW: return "window";
+    case RSSGAP_NO_RSS: return "no_rss";
+    case RSSGAP_SHORT: return "short";
+    case RSSGAP_UNSTEADY: return "unsteady";
+    default: return NULL;
+    }
 }
 
 /* ---- text ---- */
@@ -187,8 +231,12 @@ static void line_s(FILE *f, const char *what, const char *est, int64_t v, uint64
     char b[32], s[40];
     uint64_t mag = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
     snprintf(s, sizeof s, "%s%s", v < 0 ? "-" : "", util_bytes(b, sizeof b, mag));
-    fprintf(f, "    %-40s %s%10s (%" PRId64 " bytes) %5.1f%%\n", what, est, s, v,
-            v < 0 ? -pct(mag, rss) : pct(mag, rss));
+    if (v < 0) {
+        /* A share of RSS cannot be negative: the note below says why the part is. */
+        fprintf(f, "    %-40s %s%10s (%" PRId64 " bytes)\n", what, est, s, v);
+        return;
+    }
+    fprintf(f, "    %-40s %s%10s (%" PRId64 " bytes) %5.1f%%\n", what, est, s, v, pct(mag, rss));
 }
 
 void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, FILE *f)
@@ -197,16 +245,24 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
     char b1[32], b2[32], b3[32], b4[32];
     fputs("\nRSS VERSUS HEAP\n", f);
     if (rssgap_compute(g, &p) != 0) {
-        fputs(g->events_accounted ? "  (no RSS sample in the recording)\n"
-                                  : "  (whole run only: not shown for a time window or --at)\n",
-              f);
+        switch (rssgap_missing(g)) {
+        case RSSGAP_WINDOW: fputs("  (whole run only: not shown for a time window or --at)\n", f); break;
+        case RSSGAP_NO_RSS: fputs("  (no RSS sample in the recording)\n", f); break;
+        case RSSGAP_SHORT:
+            fprintf(f, "  (the run took %.3f s: too short for RSS and the live heap to hold still for %d ms)\n",
+                    (double)g->ms / 1000.0, RSSGAP_STEADY_MS);
+            break;
+        default:
+            fprintf(f, "  (RSS or the live heap moved all the time: no moment where both held still for %d ms)\n",
+                    RSSGAP_STEADY_MS);
+            break;
+        }
         return;
     }
     const struct rssgap_moment *m = &p.at;
     const char *est = sampled ? "~" : " ";
-    fprintf(f, "  at %.3f s, the %s where RSS exceeded the live heap the most%s:\n", (double)m->ms / 1000.0,
-            p.known ? "allocator sample" : "moment",
-            p.steady ? "" : "\n  (RSS never held still: the figures are approximate)");
+    fprintf(f, "  at %.3f s, the %s where RSS exceeded the live heap the most:\n", (double)m->ms / 1000.0,
+            p.known ? "allocator sample" : "moment");
     line_u(f, "RSS (including memrec overhead)", " ", m->rss, m->rss);
     line_u(f, "live heap (requested bytes in use)", est, m->live_heap, m->rss);
     if (p.known) {
@@ -230,9 +286,10 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
     } else {
         line_u(f, "direct mappings (mmap, brk)", " ", m->mapped, m->rss);
         line_s(f, "the rest (allocator and other, unknown)", " ", p.rest, m->rss);
-        fputs("  the allocator's overhead and free memory are unknown: the recording has no allocator samples\n"
-              "  (made before format version 3, with MEMREC_HEAPINFO=0, or with an allocator without glibc's\n"
-              "  mallinfo2)\n",
+        fputs("  the allocator's overhead and free memory are unknown: the recording has no allocator samples\n", f);
+        fputs(g->format_version && g->format_version < 3
+                  ? "  (it was made before format version 3)\n"
+                  : "  (recorded with MEMREC_HEAPINFO=0, or the allocator is not glibc's: no mallinfo2)\n",
               f);
     }
     if (!p.advice) {
@@ -297,16 +354,16 @@ void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
 {
     struct rssgap_parts p;
     if (rssgap_compute(g, &p) != 0) {
-        fputs(", \"rss_gap\": null", f);
+        fprintf(f, ", \"rss_gap\": null, \"rss_gap_missing\": \"%s\"", rssgap_missing_name(rssgap_missing(g)));
         return;
     }
     const struct rssgap_moment *m = &p.at;
     fprintf(f,
             ", \"rss_gap\": {\"at_ms\": %" PRIu64 ", \"rss_bytes\": %" PRIu64 ", \"live_heap_bytes\": %" PRIu64
             ", \"live_heap_estimated\": %s, \"live_blocks\": %" PRIu64 ", \"mapped_bytes\": %" PRIu64
-            ", \"allocator_known\": %s, \"rss_steady\": %s",
+            ", \"allocator_known\": %s",
             m->ms, m->rss, m->live_heap, sampled ? "true" : "false", m->live_blocks, m->mapped,
-            p.known ? "true" : "false", p.steady ? "true" : "false");
+            p.known ? "true" : "false");
     if (p.known) {
         fprintf(f,
                 ", \"allocator_in_use_bytes\": %" PRIu64 ", \"allocator_overhead_bytes\": %" PRId64
@@ -324,6 +381,6 @@ void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
     fprintf(f,
             ", \"rest_bytes\": %" PRId64 ", \"advice\": %s, \"heapinfo_samples\": %" PRIu64
             ", \"heapinfo_cost_ns_total\": %" PRIu64 ", \"heapinfo_cost_ns_max\": %" PRIu64
-            ", \"heapinfo_wall_ns_max\": %" PRIu64 "}",
+            ", \"heapinfo_wall_ns_max\": %" PRIu64 "}, \"rss_gap_missing\": null",
             p.rest, p.advice ? "true" : "false", g->samples, g->cost_ns_total, g->cost_ns_max, g->wall_ns_max);
 }

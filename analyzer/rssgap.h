@@ -30,30 +30,38 @@ struct rssgap_moment {
     } info;
 };
 
-/* RSS is steady while it stays within 1/RSSGAP_STEADY_SHARE of the value
- * that started the steady stretch. memrec writes an RSS record when it
- * reads the value, which can be ahead of the events written so far by a
- * flush period, and the last value before the process ends is stale (it
- * ends before the next read): so a moment counts as steady only when RSS
- * held for RSSGAP_STEADY_MS (two of memrec's samples) before it and after
- * it. Moments waiting for the "after" are kept in a small ring. */
+/* RSS and the live heap are steady while each stays within
+ * 1/RSSGAP_STEADY_SHARE of the value that started its steady stretch.
+ * memrec writes an RSS record when it reads the value, which can be ahead
+ * of the events written so far by a flush period, and the last value
+ * before the process ends is stale (it ends before the next read): so a
+ * moment counts only when both RSS and the live heap held for
+ * RSSGAP_STEADY_MS (two of memrec's samples) before it and after it. Any
+ * lag between the two is then smaller than the stretch, and the moment's
+ * RSS, heap and allocator figures describe one state of the program.
+ * (Taking the widest gap among unsteady moments picks exactly the moment
+ * where the events lag RSS the most.) Moments waiting for the "after" are
+ * kept in a small ring. */
 #define RSSGAP_STEADY_MS 20
 #define RSSGAP_STEADY_SHARE 64
 #define RSSGAP_RING 8
 
-/* The kinds of moment kept, best first: allocator samples where RSS was
- * steady, any allocator sample, TIME records where RSS was steady, any
- * TIME record after an RSS sample. */
-enum { RSSGAP_INFO_STEADY, RSSGAP_INFO_ANY, RSSGAP_RSS_STEADY, RSSGAP_RSS_ANY, RSSGAP_NKINDS };
+/* The kinds of moment kept, best first: allocator samples, TIME records
+ * (both where RSS and the heap were steady). */
+enum { RSSGAP_INFO_STEADY, RSSGAP_RSS_STEADY, RSSGAP_NKINDS };
 
 /* What is kept while reading. Zero-initialized: nothing seen. */
 struct rssgap {
     int events_accounted; /* set by the loader: live heap figures are the whole run's */
+    unsigned format_version; /* set by the loader: says why allocator samples may be missing */
     uint64_t ms; /* latest TIME */
     uint64_t rss; /* latest RSS sample (0: none yet) */
     uint64_t steady_rss; /* the RSS that started the steady stretch */
     uint64_t steady_ms; /* time of the latest TIME record before that */
-    /* Steady moments waiting for RSSGAP_STEADY_MS more of steady RSS. */
+    int heap_seen; /* steady_heap holds a value */
+    uint64_t steady_heap; /* the live heap that started its steady stretch */
+    uint64_t steady_heap_ms; /* the time that stretch started */
+    /* Steady moments waiting for RSSGAP_STEADY_MS more of steady RSS and heap. */
     struct rssgap_moment ring[RSSGAP_RING];
     int ring_kind[RSSGAP_RING];
     unsigned ring_n;
@@ -78,7 +86,6 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
 struct rssgap_parts {
     struct rssgap_moment at;
     int known; /* the allocator's figures are known (at.has_info) */
-    int steady; /* RSS had not changed for RSSGAP_STEADY_MS at that moment */
     int64_t overhead; /* allocator in use (uordblks + hblkhd) minus live heap */
     uint64_t in_use; /* uordblks + hblkhd */
     uint64_t free_held; /* fordblks: free bytes in the arenas, top included */
@@ -94,8 +101,21 @@ struct rssgap_parts {
 
 /** The split at the moment kept: the widest gap of the best kind of
  * moment the file has (the order of the enum). Returns 0, or -1 when there is
- * nothing to split (no RSS sample, or the live heap is not the whole run's). */
+ * nothing to split: rssgap_missing() says why. */
 int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out);
+
+/* Why there is nothing to split. */
+enum rssgap_missing {
+    RSSGAP_PRESENT, /* there is a moment */
+    RSSGAP_WINDOW, /* the live heap is not the whole run's (a time window, --at) */
+    RSSGAP_NO_RSS, /* the recording has no RSS sample */
+    RSSGAP_SHORT, /* the run is shorter than a steady stretch before and after a moment */
+    RSSGAP_UNSTEADY, /* RSS or the live heap moved throughout the run */
+};
+/** Why rssgap_compute() has nothing to split, or RSSGAP_PRESENT. */
+enum rssgap_missing rssgap_missing(const struct rssgap *g);
+/** The name of a reason in JSON ("window", "no_rss", "short", "unsteady"); NULL for RSSGAP_PRESENT. */
+const char *rssgap_missing_name(enum rssgap_missing why);
 
 /** The "RSS VERSUS HEAP" section as text; `sampled`: live heap figures
  * are estimates; `nthreads`: threads the recording saw. */
@@ -103,7 +123,8 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
 /** The split in one line (two with the advice), for memtui's summary;
  * nothing when there is nothing to split. */
 void rssgap_print_brief(const struct rssgap *g, FILE *f);
-/** `, "rss_gap": {...}` (null when there is nothing to split). */
+/** `, "rss_gap": {...}, "rss_gap_missing": null`, or `"rss_gap": null`
+ * and the reason's name when there is nothing to split. */
 void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f);
 
 #endif
