@@ -193,7 +193,10 @@ static double pct(uint64_t v, uint64_t total)
 
 /* The script: zoom (click), reset, search (prompt) with the matched share,
  * and the details line. It reads names from the frames' text, never from
- * strings written into it. */
+ * strings written into it. Text is read and written through textContent:
+ * a frame too narrow for its name has an empty <text>, which has no child
+ * node (setting firstChild.nodeValue there threw, and ended every zoom and
+ * reset half-way, leaving frames hidden). */
 static const char script[] =
     "var svgns='http://www.w3.org/2000/svg';\n"
     "var W=WIDTH_PX,PADX=PAD_PX,CW=CHAR_PX,frames=[],total=0,unit='',zoomed=null;\n"
@@ -205,19 +208,19 @@ static const char script[] =
     "\n"
     "   "
     "d:+e.getAttribute('data-d'),name:e.getAttribute('data-n')!==null?e.getAttribute('data-n'):e.getElementsByTagName('"
-    "title')[0].firstChild.nodeValue.split('\\n')[0],fill:r.getAttribute('fill')});\n"
+    "title')[0].textContent.split('\\n')[0],fill:r.getAttribute('fill')});\n"
     "  e.addEventListener('click',(function(f){return function(){zoom(f);};})(frames[frames.length-1]));\n"
     "  e.addEventListener('mouseover',(function(f){return "
-    "function(){details(f.g.getElementsByTagName('title')[0].firstChild.nodeValue.replace(/\\n/g,' | "
+    "function(){details(f.g.getElementsByTagName('title')[0].textContent.replace(/\\n/g,' | "
     "'));};})(frames[frames.length-1]));\n"
     "  e.addEventListener('mouseout',function(){details('');});}\n"
     " if(frames.length){total=frames[0].v;}document.getElementById('reset').addEventListener('click',function(){zoom("
     "frames[0]);});\n"
     " document.getElementById('search').addEventListener('click',search);}\n"
-    "function details(s){document.getElementById('details').firstChild.nodeValue=s||' ';}\n"
+    "function details(s){document.getElementById('details').textContent=s||' ';}\n"
     "function fit(f,w){var n=Math.floor((w-6)/CW);var s=f.name;if(n<2){s='';}else "
     "if(s.length>n){s=s.substring(0,n-1)+'\\u2026';}\n"
-    " f.t.firstChild.nodeValue=s;}\n"
+    " f.t.textContent=s;}\n"
     "function zoom(z){if(!z){return;}zoomed=z;for(var i=0;i<frames.length;i++){var f=frames[i];\n"
     "  var inside=f.x>=z.x&&f.x+f.v<=z.x+z.v&&f.d>=z.d;var above=f.d<z.d&&f.x<=z.x&&f.x+f.v>=z.x+z.v;\n"
     "  if(!inside&&!above){f.g.style.display='none';continue;}f.g.style.display='';\n"
@@ -230,8 +233,8 @@ static const char script[] =
     " var rx=null;if(re!==''){try{rx=new RegExp(re);}catch(e){alert('bad expression: '+e.message);return;}}\n"
     " var sum=0,end=-1;for(var i=0;i<frames.length;i++){var f=frames[i];var hit=rx!==null&&i>0&&rx.test(f.name);\n"
     "  f.r.setAttribute('fill',hit?'rgb(230,0,230)':f.fill);if(hit&&f.x>=end){sum+=f.v;end=f.x+f.v;}}\n"
-    " var m=document.getElementById('matched').firstChild;\n"
-    " m.nodeValue=rx===null?' ':'Matched: '+(total?(100*sum/total).toFixed(2):'0.00')+'% ('+sum+' '+unit+')';}\n"
+    " var m=document.getElementById('matched');\n"
+    " m.textContent=rx===null?' ':'Matched: '+(total?(100*sum/total).toFixed(2):'0.00')+'% ('+sum+' '+unit+')';}\n"
     "window.addEventListener('load',init);\n";
 
 static void put_script(FILE *f)

@@ -2,7 +2,7 @@
 // Runs the script of a memprint --svg file under node with a minimal DOM:
 // enough of the elements the script touches to drive zoom and search.
 // Input (argv[2]): JSON {script, unit, frames: [{attrs, title, rect, text}],
-// search, click}. Output: JSON {matched, rects: [{x, width, display}]}.
+// search, click, reset}. Output: JSON {matched, rects: [{x, width, display, fill, text}]}.
 'use strict';
 const fs = require('fs');
 const input = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
@@ -17,7 +17,14 @@ function element(attrs, children) {
         children: children || {},
         listeners: {},
         style: {display: ''},
-        firstChild: node(attrs._text !== undefined ? attrs._text : ''),
+        // As in a browser: an element with no text has no child node.
+        firstChild: attrs._text ? node(attrs._text) : null,
+        get textContent() {
+            return this.firstChild ? this.firstChild.nodeValue : '';
+        },
+        set textContent(v) {
+            this.firstChild = v === '' ? null : node(String(v));
+        },
         getAttribute(n) {
             return n in this.attrs ? String(this.attrs[n]) : null;
         },
@@ -63,13 +70,16 @@ global.alert = () => {};
 eval(input.script);
 onload();
 byId.search.listeners.click();
-const matched = byId.matched.firstChild.nodeValue;
+const matched = byId.matched.textContent;
 if (input.click !== null) {
     frames[input.click].listeners.click();
+}
+if (input.reset) {
+    byId.reset.listeners.click();
 }
 const rects = frames.map(f => {
     const r = f.getElementsByTagName('rect')[0];
     return {x: +r.getAttribute('x'), width: +r.getAttribute('width'), display: f.style.display,
-            fill: r.getAttribute('fill')};
+            fill: r.getAttribute('fill'), text: f.getElementsByTagName('text')[0].textContent};
 });
 process.stdout.write(JSON.stringify({matched, rects}));

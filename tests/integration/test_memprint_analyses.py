@@ -213,10 +213,20 @@ if shutil.which("node"):
                             "text": g.find(SVG + "text").text or ""})
     names = [f["title"].split("\n")[0] for f in shim_frames]
 
-    def shim(search, click):
+    def load_frames(path):
+        out = []
+        for g in ET.parse(path).getroot().iter(SVG + "g"):
+            rect = g.find(SVG + "rect")
+            out.append({"attrs": {k: v for k, v in g.attrib.items()}, "title": g.find(SVG + "title").text,
+                        "rect": {k: rect.get(k) for k in ("x", "width", "fill")},
+                        "text": g.find(SVG + "text").text or ""})
+        return out
+
+    def shim(search, click, frames_in=None, reset=False):
         inp = os.path.join(d, "shim.json")
         with open(inp, "w") as fh:
-            json.dump({"script": script, "unit": "calls", "frames": shim_frames, "search": search, "click": click}, fh)
+            json.dump({"script": script, "unit": "calls", "frames": frames_in or shim_frames, "search": search,
+                       "click": click, "reset": reset}, fh)
         r = run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "svg_shim.js"), inp])
         check_eq(r.returncode, 0, "svg script under node (%s)" % r.stderr.decode()[-300:])
         return json.loads(r.stdout.decode() or "{}")
@@ -231,6 +241,25 @@ if shutil.which("node"):
     check(abs(zoomed["width"] - 1180) < 0.01 and abs(zoomed["x"] - 10) < 0.01, "svg click: the frame fills the width")
     check_eq(out["rects"][names.index("build_index")]["display"], "none", "svg click: frames beside it hidden")
     check_eq(out["rects"][0]["display"], "", "svg click: the root stays, above")
+
+    # A frame too narrow for its name has an empty <text> (no child node in
+    # a browser): zooming and resetting must go through every frame, and the
+    # reset must give back the graph as drawn (threads: 6 of its 11 frames).
+    for name, reverse in (("threads", False), ("threads", True)):
+        path = os.path.join(d, "%s.shim%s.svg" % (name, ".rev" if reverse else ""))
+        mp(["--svg", path, "--cost", "peak"] + (["--reverse"] if reverse else []) + [os.path.join(d, name + ".zst")],
+           "svg for the script")
+        fr = load_frames(path)
+        what = "svg script on %s%s" % (name, " --reverse" if reverse else "")
+        check(sum(1 for f in fr if not f["text"]) >= 2, "%s: frames with an empty text (%d of %d)" %
+              (what, sum(1 for f in fr if not f["text"]), len(fr)))
+        deepest = max(range(len(fr)), key=lambda i: int(fr[i]["attrs"]["data-d"]))
+        out = shim("", deepest, fr, reset=True)
+        drawn = [{"x": float(f["rect"]["x"]), "width": float(f["rect"]["width"]), "display": ""} for f in fr]
+        got = [{"x": r["x"], "width": r["width"], "display": r["display"]} for r in out.get("rects", [])]
+        check_eq(got, drawn, "%s: zoom into the deepest frame, then reset: every frame back as drawn" % what)
+        check_eq([r["text"] for r in out.get("rects", [])], [f["text"] for f in fr],
+                 "%s: after the reset, every frame's text as drawn" % what)
 else:
     skip_part("the svg's script (zoom, search)", "node is not installed")
 
