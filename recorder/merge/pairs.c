@@ -7,7 +7,6 @@
 
 void info_table_free(struct merge *m)
 {
-    release_until(m, 0); /* SCRATCH: a deliberate call up, from state to order */
     u64map_table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
 }
 
