@@ -405,8 +405,6 @@ int memfmt_read_batch(memfmt_reader *r, struct memfmt_record *rec, struct memfmt
 int memfmt_read_raw(memfmt_reader *r, const uint8_t **rec, size_t *len, unsigned *tag);
 /** Offset in the decompressed stream where the reader stands. */
 uint64_t memfmt_reader_offset(const memfmt_reader *r);
-/** Compressed bytes consumed from the file so far. */
-uint64_t memfmt_reader_file_offset(const memfmt_reader *r);
 /** errno of the last failed read, 0 if none. */
 int memfmt_reader_errno(const memfmt_reader *r);
 /** Release; accepts NULL. */

@@ -54,7 +54,6 @@ struct inflater {
     int seen_frame;
     int magic_ok; /* the file starts like zstd: later errors are corruption */
     int zerr; /* a status, given after the data decoded before it */
-    uint64_t consumed; /* compressed bytes consumed */
 };
 
 /* Decompressed bytes (rc 1), or the end: 0 clean, < 0 a status. */
@@ -63,7 +62,6 @@ struct piece {
     size_t len;
     int rc;
     int saved_errno;
-    uint64_t consumed; /* compressed bytes consumed when the piece was made */
 };
 
 struct memfmt_reader {
@@ -85,7 +83,6 @@ struct memfmt_reader {
     size_t raw_cap; /* up to READER_RAW_CAP */
     size_t raw_start, raw_end;
     uint64_t raw_base; /* stream offset of raw[0] */
-    uint64_t file_consumed;
     struct memfmt_header hdr;
     const uint8_t *blk; /* the EVENTS block being read (inside raw), or NULL */
     int ev_err; /* a bad event found after events memfmt_read_batch() handed out first */
@@ -152,7 +149,6 @@ static int inflate_some(struct inflater *z, uint8_t *dst, size_t cap, size_t *le
             z->magic_ok = 1;
         }
         ZSTD_outBuffer out = {dst, cap, *len};
-        size_t before = z->zbuf.pos;
         /* Small slices: when zstd finds corruption, what it decoded in the
          * same call is lost, so keep each call's share of the data small. */
         ZSTD_inBuffer slice = {z->zbuf.src, z->zbuf.size, z->zbuf.pos};
@@ -161,7 +157,6 @@ static int inflate_some(struct inflater *z, uint8_t *dst, size_t cap, size_t *le
         }
         size_t ret = ZSTD_decompressStream(z->dctx, &out, &slice);
         z->zbuf.pos = slice.pos;
-        z->consumed += z->zbuf.pos - before;
         if (ZSTD_isError(ret)) {
             z->zerr = z->seen_frame || z->magic_ok ? MEMFMT_E_CORRUPT : MEMFMT_E_NOT_MEMREC;
             if (ZSTD_getErrorCode(ret) == ZSTD_error_frameParameter_windowTooLarge) {
@@ -191,7 +186,6 @@ static void make_piece(struct inflater *z, struct piece *p)
     }
     p->rc = p->len > 0 ? 1 : rc;
     p->saved_errno = z->saved_errno;
-    p->consumed = z->consumed;
 }
 
 static void *inflate_main(void *arg)
@@ -264,7 +258,6 @@ static int refill(memfmt_reader *r)
     if (!r->cur) {
         r->cur = take_piece(r);
         r->cur_pos = 0;
-        r->file_consumed = r->cur->consumed;
         r->saved_errno = r->cur->saved_errno;
         if (r->cur->rc <= 0) {
             r->ended = 1;
@@ -549,11 +542,6 @@ uint64_t memfmt_reader_offset(const memfmt_reader *r)
         return r->raw_base + (uint64_t)(memfmt_event_pos(&r->ev) - r->raw);
     }
     return r->raw_base + r->raw_start;
-}
-
-uint64_t memfmt_reader_file_offset(const memfmt_reader *r)
-{
-    return r->file_consumed;
 }
 
 int memfmt_reader_errno(const memfmt_reader *r)

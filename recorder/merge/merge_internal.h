@@ -209,8 +209,6 @@ static inline uint64_t pair_hash(uint64_t size, uint32_t trace)
 
 /** Release the pair table. */
 void info_table_free(struct merge *m);
-/** Double the pair table (4096 cells at first), keeping its pairs. */
-void info_table_grow(struct merge *m);
 /** The id of a (size, trace) pair; new pairs get the next id. */
 uint32_t info_id(struct merge *m, uint64_t size, uint32_t trace);
 
@@ -287,7 +285,7 @@ void push(struct merge *m, struct stream *s, const struct qev *e);
 /** Apply a direct-mapping event (Q_MAP, Q_UNMAP, Q_MREMAP_*, Q_BRK). */
 int apply_map(struct merge *m, struct stream *s, struct qev *e);
 
-/* ---- decode.c ---- */
+/* ---- thread_clock.c ---- */
 
 /** The thread's times entry, made if new. */
 struct thread_clock *thread_clock_of(struct merge *m, uint32_t thread);

@@ -10,7 +10,8 @@ void info_table_free(struct merge *m)
     u64map_table_free(m->info_table, m->info_table_cap, sizeof *m->info_table);
 }
 
-void info_table_grow(struct merge *m)
+/* Double the pair table (4096 cells at first), keeping its pairs. */
+static void info_table_grow(struct merge *m)
 {
     size_t ncap = m->info_table_cap ? m->info_table_cap * 2 : 4096;
     struct info_cell *t = u64map_table_alloc(ncap, sizeof *t);

@@ -17,7 +17,6 @@
  * no buffer: it may wait for the owners (a detach run by a program thread
  * would wait for its own buffer if that thread was stopped inside it). */
 #define _GNU_SOURCE
-#include "attach.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -96,7 +95,9 @@ static void patch_all(void)
     dl_iterate_phdr(patch_one, NULL);
 }
 
-int attach_poll(void)
+/* Attached: hook the objects loaded since the last call (service thread).
+ * Returns 1 when memrec asked for the detach (then call attach_disarm()). */
+static int attach_poll(void)
 {
     if (!atomic_load(&attached)) {
         return 0;
@@ -111,7 +112,10 @@ int attach_poll(void)
     return 0;
 }
 
-void attach_disarm(void)
+/* Undo the attach: GOT slots back, every buffer sent, recording off, the
+ * pipe closed (buffer_detach()). Only the service thread calls it, at a
+ * detach request or when it ends because memrec is gone; idempotent. */
+static void attach_disarm(void)
 {
     if (!atomic_exchange(&attached, 0)) {
         return;

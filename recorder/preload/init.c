@@ -130,6 +130,19 @@ void init_attached(void)
     atomic_store(&init_state, INIT_READY);
 }
 
+/* In a fork child (atfork handler): when memrec follows forks, start a
+ * recording of the child's own at its next hook. */
+static void init_forked(void)
+{
+    if (!conn_follows_forks()) {
+        return;
+    }
+    /* Start again, as a process of its own, at the child's next hook. */
+    modules_forget();
+    restart_service = 1;
+    atomic_store(&init_state, INIT_NEW);
+}
+
 /* The atfork child handler: the child never writes into the parent's
  * recording; with --follow-fork it starts one of its own. */
 static void forked_child(void)
@@ -145,17 +158,6 @@ void init_watch_forks(void)
         pthread_atfork(NULL, NULL, forked_child);
         once = 1;
     }
-}
-
-void init_forked(void)
-{
-    if (!conn_follows_forks()) {
-        return;
-    }
-    /* Start again, as a process of its own, at the child's next hook. */
-    modules_forget();
-    restart_service = 1;
-    atomic_store(&init_state, INIT_NEW);
 }
 
 void hook_send_deferred(void)

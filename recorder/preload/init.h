@@ -26,15 +26,12 @@ static inline int init_is_ready(void)
     return atomic_load_explicit(&init_state, memory_order_acquire) == INIT_READY;
 }
 
-/** In a fork child (atfork handler): when memrec follows forks, start a
- * recording of the child's own at its next hook. */
-void init_forked(void) __attribute__((visibility("hidden")));
 /** The program is about to exec: send every event recorded so far. */
 void init_before_exec(void) __attribute__((visibility("hidden")));
 
 /** Once recording is set up (buffer_setup()): from now on a fork child
  * drops the parent's buffers and pipe (buffer_forget()) and, when memrec
- * follows forks, starts its own recording (init_forked()). Idempotent. */
+ * follows forks, starts its own recording at its next hook. Idempotent. */
 void init_watch_forks(void) __attribute__((visibility("hidden")));
 
 /** memrec --pid loaded us into this running process: it is the one

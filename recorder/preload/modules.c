@@ -220,14 +220,8 @@ void modules_forget(void)
     atomic_flag_clear(&scan_lock);
 }
 
-void modules_note_frame(uint64_t ip)
-{
-    if (!modules_contains(ip)) {
-        modules_scan();
-    }
-}
-
-int modules_contains(uint64_t ip)
+/* Whether ip lies in a module already announced. */
+static int modules_contains(uint64_t ip)
 {
     if (atomic_flag_test_and_set(&scan_lock)) {
         return 1; /* a scan is running right now: it will announce what is new */
@@ -238,6 +232,13 @@ int modules_contains(uint64_t ip)
     }
     atomic_flag_clear(&scan_lock);
     return found;
+}
+
+void modules_note_frame(uint64_t ip)
+{
+    if (!modules_contains(ip)) {
+        modules_scan();
+    }
 }
 
 static size_t read_file(const char *path, char *buf, size_t cap)

@@ -11,8 +11,6 @@
 /** Scan loaded modules and send records for those new or gone since the
  * last scan. Cheap when nothing changed. Returns 1 if modules went away. */
 HIDDEN int modules_scan(void);
-/** Whether ip lies in a module already announced. */
-HIDDEN int modules_contains(uint64_t ip);
 /** A new stack frame at ip (buffer_setup()'s callback): when it lies in no
  * module announced yet (loaded a moment ago, maybe running its
  * constructor), scan now, so its MODULE record comes before the frame. */

@@ -117,11 +117,6 @@ void sigdefer_add(unsigned op, unsigned kind, void *old, void *p, size_t size, c
     errno = saved_errno;
 }
 
-unsigned sigdefer_lost(void)
-{
-    return atomic_load(&lost);
-}
-
 void sigdefer_release(void)
 {
     mem_unmap(tstate.sigq, sizeof *tstate.sigq);

@@ -47,8 +47,6 @@ HIDDEN int sigdefer_classify(const void *frame);
  * the queue is full the call is counted as lost, said once on stderr.
  * Async-signal-safe. */
 HIDDEN void sigdefer_add(unsigned op, unsigned kind, void *old, void *p, size_t size, const void *site);
-/** Calls that could not be queued, since start. */
-HIDDEN unsigned sigdefer_lost(void);
 /** The thread ends: unmap its queue. */
 HIDDEN void sigdefer_release(void);
 

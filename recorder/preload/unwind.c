@@ -332,16 +332,6 @@ int unwind_capture_hash(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *
     return n;
 }
 
-int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash)
-{
-    int deferred;
-    int n = unwind_capture_hash(u, ips, max, hash, &deferred);
-    if (deferred) {
-        unwind_fill(u, ips, n);
-    }
-    return n;
-}
-
 void unwind_fill(struct unwind_ctx *u, uint64_t *ips, int n)
 {
     cfi_last_ips(u->cache, ips, n);

@@ -45,10 +45,9 @@ HIDDEN void unwind_thread_release(struct unwind_ctx *u);
  * recorder's own frames wherever they are (deepbind_dlopen() between the
  * program's dlopen() and the loader). At most `max` entries; when the stack is deeper,
  * keeps the innermost quarter and the outermost rest, with a 0 entry marking
- * the gap. Returns the number of entries; *hash gets the stack's hash. */
-HIDDEN int unwind_capture(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash);
-/** The same, but the addresses may be left for unwind_fill(): *deferred
- * says whether they were (most stacks are known by their hash alone). */
+ * the gap. Returns the number of entries; *hash gets the stack's hash.
+ * The addresses may be left for unwind_fill(): *deferred says whether they
+ * were (most stacks are known by their hash alone). */
 HIDDEN int unwind_capture_hash(struct unwind_ctx *u, uint64_t *ips, int max, uint64_t *hash, int *deferred);
 /** Write the addresses unwind_capture_hash() deferred (n of them). */
 HIDDEN void unwind_fill(struct unwind_ctx *u, uint64_t *ips, int n);

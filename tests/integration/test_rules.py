@@ -13,11 +13,13 @@ checked on the built binaries and the sources instead of only written down:
   format/: only format/*.c include it, and the few tests of those internals
   named in INTERNAL_USERS. The recorder, memrec and the merge speak the
   pipe protocol of format/memwire.h and the varints of format/varint.h;
-- inside the preload library, calls go down the layers of LAYERS only
-  (hooks -> lifecycle -> modules -> buffers -> base): no object file of a
-  lower layer refers to a symbol that a file of a higher layer defines, no
-  two files call each other except the pairs of MUTUAL, and
-  docs/design.md's layer table is this one."""
+- inside each library of LIBRARIES (the preload library, the merge,
+  memrec, format/), calls go down the layers of its table only (for the
+  preload library hooks -> lifecycle -> modules -> buffers -> base): no
+  object file of a lower layer refers to a symbol that a file of a higher
+  layer defines, no files call each other in a cycle except the sets of
+  the library's MUTUAL, every file has a layer, and docs/design.md's layer
+  table of the library is the test's."""
 import os
 import re
 import subprocess
@@ -172,11 +174,16 @@ def check_internal_header():
           "the include scan sees format/ and tests/ (%d users)" % len(users))
 
 
-# The layers of recorder/preload/, top to bottom: a file may refer (call a
-# function, read a variable) to a name defined by a file of its own layer or
-# of a layer below it, never above. docs/design.md ("Inside the target",
-# "Layers") holds the same table; check_layers() compares the two.
-LAYERS = [
+# Layer tables, top to bottom: a file may refer (call a function, read a
+# variable) to a name defined by a file of its own layer or of a layer
+# below it, never above, and no files may refer to each other in a cycle
+# but the pairs its MUTUAL names. docs/design.md holds the same tables
+# (each under a header '| layer | files of <folder>/ |'); check_layers()
+# compares the two, and both with the object files of the build.
+
+# recorder/preload/ (libmemrec_preload.so); docs/design.md, "Inside the
+# target", "Layers".
+PRELOAD_LAYERS = [
     ("hooks", "preload.c syshooks.c maphooks.c pools.c dlopen_hook.c attach.c"),
     ("lifecycle", "init.c service.c crash.c"),
     ("modules", "modules.c preloaded.c heapinfo.c"),
@@ -185,9 +192,8 @@ LAYERS = [
              "tracetree.c unwind.c cfi.c ehframe.c sample.c sigdefer.c"),
 ]
 
-# Files of one layer that call each other, each with its reason. Any other
-# cycle between files (of any length) fails.
-MUTUAL = {
+# Files of one layer that call each other, each with its reason.
+PRELOAD_MUTUAL = {
     # The allocation path sends what signal handlers queued, inline, before
     # its own event (lock_mine()); the queued calls are written with the
     # buffer core's helpers. A function pointer would put an indirect call
@@ -195,17 +201,61 @@ MUTUAL = {
     frozenset({"buffer.c", "sigevents.c"}),
 }
 
+# recorder/merge/ (memmerge); docs/design.md, "memrec", "Layers".
+MERGE_LAYERS = [
+    ("api", "merge.c decode.c"),
+    ("order", "order.c"),
+    ("state", "queue.c pairs.c mappings.c thread_clock.c"),
+    ("tables", "startup.c poolmap.c mapranges.c u64map.c"),
+]
 
-def preload_objects():
-    """{source file name: object path} of the preload library's objects
-    (CMake builds them under .../memrec_preload.dir/)."""
+# recorder/memrec/ (the memrec program); docs/design.md, "memrec", "Layers".
+MEMREC_LAYERS = [
+    ("main", "memrec.c"),
+    ("attach", "attachpid.c"),
+    ("session", "loop.c cmdline.c"),
+    ("pieces", "launch.c progcheck.c recording.c summary.c hub.c inject.c timing.c"),
+]
+
+# format/ (libmemfmt: memfmt and its encode-only part memfmt_record, which
+# the preload library links: record.c and varint.c, in the two bottom
+# layers); docs/design.md, "The pieces and their rules", "Layers of format/".
+FORMAT_LAYERS = [
+    ("files", "reader.c writer.c"),
+    ("blocks", "events.c"),
+    ("records", "record.c wire.c timecode.c"),
+    ("base", "varint.c status.c"),
+]
+
+# One line per library: (its folder, the CMake targets whose objects are
+# its files, its layer table[, its MUTUAL]). The analyzer's and memtui's
+# go here once their layers settle.
+LIBRARIES = [
+    ("recorder/preload", "memrec_preload", PRELOAD_LAYERS, PRELOAD_MUTUAL),
+    ("recorder/merge", "memmerge", MERGE_LAYERS),
+    ("recorder/memrec", "memrec", MEMREC_LAYERS),
+    ("format", "memfmt memfmt_record", FORMAT_LAYERS),
+]
+
+
+def target_objects(targets):
+    """{source path relative to SRC: object path} of the object files of
+    the CMake targets named (space-separated). CMake builds target T of
+    SRC/D/CMakeLists.txt under BUILD/D/CMakeFiles/T.dir/, an object of
+    source D/X under X.o there."""
     objects = {}
-    for root, _dirs, files in os.walk(BUILD):
-        if not root.endswith("memrec_preload.dir") and "memrec_preload.dir" + os.sep not in root:
-            continue
-        for name in files:
-            if name.endswith(".c.o"):
-                objects[name[:-2]] = os.path.join(root, name)
+    for target in targets.split():
+        for root, _dirs, files in os.walk(BUILD):
+            parts = os.path.relpath(root, BUILD).split(os.sep)
+            if target + ".dir" not in parts:
+                continue
+            i = parts.index(target + ".dir")
+            if i == 0 or parts[i - 1] != "CMakeFiles":
+                continue
+            for name in files:
+                if name.endswith((".c.o", ".cpp.o")):
+                    src = os.path.normpath(os.path.join(*(parts[:i - 1] + parts[i + 1:] + [name[:-2]])))
+                    objects[src] = os.path.join(root, name)
     return objects
 
 
@@ -277,23 +327,23 @@ def cycles(files, refs):
     return out
 
 
-def layer_violations(layer_of, refs):
+def layer_violations(layers, layer_of, refs):
     """Lines naming each reference from a lower layer to a higher one."""
     bad = []
     for (src, dst), names in sorted(refs.items()):
-        if layer_of[src] > layer_of[dst]:
-            bad.append("%s (%s) -> %s (%s): %s" % (src, LAYERS[layer_of[src]][0], dst, LAYERS[layer_of[dst]][0],
+        if src in layer_of and dst in layer_of and layer_of[src] > layer_of[dst]:
+            bad.append("%s (%s) -> %s (%s): %s" % (src, layers[layer_of[src]][0], dst, layers[layer_of[dst]][0],
                                                   " ".join(sorted(names))))
     return bad
 
 
-def design_layers():
-    """The layer table of docs/design.md: rows '| layer | `a.c` `b.c` |'
-    after the header '| layer | files of recorder/preload/ |'."""
+def design_layers(folder):
+    """The layer table of `folder` in docs/design.md: rows
+    '| layer | `a.c` `b.c` |' after the header '| layer | files of FOLDER/ |'."""
     rows, inside = [], False
     with open(os.path.join(SRC, "docs", "design.md"), encoding="utf-8") as f:
         for line in f:
-            if line.startswith("| layer | files of recorder/preload/"):
+            if re.match(r"\|\s*layer\s*\|\s*files of %s/\s*\|" % re.escape(folder), line):
                 inside = True
                 continue
             if inside:
@@ -306,29 +356,36 @@ def design_layers():
     return rows
 
 
-def check_layers():
-    layer_of = {}
-    for i, (_name, files) in enumerate(LAYERS):
+def check_layers(folder, targets, layers, mutual=frozenset()):
+    """The layer rules of the library whose sources are the .c files of
+    `folder` (under SRC) and whose objects are those of the CMake
+    `targets` (space-separated names), against the table `layers` (top to
+    bottom: [(name, "a.c b.c")]) and docs/design.md's table of `folder`.
+    `mutual`: sets of files allowed to refer to each other in a cycle."""
+    what = "%s/ (%s)" % (folder, targets)
+    layer_of, listed = {}, []
+    for i, (_name, files) in enumerate(layers):
         for f in files.split():
             layer_of[f] = i
-    sources_here = sorted(os.path.basename(p) for p in sources(os.path.join("recorder", "preload"))
-                          if p.endswith(".c"))
-    check_eq(sorted(set(layer_of) ^ set(sources_here)), [],
-             "every file of recorder/preload/ has a layer, and only those (%d files)" % len(sources_here))
-    objects = preload_objects()
-    if not check(objects, "object files of the preload library under %s (memrec_preload.dir)" % BUILD):
+            listed.append(f)
+    check_eq(sorted(f for f in set(listed) if listed.count(f) > 1), [], "%s: no file is in two layers" % what)
+    here = sorted(os.path.basename(p) for p in sources(folder) if p.endswith((".c", ".cpp")))
+    check_eq(sorted(set(layer_of) ^ set(here)), [], "%s: every file has a layer, and only those (%d files)"
+             % (what, len(here)))
+    objects = {os.path.basename(src): obj for src, obj in target_objects(targets).items()
+               if (src + os.sep).startswith(os.path.normpath(folder) + os.sep)}
+    if not check(objects, "%s: object files under %s" % (what, BUILD)):
         return
-    check_eq(sorted(set(objects) ^ set(sources_here)), [],
-             "the preload library's objects are the files of recorder/preload/")
+    check_eq(sorted(set(objects) ^ set(here)), [], "%s: the objects are the files of the folder" % what)
     refs = file_references(objects)
-    check(len(refs) > 50 and ("preload.c", "buffer.c") in refs,
-          "the object scan sees the calls between files (%d pairs)" % len(refs))
-    check_eq(layer_violations(layer_of, refs), [], "no file of the preload library refers to a layer above it")
+    check(len(refs) >= len(layers) - 1, "%s: the object scan sees the calls between files (%d pairs)"
+          % (what, len(refs)))
+    check_eq(layer_violations(layers, layer_of, refs), [], "%s: no file refers to a layer above it" % what)
     found = cycles(set(objects), refs)
-    check_eq(sorted(sorted(c) for c in found if c not in MUTUAL), [],
-             "no cycle between files of the preload library but those of MUTUAL")
-    check_eq(design_layers(), [(n, " ".join(f.split())) for n, f in LAYERS],
-             "docs/design.md's layer table is the test's")
+    check_eq(sorted(sorted(c) for c in found if c not in mutual), [],
+             "%s: no cycle between files%s" % (what, " but those of its MUTUAL" if mutual else ""))
+    check_eq(design_layers(folder), [(n, " ".join(f.split())) for n, f in layers],
+             "%s: docs/design.md's layer table is the test's" % what)
 
 
 def main():
@@ -340,7 +397,8 @@ def main():
     check_memrec_links()
     check_includes()
     check_internal_header()
-    check_layers()
+    for library in LIBRARIES:
+        check_layers(*library)
     done()
 
 
