@@ -25,6 +25,14 @@ struct tree {
     uint32_t *first; /* per node: index into kids */
     uint32_t *nkids;
     uint32_t *kids;
+    /* Per node, for the bottom-up nodes made from it: a node merges every
+     * frame of its function on its path, so its own frame (the first
+     * merged) may be a line that one stack passes through and another
+     * does not. `via`: the parent's frame at the call that made this node
+     * (the line a bottom-up caller node shows); `site`: the innermost
+     * frame of a stack ending here (the line a bottom-up site shows). */
+    const struct sym_frame **via, **site;
+    size_t via_cap, site_cap;
 };
 
 /* A top-down node a bottom-up node stands for: the stacks of the sites
@@ -109,6 +117,10 @@ static uint32_t tree_add(struct tree *tr, uint32_t parent, uint32_t func, const 
     nd->func = func;
     nd->frame = frame;
     nd->depth = parent == CALLTREE_NONE ? 0 : tr->n[parent].depth + 1;
+    xgrow((void **)&tr->via, &tr->via_cap, (size_t)tr->count + 1, sizeof *tr->via);
+    xgrow((void **)&tr->site, &tr->site_cap, (size_t)tr->count + 1, sizeof *tr->site);
+    tr->via[tr->count] = NULL;
+    tr->site[tr->count] = NULL;
     return tr->count++;
 }
 
@@ -156,6 +168,8 @@ static void tree_release(struct tree *tr)
     free(tr->first);
     free(tr->nkids);
     free(tr->kids);
+    free(tr->via);
+    free(tr->site);
 }
 
 /* ---- functions ---- */
@@ -268,9 +282,13 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
         }
         size_t np = 0;
         uint32_t base = 0;
+        const struct sym_frame *above = NULL; /* the frame the path goes on from */
         for (uint32_t x = tid;;) {
             if (map[x] != CALLTREE_NONE) {
                 base = map[x];
+                uint32_t k;
+                const struct sym_frame *fr = x ? frames_of_node(t->fr, x, &k) : NULL;
+                above = fr && k ? &fr[0] : NULL;
                 break;
             }
             path[np++] = x;
@@ -284,7 +302,12 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
             uint32_t x = path[np], k;
             const struct sym_frame *fr = frames_of_node(t->fr, x, &k);
             for (uint32_t i = k; i-- > 0;) {
+                uint32_t made = tr->count;
                 base = tree_child(tr, base, func_of(t, &fr[i]), &fr[i]);
+                if (base == made) {
+                    tr->via[base] = above;
+                }
+                above = &fr[i];
             }
             map[x] = base;
         }
@@ -292,8 +315,15 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
     for (uint32_t tid = 0; tid < ntraces; tid++) {
         struct cost_vec v;
         cost_of_trace(a, tid, &v);
-        if (cost_any(&v)) {
-            cost_add(&tr->n[tid < nn && map[tid] != CALLTREE_NONE ? map[tid] : 0].self, &v);
+        if (!cost_any(&v)) {
+            continue;
+        }
+        uint32_t at = tid < nn && map[tid] != CALLTREE_NONE ? map[tid] : 0;
+        cost_add(&tr->n[at].self, &v);
+        if (at && !tr->site[at]) {
+            uint32_t k;
+            const struct sym_frame *fr = frames_of_node(t->fr, tid, &k);
+            tr->site[at] = k ? &fr[0] : NULL;
         }
     }
     free(map);
@@ -348,6 +378,7 @@ static void bu_release(struct bottom_up *bu)
  * node the child stands for. */
 struct bu_item {
     uint32_t func, pos, site;
+    const struct sym_frame *frame; /* its frame on this stack (tree.via, tree.site) */
     struct cost_vec v;
 };
 
@@ -403,7 +434,7 @@ static void bu_make_children(struct calltree *t, uint32_t id, struct bu_item *it
     uint32_t *kids = xmalloc(((size_t)ng + 1) * sizeof *kids);
     uint32_t depth = bu_at(bu, id)->n.depth + 1;
     for (uint32_t k = 0; k < ng; k++) {
-        /* The frame of the first site's node, as the eager build kept. */
+        /* The frame of the first site's stack: a line that stack passes through. */
         uint32_t first = g[k].from;
         for (uint32_t i = g[k].from; i < g[k].to; i++) {
             if (items[i].site == g[k].site) {
@@ -411,7 +442,7 @@ static void bu_make_children(struct calltree *t, uint32_t id, struct bu_item *it
                 break;
             }
         }
-        uint32_t c = bu_add(bu, id, items[first].func, td->n[items[first].pos].frame);
+        uint32_t c = bu_add(bu, id, items[first].func, items[first].frame);
         struct bu_node *b = bu_at(bu, c);
         kids[k] = c;
         struct bu_entry *e = xmalloc((size_t)(g[k].to - g[k].from) * sizeof *e);
@@ -464,6 +495,7 @@ static void bu_expand_root(struct calltree *t)
         items[n].func = td->n[id].func;
         items[n].pos = id;
         items[n].site = id;
+        items[n].frame = td->site[id] ? td->site[id] : td->n[id].frame;
         items[n].v = td->n[id].self;
         n++;
     }
@@ -491,6 +523,7 @@ static void bu_expand(struct calltree *t, uint32_t id)
         items[i].func = td->n[up].func;
         items[i].pos = up;
         items[i].site = b->e[i].site;
+        items[i].frame = td->via[b->e[i].pos] ? td->via[b->e[i].pos] : td->n[up].frame;
         items[i].v = b->e[i].v;
     }
     uint32_t n = b->ne;

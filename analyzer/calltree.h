@@ -58,7 +58,12 @@ struct calltree_node {
     uint32_t parent; /* CALLTREE_NONE for the root */
     uint32_t func; /* index into the function list; CALLTREE_NONE for the root */
     uint32_t depth; /* 0 for the root */
-    const struct sym_frame *frame; /* first frame merged here; NULL for the root */
+    /* A frame of the node's function on the node's own stacks (NULL for
+     * the root): top-down, the first merged here; bottom-up, a site's
+     * allocation call or a caller's call towards the node below it, from
+     * the first stack merged (its file:line is one those stacks pass
+     * through, which memtui's 'd' and massif's trees show). */
+    const struct sym_frame *frame;
     /* Top-down: stacks ending here (innermost frame). Bottom-up: stacks
      * whose outermost frame kept is here. incl = self + children's incl. */
     struct cost_vec self;

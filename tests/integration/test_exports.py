@@ -446,6 +446,28 @@ check_eq((end["tree"], end["heap"]), ("detailed", LEAKED), "massif: the last sna
 check_eq(sorted((n[2], n[3].split(" ")[1]) for n in end["nodes"] if n[0] == 1),
          [(10090, "small_block"), (21003, "leak_site")], "massif: the end's sites")
 
+# Each node's file:line is its own stacks' line, not the first line merged
+# into its function (examples/example.c: handle_request calls format_reply
+# at line 24 and malloc at 28 and 30; main calls handle_request at 42).
+ex = os.path.join(D, "example.zst")
+check_eq(record([os.path.join(BUILD, "example")], ex).returncode, 0, "example: memrec exit status")
+ex_ms = os.path.join(D, "example.massif")
+check_eq(mp(["--massif", ex_ms, ex]).returncode, 0, "memprint --massif example: exit status")
+with open(ex_ms) as f:
+    ex_lines = f.read().split("\n")
+start = max(i for i, line in enumerate(ex_lines) if line == "heap_tree=peak")
+tree = []
+for line in ex_lines[start + 1:]:
+    m = node_re.match(line)
+    if not m:
+        break
+    fl = re.search(r"^0x[0-9A-F]+: (\w+) \(.*example\.c:(\d+)\)$", m.group(4))
+    tree.append((len(m.group(1)), fl.group(1) if fl else m.group(4), int(fl.group(2)) if fl else None))
+check_eq(tree[1:3], [(1, "handle_request", 28), (2, "main", 42)],
+         "massif, example's peak: the site handle_request at its malloc, line 28; its caller main at line 42")
+check(all(ln in (24, 28, 30) for _, fn, ln in tree if fn == "handle_request"),
+      "massif, example's peak: handle_request only at lines it passes through: %r" % tree)
+
 if not shutil.which("ms_print"):
     skip_part("ms_print on the massif file", "ms_print (valgrind) is not installed")
 else:

@@ -558,6 +558,28 @@ try:
     check("calls to allocation functions: 9 (" in r.stdout.decode(), "batch: a window typed with w")
     r = run([MEMTUI, "-b", "-s", "5x5", phases])
     check_eq(r.returncode, 2, "batch: bad size is a usage error")
+
+    # ---- 'd' shows the selected node's own call site, at 80x24 ----
+    # examples/example.c: handle_request calls format_reply at line 24 and
+    # malloc at 28 and 30; main calls calloc at 40 and handle_request at
+    # 42. A node merges every frame of its function, so it must show the
+    # line of its own stacks, not the first line merged into the function.
+    ex = os.path.join(d, "example.zst")
+    check_eq(record([os.path.join(BUILD, "example")], ex).returncode, 0, "example: memrec exit status")
+    for keys, want, what in ((["3"], (28, 30), "bottom-up: the site handle_request, its mallocs"),
+                             (["3", "Right", "Down"], (42,), "bottom-up: main as caller of handle_request"),
+                             (["3", "Down"], (40,), "bottom-up: the site main, its calloc"),
+                             (["3", "Down", "Down", "Right", "Down"], (24,),
+                              "bottom-up: handle_request as caller of format_reply")):
+        t = Tui(["-c", "peak", "example.zst"], cwd=d, width=80, height=24)
+        t.wait_text("MOST CALLS TO ALLOCATION FUNCTIONS")  # loaded: the summary is up
+        t.keys(*keys)
+        t.keys("d")
+        s = t.wait_text(re.compile(r"example\.c:\d+"))
+        m = re.search(r"file: .*example\.c:(\d+)", s or "")
+        check(m is not None and int(m.group(1)) in want,
+              "d at 80x24, %s: line %s (expected %s)" % (what, m.group(1) if m else None, " or ".join(map(str, want))))
+        t.close()
 finally:
     tmux("kill-server", check_rc=False)
 
