@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -223,12 +224,25 @@ int suppress_add_program(struct suppressions *s, const struct model *m, suppress
             break;
         }
     }
-    int fd = open(m->exe, O_RDONLY | O_CLOEXEC);
+    /* The path comes from the recording: it may name a FIFO or a device
+     * here, whose open or read would block for ever. O_NONBLOCK makes the
+     * open return at once whatever it names, and only a regular file is
+     * read (the check is on what was opened, so nothing can swap it). */
+    int fd = open(m->exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         snprintf(err, cap, "cannot read the recorded executable '%s' for its __lsan_default_suppressions(): %s", m->exe,
                  strerror(e));
         return e == ENOENT ? SUPPRESS_E_NOEXE : -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, cap,
+                 "the recorded executable '%s' is not a regular file: its __lsan_default_suppressions() are "
+                 "not read",
+                 m->exe);
+        return -1;
     }
     elf_version(EV_CURRENT);
     Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -196,6 +196,15 @@ def module_fifo(path=b"/proc/self/fd/0"):
     return start() + body + events(ops) + end_exited()
 
 
+def exe_fifo(path):
+    # The recorded program's path names a FIFO here: memprint reads the
+    # program's embedded leak suppressions from that file, and opening a
+    # FIFO without a writer blocks for ever.
+    ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 0)]
+    return header() + process(exe=path) + record(REC_THREAD, 1, 4242) + record(REC_TIME, 1) + events(ops) + \
+        end_exited()
+
+
 def pack_frames(mid, offset, frames):
     """A PACK_FRAMES record: frames are (function id, file id, line, flags)."""
     fields = [mid, offset, len(frames)]

@@ -270,6 +270,16 @@ with open(os.path.join(fifo_dir, "module-fifo.mrec"), "wb") as f:
     f.write(make_hostile.window_frame(17, make_hostile.module_fifo(fifo.encode())))
 text, rep = expect("module-fifo.mrec", 0, directory=fifo_dir)
 check(b"#0  ?? in fifo+0x123\n" in text, "module-fifo: the frame is module and offset: %r" % text[-200:])
+# The recorded program's path naming that FIFO: its embedded suppressions
+# are not read (a warning says why), and nothing blocks.
+with open(os.path.join(fifo_dir, "exe-fifo.mrec"), "wb") as f:
+    f.write(make_hostile.window_frame(17, make_hostile.exe_fifo(fifo.encode())))
+for mode in ([], ["--json"], ["--check", "leaked_bytes<1M"]):
+    what = "memprint %sexe-fifo.mrec" % (" ".join(mode) + " " if mode else "")
+    rc, out, err, rss, cpu = memprint(mode + [os.path.join(fifo_dir, "exe-fifo.mrec")])
+    check(rc is not None, "%s: finishes within %d s" % (what, TIMEOUT))
+    check_eq(rc, 0, "%s: exit status" % what)
+    check(any("is not a regular file" in line for line in err), "%s: a warning says why: %r" % (what, err))
 
 # --folded onto a FIFO (as onto /dev/null): written to, never replaced by
 # a renamed temporary file.
