@@ -119,6 +119,15 @@ static void weigh_sampled(const struct accounting *a, uint64_t *size, uint64_t *
     *size = (uint64_t)llround((double)*size * w * SCALE);
 }
 
+/* Allocator time: summed, never subtracted, so it saturates at
+ * ACCT_MAX_TOTAL rather than being refused. Without a branch on the
+ * common path. */
+static inline uint64_t time_add(uint64_t sum, uint64_t t)
+{
+    uint64_t r = sum + t;
+    return r > ACCT_MAX_TOTAL || r < sum ? ACCT_MAX_TOTAL : r;
+}
+
 static inline __attribute__((always_inline)) int release(struct accounting *a, int sampled, uint64_t size,
                                                          uint32_t trace, int temporary, uint64_t ns)
 {
@@ -139,10 +148,13 @@ static inline __attribute__((always_inline)) int release(struct accounting *a, i
     uint64_t temp_one = one & ((uint64_t)0 - (uint64_t)(temporary != 0));
     a->t.temporary += temp_one;
     /* Sampled, `one` is the weight in 1/SCALE units: the time scales with it. */
-    uint64_t t_ns = ns * one;
-    a->t.time_ns += t_ns;
+    uint64_t t_ns;
+    if (__builtin_mul_overflow(ns, one, &t_ns)) {
+        t_ns = ACCT_MAX_TOTAL;
+    }
+    a->t.time_ns = time_add(a->t.time_ns, t_ns);
     if (c) {
-        c->time_ns += t_ns;
+        c->time_ns = time_add(c->time_ns, t_ns);
         c->temporary += temp_one;
         c->live -= size;
         c->live_blocks -= one;
@@ -162,15 +174,22 @@ static inline __attribute__((always_inline)) int allocate(struct accounting *a, 
     }
     uint64_t one;
     weigh(a, sampled, &size, &one);
-    uint64_t t_ns = ns * one;
+    if (size > ACCT_MAX_TOTAL - a->t.allocated_bytes || one > ACCT_MAX_TOTAL - a->t.allocations) {
+        a->t.beyond_total++;
+        return MEMFMT_E_CORRUPT;
+    }
+    uint64_t t_ns;
+    if (__builtin_mul_overflow(ns, one, &t_ns)) {
+        t_ns = ACCT_MAX_TOTAL;
+    }
     a->t.allocations += one;
     a->t.allocated_bytes += size;
     a->t.live_bytes += size;
     a->t.live_blocks += one;
-    a->t.time_ns += t_ns;
+    a->t.time_ns = time_add(a->t.time_ns, t_ns);
     struct acct_cost *c = cost_of(a, trace);
     if (c) {
-        c->time_ns += t_ns;
+        c->time_ns = time_add(c->time_ns, t_ns);
         c->calls += one;
         c->allocated += size;
         c->live += size;
@@ -207,6 +226,10 @@ static int map_change(struct accounting *a, const struct memfmt_record *r)
     a->map_serial++;
     struct acct_cost *c = map_cost_of(a, r->u.map.trace);
     int64_t d = r->u.map.delta;
+    if (d >= 0 && (uint64_t)d > ACCT_MAX_TOTAL - a->t.mapped_bytes) {
+        a->t.beyond_total++;
+        return MEMFMT_E_CORRUPT;
+    }
     if (d >= 0) {
         if (r->u.map.call) {
             a->t.mapping_calls++;

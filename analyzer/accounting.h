@@ -26,6 +26,7 @@ struct acct_totals {
     uint64_t last_ms; /* time of the latest TIME record */
     uint64_t bad_frees; /* frees of blocks that are not live (corrupt input) */
     uint64_t impossible; /* allocations larger than ACCT_MAX_SIZE, not counted (corrupt input) */
+    uint64_t beyond_total; /* allocations and mappings that would take a total past ACCT_MAX_TOTAL, not counted */
     /* Direct mappings (MAP records), never part of the heap figures above. */
     uint64_t mapped_bytes; /* mapped now (still mapped, at the end) */
     uint64_t mapped_peak; /* max of mapped_bytes over the run */
@@ -66,6 +67,16 @@ struct acct_cost {
  * (128 TiB): an event claiming more is corrupt input, refused (counted in
  * acct_totals.impossible) so that it cannot distort every figure. */
 #define ACCT_MAX_SIZE ((uint64_t)1 << 47)
+
+/* No total can reach 2^63: the bytes ever allocated (which bound every
+ * live, leaked and peak figure, of the whole run and of each trace) and
+ * the bytes mapped. A real program allocates a few TiB an hour; a file
+ * that claims more would wrap the sums (131,072 blocks of 128 TiB "leak"
+ * 0 bytes). An event that would pass the bound is refused (counted in
+ * acct_totals.beyond_total), so every figure stays exact and below 2^63,
+ * which signed 64-bit readers of the JSON and --check also hold. Allocator
+ * time, never subtracted, saturates there instead. */
+#define ACCT_MAX_TOTAL ((uint64_t)INT64_MAX)
 
 struct accounting;
 

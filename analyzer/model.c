@@ -365,6 +365,7 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     idmap_release(&L.ids);
     accounting_finish(m->acct);
     m->impossible_sizes = accounting_totals(m->acct)->impossible;
+    m->beyond_total = accounting_totals(m->acct)->beyond_total;
     m->exact_calls = m->retired_calls;
     m->exact_bytes = m->retired_bytes;
     for (size_t i = 0; i < m->counts_cap; i++) {

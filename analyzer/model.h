@@ -86,6 +86,7 @@ struct model {
      * files; NULL for any other file. */
     struct packed *pack;
     uint64_t impossible_sizes; /* allocations refused: larger than ACCT_MAX_SIZE */
+    uint64_t beyond_total; /* allocations and mappings refused: a total would pass ACCT_MAX_TOTAL */
     struct rssgap rssgap; /* RSS versus heap: the moment of the widest gap (rssgap.h) */
 };
 

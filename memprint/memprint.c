@@ -267,6 +267,11 @@ static void load_model(struct source *s, const struct model_hook *hook)
         warning("'%s': %llu allocation%s larger than 128 TiB (impossible: corrupt data?) not counted", s->path,
                 (unsigned long long)m->impossible_sizes, m->impossible_sizes == 1 ? "" : "s");
     }
+    if (m->beyond_total) {
+        warning("'%s': %llu allocation%s or mapping%s not counted: the totals would pass 2^63 bytes (corrupt data?)",
+                s->path, (unsigned long long)m->beyond_total, m->beyond_total == 1 ? "" : "s",
+                m->beyond_total == 1 ? "" : "s");
+    }
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", s->path, (unsigned long long)m->bad_records,
                 m->bad_records == 1 ? "" : "s");

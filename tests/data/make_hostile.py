@@ -196,6 +196,13 @@ def module_fifo(path=b"/proc/self/fd/0"):
     return start() + body + events(ops) + end_exited()
 
 
+def wrap_total(n=131072):
+    # n blocks of 128 TiB each, all leaked: 131,072 of them sum to 2^64,
+    # which wrapped the totals to 0 ("0 B leaked in 131072 blocks").
+    ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 1 << 47, 0)] + [op(OP_ALLOC, K_MALLOC, 1)] * (n - 1)
+    return start() + events(ops) + end_exited()
+
+
 def exe_fifo(path):
     # The recorded program's path names a FIFO here: memprint reads the
     # program's embedded leak suppressions from that file, and opening a
@@ -291,15 +298,19 @@ def skippable(compressed):
 
 def window_frame(window_log, raw=None):
     """A zstd frame whose header asks for a 2^window_log window (no content
-    size, so the window is not shrunk to it), holding one raw block (at
-    most 128 KiB) of `raw`, by default the plain recording; no checksum.
+    size, so the window is not shrunk to it), holding `raw`, by default
+    the plain recording, in raw blocks of at most 128 KiB; no checksum.
     Needs no zstd command: tests use it to write files at run time."""
     raw = plain() if raw is None else raw
-    assert len(raw) <= 128 << 10
     fhd = 0x00  # no content size, not single-segment, no checksum, no dictionary
     wd = (window_log - 10) << 3
-    block_header = (1 | (0 << 1) | (len(raw) << 3)).to_bytes(3, "little")  # last block, raw
-    return b"\x28\xb5\x2f\xfd" + bytes([fhd, wd]) + block_header + raw
+    out = bytearray(b"\x28\xb5\x2f\xfd" + bytes([fhd, wd]))
+    block = min(128 << 10, 1 << window_log)
+    for at in range(0, max(len(raw), 1), block):
+        chunk = raw[at:at + block]
+        last = at + block >= len(raw)
+        out += (int(last) | (0 << 1) | (len(chunk) << 3)).to_bytes(3, "little") + chunk  # raw block
+    return bytes(out)
 
 
 SMALL = {

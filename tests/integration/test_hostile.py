@@ -281,6 +281,27 @@ for mode in ([], ["--json"], ["--check", "leaked_bytes<1M"]):
     check_eq(rc, 0, "%s: exit status" % what)
     check(any("is not a regular file" in line for line in err), "%s: a warning says why: %r" % (what, err))
 
+# Totals that would pass 2^63: the allocations beyond are refused (the
+# file is not whole: exit 3), every figure stays exact below 2^63 and the
+# same in the text, the JSON and --check.
+with open(os.path.join(fifo_dir, "wrap-total.mrec"), "wb") as f:
+    f.write(make_hostile.window_frame(17, make_hostile.wrap_total()))
+wrap = os.path.join(fifo_dir, "wrap-total.mrec")
+KEPT = ((1 << 16) - 1) << 47  # 65,535 blocks: the next one would pass 2^63 - 1
+rc, out, err, rss, cpu = memprint(["--json", wrap])
+check_eq(rc, 3, "wrap-total: exit status (refused events: not whole)")
+rep = json.loads(out.decode()) if out else {}
+check_eq((rep.get("leaked_bytes"), rep.get("leaked_allocations"), rep.get("peak_heap_bytes"), rep.get("complete")),
+         (KEPT, 65535, KEPT, False), "wrap-total: leaked, blocks, peak exact below 2^63; not complete")
+check(any("would pass 2^63" in line for line in err), "wrap-total: a warning says why: %r" % err)
+rc, out, err, rss, cpu = memprint([wrap])
+check(b"(%d bytes) in 65535 blocks" % KEPT in out, "wrap-total: the text's leaked figure is the JSON's")
+for cond, want in (("leaked_bytes==0", 3), ("leaked_bytes==%d" % KEPT, 3)):
+    rc, out, err, rss, cpu = memprint(["--check", cond, wrap])
+    check_eq(rc, want, "wrap-total: --check '%s' does not pass a file that is not whole" % cond)
+    check(b"%d" % KEPT in out + b"".join(l.encode() if isinstance(l, str) else l for l in err),
+          "wrap-total: --check shows the same figure: %r" % (out[-300:],))
+
 # --folded onto a FIFO (as onto /dev/null): written to, never replaced by
 # a renamed temporary file.
 import threading  # noqa: E402
