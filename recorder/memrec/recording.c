@@ -79,12 +79,16 @@ void recording_free(struct recording *r)
     free(r);
 }
 
+/* Writing failed (a full disk, a quota): said once. From here on the
+ * pipe is drained and what comes is dropped (drain()): the program must
+ * never wait on a recording that cannot go on. */
 static void fail_write(struct recording *r, int rc)
 {
     if (r->failed) {
         return;
     }
     r->failed = 1;
+    r->len = 0;
     int e = memfmt_writer_errno(r->w);
     error("cannot write '%s': %s", r->outname, e ? strerror(e) : memfmt_strerror(rc));
 }
@@ -117,6 +121,22 @@ static int feed(struct recording *r)
     memmove(r->buf, r->buf + pos, r->len - pos);
     r->len -= pos;
     return 0;
+}
+
+/* After a failure: read what the process sends and drop it, as fast as
+ * it comes, bounded like recording_pump()'s reads. */
+static void drain(struct recording *r)
+{
+    uint64_t t0 = mono_ms();
+    for (int i = 0; i < 64 && (i == 0 || mono_ms() - t0 < 50); i++) {
+        ssize_t k = read(r->rfd, r->buf, READ_CHUNK);
+        if (k == 0) {
+            r->eof = 1;
+        }
+        if (k <= 0) {
+            return;
+        }
+    }
 }
 
 /* Bytes recording_slurp() read ahead: merged before anything read later. */
@@ -168,6 +188,10 @@ void recording_pump(struct recording *r)
     }
     if (r->held) {
         pump_held(r);
+    }
+    if (r->failed) {
+        drain(r);
+        return;
     }
     /* Bounded in time as well, so that the caller's loop answers a signal
      * soon although the process writes as fast as we merge. */

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "escape.h"
 #include "util.h"
@@ -50,6 +51,12 @@ void print_summary(const struct session *s, const struct recording *r)
     } else if (r->how == MEMFMT_END_UNKNOWN && !r->is_main) {
         fprintf(stderr, "memrec: the process ended without exiting normally (killed or crashed)\n");
     }
+    if (r->failed) {
+        fprintf(stderr,
+                "memrec: the recording failed (see above): the file ends where writing stopped, and the "
+                "figures above count only what came before; the program ran on%s\n",
+                r->how == MEMFMT_END_DETACHED ? "" : " to its end");
+    }
     if (ms->lost_events || r->bad_batches) {
         fprintf(stderr, "memrec: warning: %llu events lost\n",
                 (unsigned long long)(ms->lost_events + (uint64_t)r->bad_batches));
@@ -58,7 +65,14 @@ void print_summary(const struct session *s, const struct recording *r)
 
 void print_next(const struct recording *r)
 {
+    struct stat st;
+    if (r->failed && (stat(r->outname, &st) != 0 || st.st_size == 0)) {
+        fputs("memrec: nothing was written to ", stderr);
+        esc_text_fputs(r->outname, stderr);
+        fputc('\n', stderr);
+        return;
+    }
     fputs("memrec: next: memprint ", stderr);
     esc_text_fputs(r->outname, stderr);
-    fputc('\n', stderr);
+    fputs(r->failed ? " (what was written before the failure)\n" : "\n", stderr);
 }
