@@ -65,6 +65,33 @@ static int read_small(const char *path, char *buf, size_t cap)
     return (int)n;
 }
 
+/* Whether another process traces `pid`, said in `buf`: another memrec
+ * attaching at the same moment (the loser's ptrace fails, as root too),
+ * or a debugger. */
+static int traced_by(pid_t pid, char *buf, size_t cap)
+{
+    char path[64], st[4096], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (read_small(path, st, sizeof st) < 0) {
+        return 0;
+    }
+    const char *t = strstr(st, "\nTracerPid:");
+    int tracer = 0;
+    if (!t || sscanf(t + 11, "%d", &tracer) != 1 || tracer == 0) {
+        return 0;
+    }
+    snprintf(path, sizeof path, "/proc/%d/comm", tracer);
+    if (read_small(path, comm, sizeof comm) > 0) {
+        comm[strcspn(comm, "\n")] = 0;
+    }
+    if (strcmp(comm, "memrec") == 0) {
+        snprintf(buf, cap, "another memrec (pid %d) is attaching to it", tracer);
+    } else {
+        snprintf(buf, cap, "not permitted: process %d (%s) is already tracing it", tracer, *comm ? comm : "?");
+    }
+    return 1;
+}
+
 const char *inject_obstacle(pid_t pid, char *buf, size_t cap)
 {
     char path[64], st[4096];
@@ -83,10 +110,7 @@ const char *inject_obstacle(pid_t pid, char *buf, size_t cap)
         snprintf(buf, cap, "not permitted: it belongs to another user (uid %u)", euid);
         return buf;
     }
-    const char *t = strstr(st, "\nTracerPid:");
-    int tracer = 0;
-    if (t && sscanf(t + 11, "%d", &tracer) == 1 && tracer != 0) {
-        snprintf(buf, cap, "not permitted: process %d (a debugger?) is already tracing it", tracer);
+    if (traced_by(pid, buf, cap)) {
         return buf;
     }
     const char *s = strstr(st, "\nState:");
@@ -228,7 +252,13 @@ int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap)
     uint64_t base;
     if (find_mapping(pid, "libc.so.6", lc->path, sizeof lc->path, &base) != 0 &&
         find_mapping(pid, "libc-", lc->path, sizeof lc->path, &base) != 0) {
-        snprintf(err, cap, "it has no C library loaded (a static executable?)");
+        char path[64], st[256];
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+        if (read_small(path, st, sizeof st) < 0 || strstr(st, "(zombie)")) {
+            snprintf(err, cap, "it exited during the attach");
+        } else {
+            snprintf(err, cap, "it has no C library loaded (a static executable?)");
+        }
         return -1;
     }
     struct elf_image e;
@@ -449,7 +479,7 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
                 snprintf(err, cap,
                          "not permitted: kernel.yama.ptrace_scope is 1 (only a parent may trace; run memrec as "
                          "root or with CAP_SYS_PTRACE, or set it to 0)");
-            } else {
+            } else if (!traced_by(pid, err, cap)) {
                 snprintf(err, cap, "not permitted to trace it (no CAP_SYS_PTRACE, or it is not dumpable)");
             }
         } else if (e == ESRCH) {

@@ -204,6 +204,34 @@ if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
         check(rc != 0 and "another user" in err, "another user's process: %r" % err)
 else:
     skip_part("another user's process", "not root, or no setpriv: the check needs a second user")
+# Two memrec attaching at once: one records; the other says that memrec
+# is there, never that a debugger is or that a capability is missing.
+for n in range(3):
+    bz = subprocess.Popen([prog("busy"), "1", os.path.join(d, "two%d.count" % n)], stdout=subprocess.PIPE)
+    check_eq(bz.stdout.readline(), b"ready\n", "two memrec, run %d: the program started" % (n + 1))
+    ms = [subprocess.Popen([MEMREC, "-q", "--pid", str(bz.pid), "-o", os.path.join(d, "two%d-%d.zst" % (n, k))],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) for k in range(2)]
+    # No fixed pause: the loser ends by itself; the winner is stopped once
+    # its file has grown (it attached and records).
+    outs = [os.path.join(d, "two%d-%d.zst" % (n, k)) for k in range(2)]
+    deadline = time.time() + 60
+    while time.time() < deadline and all(m.poll() is None for m in ms):
+        time.sleep(0.02)
+    for m, out in zip(ms, outs):
+        while time.time() < deadline and m.poll() is None and not (os.path.exists(out) and os.path.getsize(out) > 0):
+            time.sleep(0.02)
+        if m.poll() is None:
+            m.send_signal(signal.SIGINT)
+    errs = [m.communicate(timeout=60)[1].decode().strip() for m in ms]
+    rcs = sorted(m.returncode for m in ms)
+    check_eq(rcs, [0, 1], "two memrec, run %d: one recorded, one refused (%r)" % (n + 1, errs))
+    refused = [e for m, e in zip(ms, errs) if m.returncode == 1]
+    check(len(refused) == 1 and re.search(r"another memrec \(pid \d+\) is attaching to it|memrec is already "
+                                          r"recording it", refused[0]) is not None,
+          "two memrec, run %d: the refusal names memrec: %r" % (n + 1, refused))
+    bz.send_signal(signal.SIGTERM)
+    check_eq(bz.wait(timeout=60), 0, "two memrec, run %d: the program ends with its own status" % (n + 1))
+
 print("note: kernel.yama.ptrace_scope and a missing CAP_SYS_PTRACE cannot be provoked on this machine "
       "(no Yama, tests run as root); the messages are in inject.c")
 sleeper.kill()
