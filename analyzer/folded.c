@@ -16,16 +16,23 @@ static void put_name(const char *s, FILE *f)
 }
 
 /* The names from the outermost frame to `id`; `path` has room for the
- * tree's depth. Not recursive: stacks may be deeper than the C stack. */
+ * tree's depth. Not recursive: stacks may be deeper than the C stack. A
+ * stack deeper than FOLDED_MAX_DEPTH keeps its outermost frames and ends
+ * with "[N frames cut]": every stack of a chain of 11,000 frames, each a
+ * site, made 3.2 GB of text from a 1.2 MB recording. */
 static void put_path(const struct calltree *t, uint32_t id, uint32_t *path, FILE *f)
 {
     size_t n = 0;
     for (uint32_t x = id; x != 0 && x != CALLTREE_NONE; x = calltree_node(t, CALLTREE_TOP_DOWN, x)->parent) {
         path[n++] = x;
     }
-    while (n-- > 0) {
+    size_t cut = n > FOLDED_MAX_DEPTH ? n - (FOLDED_MAX_DEPTH - 1) : 0;
+    while (n-- > cut) {
         put_name(calltree_name(t, CALLTREE_TOP_DOWN, path[n]), f);
-        fputc(n ? ';' : ' ', f);
+        fputc(n > cut || cut ? ';' : ' ', f);
+    }
+    if (cut) {
+        fprintf(f, "[%zu frames cut] ", cut);
     }
 }
 

@@ -10,6 +10,13 @@
 
 #include "calltree.h"
 
+/* A line holds at most this many frames: a deeper stack keeps its
+ * outermost FOLDED_MAX_DEPTH - 1 and ends with the frame "[N frames cut]",
+ * so that the output is at most lines x FOLDED_MAX_DEPTH names, whatever
+ * the depth the recording claims. Counts are never cut: they still sum to
+ * the total. */
+#define FOLDED_MAX_DEPTH 256
+
 /** Write one line per top-down node with a self cost `c` above zero: the
  * frame names from the outermost (frames_name(), ';' written as ':') and
  * the cost; the root's own cost (stacks with no frames) as "[no stack]".

@@ -21,6 +21,15 @@
 #define CHAR_W 7.0
 #define MIN_PX 0.1
 
+/* The output's bounds, whatever the recording holds (a hostile chain of
+ * 11,000 frames, each a site, made a 1.77 GB SVG with --reverse): stacks
+ * are cut after SVG_MAX_DEPTH levels, as flame-graph tools cut deep
+ * stacks, and no more than SVG_MAX_FRAMES frames are kept (the widest
+ * come first: children are walked in the tree's sort). The file then
+ * says what was cut. At most some 60 MB of SVG. */
+#define SVG_MAX_DEPTH 256
+#define SVG_MAX_FRAMES 200000
+
 struct svg_node {
     char *name; /* valid UTF-8, no control characters */
     uint32_t depth;
@@ -36,6 +45,8 @@ struct svg {
     size_t next_cap;
     uint32_t max_depth;
     uint32_t skip_below; /* UINT32_MAX, or frames deeper than this are dropped */
+    size_t cut_deep; /* frames deeper than SVG_MAX_DEPTH, not kept */
+    size_t cut_many; /* frames past SVG_MAX_FRAMES, not kept */
 };
 
 struct svg *svg_new(const struct svg_options *o)
@@ -87,6 +98,11 @@ void svg_frame(struct svg *g, uint32_t depth, const char *name, uint64_t cost, u
         return;
     }
     g->skip_below = UINT32_MAX;
+    if (depth > SVG_MAX_DEPTH || g->n >= SVG_MAX_FRAMES) {
+        *(depth > SVG_MAX_DEPTH ? &g->cut_deep : &g->cut_many) += 1;
+        g->skip_below = depth - 1; /* and its subtree */
+        return;
+    }
     if (g->n > 0 && depth > g->nodes[g->n - 1].depth + 1) {
         g->skip_below = depth - 1; /* a hole in the depths: not a tree, drop the subtree */
         return;
@@ -343,10 +359,21 @@ int svg_write(const struct svg *g, FILE *f)
         }
         fputs("</text></g>\n", f);
     }
-    if (hidden) {
-        fprintf(f,
-                "<text x=\"%g\" y=\"%d\" style=\"font-size:10px\">%zu frames narrower than %.1f px not drawn</text>\n",
-                WIDTH / 2, height - 24, hidden, MIN_PX);
+    if (hidden || g->cut_deep || g->cut_many) {
+        fprintf(f, "<text x=\"%g\" y=\"%d\" style=\"font-size:10px\">", WIDTH / 2, height - 24);
+        const char *sep = "";
+        if (hidden) {
+            fprintf(f, "%zu frames narrower than %.1f px not drawn", hidden, MIN_PX);
+            sep = "; ";
+        }
+        if (g->cut_deep) {
+            fprintf(f, "%s%zu stacks cut after %d levels", sep, g->cut_deep, SVG_MAX_DEPTH);
+            sep = "; ";
+        }
+        if (g->cut_many) {
+            fprintf(f, "%s%zu frames past the limit of %d not drawn", sep, g->cut_many, SVG_MAX_FRAMES);
+        }
+        fputs("</text>\n", f);
     }
     fputs("</svg>\n", f);
     return ferror(f) ? -1 : 0;
@@ -382,6 +409,13 @@ void svg_add_tree(struct svg *g, const struct calltree *t, enum calltree_orient 
         }
         svg_frame(g, nd->depth, calltree_name(t, o, id), v, 0);
         if (total && (double)v / (double)total * (WIDTH - 2 * PAD) < MIN_PX) {
+            continue;
+        }
+        if (nd->depth >= SVG_MAX_DEPTH || g->n >= SVG_MAX_FRAMES) {
+            /* Its callers or callees would not be kept: not asked for. */
+            if (v > nd->self.v[c]) {
+                *(nd->depth >= SVG_MAX_DEPTH ? &g->cut_deep : &g->cut_many) += 1;
+            }
             continue;
         }
         kids = calltree_children(t, o, id, &n);

@@ -186,6 +186,27 @@ check(b"      ... 1520 more frames\n" in text, "deep-chain: text cuts the stack 
 text, _ = expect("deep-chain-20000.mrec", 3, r"9 records could not be applied", args=("-n", "1000", "-f", "2"),
                  json_too=False)
 check_eq(text.count(b"\n  ... and 19000 more call stacks"), 4, "deep-chain -n 1000: 4 sections say how many more")
+# The outputs' bounds: a folded line holds at most 256 frames (a deeper
+# stack ends "[N frames cut]"), an SVG at most 256 levels and 200,000
+# frames, and it says what was cut; the counts still sum to the total.
+for mode, out in ((["--folded", FOLDED], FOLDED), (["--svg", SVG], SVG), (["--svg", SVG, "--reverse"], SVG)):
+    rc, _, _, _, _ = memprint(mode + [os.path.join(HOSTILE, "deep-chain-20000.mrec")])
+    size = os.path.getsize(out)
+    with open(out, "rb") as f:
+        body = f.read()
+    if mode[0] == "--folded":
+        lines = body.splitlines()
+        check(all(len(line.split(b";")) <= 256 for line in lines) and b"[1793 frames cut] " in body,
+              "deep-chain --folded: at most 256 frames a line, the rest said cut")
+        check_eq(sum(int(line.rsplit(b" ", 1)[1]) for line in lines), 20000 * 10001 + sum(range(20000)),
+                 "deep-chain --folded: the counts still sum to the total")
+        check(size < 20000 * 256 * 20, "deep-chain --folded: %d bytes, under lines x 256 frames" % size)
+    else:
+        check(body.count(b'class="f"') <= 200001 and size < 200001 * 400,
+              "deep-chain %s: bounded (%d bytes)" % (" ".join(mode), size))
+        if "--reverse" not in mode:
+            check(b"stacks cut after 256 levels" in body, "deep-chain --svg: says the stacks were cut")
+
 rep = text = None
 
 _, rep = expect("threads-5000.mrec", 0)
