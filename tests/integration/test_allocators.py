@@ -155,12 +155,12 @@ set_apart = {}
 for alloc, soname in ALLOCATORS:
     lib = os.path.join(LIBDIR, soname)
     if sanitized():
-        print("SKIPPED part: %s: memrec is built with AddressSanitizer, which must come first in LD_PRELOAD; "
-              "the plain build runs this part" % alloc)
+        skip_part(alloc, "memrec is built with AddressSanitizer, which must come first in LD_PRELOAD; "
+                  "the plain build runs this part")
         missing.append(alloc)
         continue
     if not os.path.exists(lib):
-        print("SKIPPED part: %s is not installed (%s missing; scripts/deps.sh installs it)" % (alloc, lib))
+        skip_part(alloc, "%s is not installed (%s missing; scripts/deps.sh installs it)" % (alloc, lib))
         missing.append(alloc)
         continue
     for name, exp in sorted(EXPECTED.items()):

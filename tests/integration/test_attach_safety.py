@@ -11,7 +11,10 @@ Also: memrec killed while attached (the recorder disarms itself), a failed
 attach leaves no file, and SIGINT while memrec waits for a safe stop.
 
 MEMREC_ATTACH_CYCLES sets the number of cycles per program (default 12;
-bench/soak.py runs 100)."""
+bench/soak.py runs 100). The wall-clock limits (detach within a second,
+the progress rate after the detach) are check_timing(): ctest runs this
+test once with them as notes (MEMREC_TIMING_CHECKS=0) and once more as
+test_attach_safety_timing, label `timing`, with them checked."""
 import os
 import signal
 import socket
@@ -162,15 +165,15 @@ def cycles(name, p, n, hold, counter=None, nthreads=1, expect_allocs=True):
               (name, statistics.median(detach_times), max(detach_times), statistics.median(attach_times)))
         # A second is the promise; a loaded 2-core machine gets some slack
         # on the slowest of many, none on the median.
-        check(statistics.median(detach_times) < 1.0 and max(detach_times) < 2.0,
-              "%s: detach completes within a second of SIGINT" % name)
+        check_timing(statistics.median(detach_times) < 1.0 and max(detach_times) < 2.0,
+                     "%s: detach completes within a second of SIGINT" % name)
     if expect_allocs:
         check(len(allocs) == 2 and min(allocs) > 0, "%s: first and last recordings hold allocations: %r" % (name, allocs))
     if counter:
         after = rate_again(counter, nthreads, before, pid)
         print("note: %s: %.3g rounds per CPU second before the first attach, %.3g after the last detach" %
               (name, before, after))
-        check(after > 0.75 * before, "%s: progress rate after the detach is that of before (within noise)" % name)
+        check_timing(after > 0.75 * before, "%s: progress rate after the detach is that of before (within noise)" % name)
 
 
 def finish(name, p, expect_out, wake=None, sig=signal.SIGTERM):
@@ -290,7 +293,7 @@ try:
     check_eq((t, f == fds0), (threads0, True), "memrec killed: threads and descriptors back within 2 s")
     after = rate_again(counter, 1, before, p.pid)
     print("note: memrec killed: %.3g rounds per CPU second before, %.3g after" % (before, after))
-    check(after > 0.75 * before, "memrec killed: the hooks are gone (progress rate as before)")
+    check_timing(after > 0.75 * before, "memrec killed: the hooks are gone (progress rate as before)")
     rc, err, dt, at = attach_cycle(p.pid, os.path.join(d, "after-kill.zst"), 0.2)
     check_eq(rc, 0, "memrec killed: a new attach and detach work afterwards")
 finally:
@@ -333,7 +336,8 @@ try:
         m.kill()
         err, waited = m.communicate()[1], 10.0
     print("note: memrec ended %.2f s after SIGINT: %s" % (waited, err.decode().strip()))
-    check(waited < 1.0, "SIGINT while memrec waits for a safe stop is answered within a second")
+    check(waited < 10.0, "SIGINT while memrec waits for a safe stop ends memrec (%.2f s)" % waited)
+    check_timing(waited < 1.0, "SIGINT while memrec waits for a safe stop is answered within a second")
     check_eq(m.returncode, 130, "interrupted attach: exit status")
     check(not os.path.exists(out), "the interrupted attach leaves no output file")
     check_eq(tasks(p.pid), 1, "the interrupted attach left the program as it was")

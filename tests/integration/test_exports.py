@@ -48,9 +48,16 @@ def mp(args):
     return run([MEMPRINT] + args)
 
 
-r = record([prog("export_heap")], REC)
-if r.returncode != 0:
-    skip("cannot record export_heap: %s" % r.stderr.decode())
+# Phases a second apart (the program's argument), the windows cut at 0.5 s:
+# the first phase is before the cut and the second after it however slow
+# the start on a loaded machine (with the default 150 ms and a cut at 0.1 s
+# a start slower than 100 ms moved the first phase into the window).
+GAP_MS = "1000"
+FROM = "0.5"
+r = record([prog("export_heap"), GAP_MS], REC)
+# A failed recording is a failure: every check below needs it.
+if not check_eq(r.returncode, 0, "memrec export_heap: exit status (%s)" % r.stderr.decode().strip()):
+    done()
 rep = report_json(REC)
 check_eq(rep["allocations"], ALLOCATIONS, "export_heap: allocations")
 check_eq(rep["allocated_bytes"], ALLOCATED, "export_heap: allocated bytes")
@@ -212,13 +219,13 @@ else:
 
     # A window: the export follows what memprint counts.
     win = os.path.join(D, "window.pb.gz")
-    r = mp(["--pprof", win, "--from", "0.1", REC])
-    check_eq(r.returncode, 0, "memprint --pprof --from 0.1: exit status")
-    wj = json.loads(mp(["--json", "--from", "0.1", REC]).stdout.decode())
+    r = mp(["--pprof", win, "--from", FROM, REC])
+    check_eq(r.returncode, 0, "memprint --pprof --from %s: exit status" % FROM)
+    wj = json.loads(mp(["--json", "--from", FROM, REC]).stdout.decode())
     w = decode(pb2, win)
     check_eq(sums(w), [wj["allocations"], wj["allocated_bytes"], wj["leaked_allocations"], wj["leaked_bytes"]],
-             "pprof --from 0.1: sums equal memprint --json --from 0.1")
-    check_eq(sums(w)[:2], [5 + 3, 200045 + 21003], "pprof --from 0.1: medium_site and leak_site only")
+             "pprof --from %s: sums equal memprint --json --from %s" % (FROM, FROM))
+    check_eq(sums(w)[:2], [5 + 3, 200045 + 21003], "pprof --from %s: medium_site and leak_site only" % FROM)
 
     # A sampled recording: the period is the rate, the values memprint's
     # estimates (the folded stacks' sums, which are the call tree's).
@@ -272,9 +279,9 @@ else:
 # in a window) and per stack to the folded stacks' --cost time.
 # timea_sites: big_site (2,000 40 MiB mmap/munmap pairs) comes first by
 # time, small_site (200,000 16-byte pairs) first by objects.
-def record_timed(name):
+def record_timed(name, *args):
     out = os.path.join(D, name + ".timed.zst")
-    r = record([prog(name)], out, extra=["--time"])
+    r = record([prog(name)] + list(args), out, extra=["--time"])
     check_eq(r.returncode, 0, "memrec --time %s: exit status (%s)" % (name, r.stderr.decode().strip()[:300]))
     return out
 
@@ -290,14 +297,14 @@ def leaf(s, S, locs, funcs):
     return stack_names(s, S, locs, funcs)[0][0]
 
 
-trec = record_timed("export_heap")
+trec = record_timed("export_heap", GAP_MS)
 tj = report_json(trec)
 check(tj["timed"] and tj["allocator_time_ns"] > 0, "export_heap --time: timed, allocator time %r" %
       tj.get("allocator_time_ns"))
 tout = pprof_of(trec, "timed")
 tpeak = pprof_of(trec, "timed-peak", ["--pprof-at", "peak"])
-twin = pprof_of(trec, "timed-window", ["--from", "0.1"])
-twj = json.loads(mp(["--json", "--from", "0.1", trec]).stdout.decode())
+twin = pprof_of(trec, "timed-window", ["--from", FROM])
+twj = json.loads(mp(["--json", "--from", FROM, trec]).stdout.decode())
 sites_rec = record_timed("timea_sites")
 sites_j = report_json(sites_rec)
 sites_out = pprof_of(sites_rec, "timea_sites")
@@ -327,8 +334,8 @@ else:
     w = decode(pb2, twin)
     check_eq(sums(w, 5), [twj["allocations"], twj["allocated_bytes"], twj["leaked_allocations"],
                           twj["leaked_bytes"], twj["allocator_time_ns"]],
-             "pprof (timed) --from 0.1: sums equal memprint --json --from 0.1")
-    check_eq(sums(w, 2), [5 + 3, 200045 + 21003], "pprof (timed) --from 0.1: medium_site and leak_site only")
+             "pprof (timed) --from %s: sums equal memprint --json --from %s" % (FROM, FROM))
+    check_eq(sums(w, 2), [5 + 3, 200045 + 21003], "pprof (timed) --from %s: medium_site and leak_site only" % FROM)
 
     sp = decode(pb2, sites_out)
     S, locs, funcs = check_profile(sp, "pprof (timea_sites)", timed=True)

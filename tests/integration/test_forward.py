@@ -4,6 +4,7 @@ is passed on to the program, the recording goes on until the program ends,
 and memrec exits with the program's status; a second signal stops the
 recording at once and says so (issue 10, item 8). Also --pid: a signal to
 memrec detaches cleanly."""
+import json
 import os
 import signal
 import subprocess
@@ -27,7 +28,8 @@ for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
     name = sig.name
     out = os.path.join(d, name + ".zst")
     m = start(out)
-    time.sleep(0.2)
+    # No pause needed: memrec catches the signals before it starts the
+    # program, and the program's "ready" comes after its own handlers.
     m.send_signal(sig)  # memrec alone, not its process group
     try:
         rest, err = m.communicate(timeout=30)
@@ -55,6 +57,7 @@ for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
 # the output: the program keeps them open after memrec ends.
 out = os.path.join(d, "ignore.zst")
 so, se = os.path.join(d, "ignore.out"), os.path.join(d, "ignore.err")
+t0 = time.time()  # before the recording's time 0
 with open(so, "wb") as fo, open(se, "wb") as fe:
     m = subprocess.Popen([MEMREC, "-o", out, "--", prog("sigwait"), "ignore"], stdout=fo, stderr=fe)
 prog_pid = None
@@ -64,9 +67,15 @@ try:
         time.sleep(0.02)
     with open("/proc/%d/task/%d/children" % (m.pid, m.pid)) as f:
         prog_pid = int(f.read().split()[0])
-    time.sleep(0.2)
+    t_first = time.time() - t0  # at or after the first signal's time in the recording
     m.send_signal(signal.SIGTERM)
-    time.sleep(1.0)
+    # The first signal has been answered (said on stderr) before the second
+    # goes: polled, not a fixed pause, so a slow machine cannot send both
+    # before memrec saw the first.
+    deadline = time.time() + 10
+    while time.time() < deadline and b"passed on" not in open(se, "rb").read() and m.poll() is None:
+        time.sleep(0.02)
+    time.sleep(1.0)  # the recording this test looks at: a second of it after the first signal
     check(m.poll() is None, "ignored SIGTERM: the recording goes on after the first signal")
     m.send_signal(signal.SIGTERM)
     try:
@@ -79,9 +88,15 @@ try:
     check("SIGTERM again: recording stopped" in err, "second SIGTERM: said on stderr: %r" % err.strip())
     check(os.path.exists("/proc/%d" % prog_pid), "second SIGTERM: the program runs on")
     j = report_json(out, top=5)
-    check(j["complete"] and j["end"] == "detached" and j["allocations"] >= 50,
-          "second SIGTERM: the file is complete, still running at the end, with the ~100 allocations of 1 s: %d" %
-          j["allocations"])
+    check(j["complete"] and j["end"] == "detached",
+          "second SIGTERM: the file is complete, still running at the end (%r)" % j["end"])
+    # The program allocates every 10 ms: about 100 in the second between
+    # the signals, fewer when the machine is loaded. What is checked is that
+    # allocations after the first signal were recorded (memprint --from
+    # its time), not how many a second holds.
+    r = run([MEMPRINT, "--json", "-n", "1", "--no-builtin-suppressions", "--from", "%.3f" % t_first, out])
+    after = json.loads(r.stdout.decode())["allocations"] if r.returncode == 0 else -1
+    check(after >= 10, "second SIGTERM: allocations made after the first signal are recorded: %d" % after)
 finally:
     if prog_pid:
         os.kill(prog_pid, signal.SIGKILL)
@@ -93,9 +108,8 @@ for sig in (signal.SIGTERM, signal.SIGHUP):
     p.stdout.readline()
     try:
         out = os.path.join(d, "pid-%s.zst" % sig.name)
-        m = subprocess.Popen([MEMREC, "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        m.stderr.readline()
-        time.sleep(0.3)
+        m, first = start_attach(p.pid, out)
+        check(b"attached to process" in first, "--pid, %s: attached: %r" % (sig.name, first))
         m.send_signal(sig)
         m.communicate(timeout=30)
         check_eq(m.returncode, 0, "--pid, %s to memrec: detaches and exits 0" % sig.name)

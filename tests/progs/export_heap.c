@@ -3,7 +3,9 @@
  * Target program for the pprof and massif exports
  * (tests/integration/test_exports.py): three phases 150 ms apart, the
  * heap peak in the middle, a leak at the end, one allocation site inlined
- * into its caller. No stdio, exit 0.
+ * into its caller. No stdio, exit 0. An argument sets the pause between
+ * the phases in ms (test_exports uses 1000 where it cuts a window at 0.5 s,
+ * so a slow start on a loaded machine cannot move the first phase past it).
  *
  *   t = 0 ms    big_site:    8 x malloc(100003), freed at the end
  *               tiny_site:   4 x malloc(503), freed at the end (below
@@ -80,14 +82,18 @@ __attribute__((noinline)) void leak_site(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    long gap = argc > 1 ? atol(argv[1]) : 150;
+    if (gap <= 0) {
+        gap = 150;
+    }
     big_site();
     tiny_site();
     small_site();
-    pause_ms(150);
+    pause_ms(gap);
     medium_site();
-    pause_ms(150);
+    pause_ms(gap);
     for (int i = 0; i < 8; i++) {
         free(big[i]);
     }
