@@ -105,7 +105,7 @@ static int load(struct data *d, int *err_errno)
     struct frames *fr = frames_new(m);
     if (!fr) {
         model_free(m);
-        return -1000;
+        return DATA_E_SYMBOLIZER;
     }
     struct analysis *win = NULL;
     if (d->has_window) {

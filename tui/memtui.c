@@ -289,7 +289,7 @@ int main(int argc, char **argv)
     static struct app app;
     int err = 0;
     int rc = load_with_progress(&app.d, path, utf8, &err);
-    if (rc == -1000) {
+    if (rc == DATA_E_SYMBOLIZER) {
         die("cannot start the symbolizer (libdw)");
     }
     if (rc < 0) {

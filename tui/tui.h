@@ -48,9 +48,12 @@ struct data {
     uint64_t load_ms, last_load; /* how long the latest load took; when a refresh last looked */
 };
 
+/* data_open()'s own error, beside the memfmt statuses (MEMFMT_E_*, which
+ * stay above -100): the symbolizer (libdw) cannot start. */
+#define DATA_E_SYMBOLIZER (-1000)
+
 /** Load `path` and build the whole run's tree. Returns 0, or a negative
- * memfmt status (with *err_errno for MEMFMT_E_IO); -1000 when the
- * symbolizer cannot start. */
+ * memfmt status (with *err_errno for MEMFMT_E_IO), or DATA_E_SYMBOLIZER. */
 int data_open(struct data *d, const char *path, int utf8, int *err_errno);
 void data_release(struct data *d);
 /** Restrict every figure to allocations made in [from, to) ms (on = 0:
@@ -79,10 +82,6 @@ uint64_t data_total(const struct data *d);
 
 /* ---- text.c: escaping and formatting ---- */
 
-/** Display width of an escaped string (columns). */
-int text_width(const char *s);
-/** A cost value for a column: exact integer. */
-const char *text_cost(char *buf, size_t cap, uint64_t v);
 /** Human bytes ("1.50 MiB"), the report's way. */
 const char *text_bytes(char *buf, size_t cap, uint64_t v);
 /** Case-insensitive substring test (ASCII case). */
