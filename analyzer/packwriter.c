@@ -309,6 +309,8 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
     if (m->stop_rc == MEMFMT_E_TRUNCATED && !m->has_end) {
         st->cut = 1;
         st->cut_offset = m->stop_offset;
+    } else if (m->stop_rc == 0 && !m->has_end) {
+        st->no_end = 1;
     } else if (m->stop_rc < 0) {
         set_err(
             err, errcap,

@@ -23,6 +23,9 @@ struct pack_stats {
      * END either. 0 for a whole input. */
     int cut;
     uint64_t cut_offset; /* where the input's data stops (decompressed offset) */
+    /* The input's data ends cleanly but without an END record (memrec
+     * stopped or killed between records): so does the copy. */
+    int no_end;
 };
 
 /**

@@ -218,7 +218,10 @@ int memfmt_write_raw(memfmt_writer *w, const uint8_t *rec, size_t len)
     if (w->failed) {
         return w->failed;
     }
-    if (len == 0 || rec[0] == 0 || rec[0] >= MEMFMT_REC_ALLOC) {
+    /* Any tag but 0: a record of a kind this build does not know (a
+     * newer writer's, tags 64 and up too) is copied as it is, as readers
+     * skip it. */
+    if (len == 0 || rec[0] == 0) {
         return MEMFMT_E_INVALID;
     }
     int rc = close_block(w);

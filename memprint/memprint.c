@@ -1175,6 +1175,10 @@ static int run_pack(int argc, char **argv)
                 (unsigned long long)st.cut_offset, out);
         return 3;
     }
+    if (st.no_end) {
+        warning("'%s' has no end record (memrec was stopped or killed): '%s' has none either", in, out);
+        return 3;
+    }
     return 0;
 }
 

@@ -312,4 +312,30 @@ check_eq(r.returncode, 2, "--pack with another option: usage error")
 check(not os.path.exists(out), "usage errors: no output file")
 
 shutil.rmtree(d)
+# A record of a kind this build does not know (tag 70: readers skip it, so
+# --pack copies it), and a file whose data ends cleanly with no END record
+# (memrec stopped between records): packed, the second with a warning and
+# exit 3, as its report says it is incomplete.
+sys.path.insert(0, os.path.join(SRC, "tests", "data"))
+import make_hostile as mh  # noqa: E402
+
+d = tmpdir()
+ops = [mh.op(mh.OP_THREAD, 0, 1), mh.op(mh.OP_ALLOC | mh.OP_NEW, mh.K_MALLOC, 10001, 0)]
+for name, raw, want_rc in (("unknown-tag", mh.start() + mh.record(70, 1, 2, 3) + mh.events(ops) + mh.end_exited(), 0),
+                           ("no-end", mh.start() + mh.events(ops), 3)):
+    src = os.path.join(d, name + ".mrec")
+    with open(src, "wb") as f:
+        f.write(mh.window_frame(17, raw))
+    dst = os.path.join(d, name + ".packed.zst")
+    r = run([MEMPRINT, "--pack", src, dst])
+    check_eq(r.returncode, want_rc, "--pack %s: exit status (%s)" % (name, r.stderr.decode().strip()))
+    check(os.path.exists(dst), "--pack %s: the copy is written" % name)
+    if want_rc == 3:
+        check("has no end record" in r.stderr.decode(), "--pack %s: a warning says the input has no end" % name)
+    r = run([MEMPRINT, "--json", dst])
+    check_eq(r.returncode, want_rc, "--pack %s: the copy's report exits as its input's" % name)
+    j = json.loads(r.stdout.decode() or "{}")
+    check_eq((j.get("allocations"), j.get("complete")), (1, name != "no-end"),
+             "--pack %s: the copy reads as its input" % name)
+
 done()
