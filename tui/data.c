@@ -4,7 +4,7 @@
  * series, all from the analyzer library. Reloads a recording that is
  * still being written; never writes to it. */
 #define _GNU_SOURCE
-#include "tui.h"
+#include "data.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +105,7 @@ static int load(struct data *d, int *err_errno)
     struct frames *fr = frames_new(m);
     if (!fr) {
         model_free(m);
-        return -1000;
+        return DATA_E_SYMBOLIZER;
     }
     struct analysis *win = NULL;
     if (d->has_window) {
