@@ -5,7 +5,8 @@
  * is all there is to add. */
 #include "view.h"
 
-/* One line a view: the name of the `struct view_class` its file exports. */
+/* One line a view, each ending in a backslash: the name of the `struct
+ * view_class` its file exports. */
 #define EVERY_VIEW(X)                                                                                                  \
     X(view_summary)                                                                                                    \
     X(view_topdown)                                                                                                    \
@@ -13,7 +14,8 @@
     X(view_funcs)                                                                                                      \
     X(view_flame)                                                                                                      \
     X(view_time)                                                                                                       \
-    X(view_alloc)
+    X(view_alloc)                                                                                                      \
+    /* a new view: one line above this one */
 
 #define DECLARE_VIEW(cls) extern const struct view_class cls;
 EVERY_VIEW(DECLARE_VIEW)
