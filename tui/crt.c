@@ -3,7 +3,7 @@
  * and the signal handlers that give the terminal back on every way out.
  * Strings reaching curses here are already escaped (text.c). */
 #define _GNU_SOURCE
-#include "tui.h"
+#include "crt.h"
 
 #include <curses.h>
 #include <signal.h>

@@ -4,7 +4,7 @@
  * series, all from the analyzer library. Reloads a recording that is
  * still being written; never writes to it. */
 #define _GNU_SOURCE
-#include "tui.h"
+#include "data.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,7 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tui.h"
+#include "crt.h"
+#include "data.h"
+#include "screen.h"
+#include "text.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -191,7 +194,7 @@ static int parse_keys(const char *spec, int *out, int max)
 
 /* Feed the keys, then the dump key, through curses' input queue (read
  * back in the order pushed: the queue is last in, first out). */
-static int run_batch(struct app *app, const char *keys, int w, int h)
+static int run_batch(struct data *d, const char *keys, int w, int h)
 {
     enum { MAX_KEYS = 100 };
     int codes[MAX_KEYS];
@@ -203,32 +206,10 @@ static int run_batch(struct app *app, const char *keys, int w, int h)
     for (int i = n; i > 0; i--) {
         ungetch(codes[i - 1]);
     }
-    int status = screen_run(app);
+    int status = screen_run(d);
     crt_dump(stdout);
     crt_done();
     return status;
-}
-
-static void free_app(struct app *app)
-{
-    free(app->summary.rows);
-    struct tree_state *trees[2] = {&app->td, &app->bu};
-    for (int i = 0; i < 2; i++) {
-        free(trees[i]->open);
-        free(trees[i]->l.rows);
-        for (uint32_t k = 0; k < trees[i]->npath; k++) {
-            free(trees[i]->path[k]);
-        }
-        free(trees[i]->path);
-    }
-    free(app->fn.l.rows);
-    free(app->fn.links.rows);
-    free(app->fn.selname);
-    free(app->fn.callers);
-    free(app->fn.callees);
-    free(app->fl.cells);
-    free(app->at.rows);
-    data_release(&app->d);
 }
 
 int main(int argc, char **argv)
@@ -286,9 +267,9 @@ int main(int argc, char **argv)
         die("%s", why);
     }
     int utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-    static struct app app;
+    static struct data d;
     int err = 0;
-    int rc = load_with_progress(&app.d, path, utf8, &err);
+    int rc = load_with_progress(&d, path, utf8, &err);
     if (rc == DATA_E_SYMBOLIZER) {
         die("cannot start the symbolizer (libdw)");
     }
@@ -298,19 +279,19 @@ int main(int argc, char **argv)
         }
         die("cannot read '%s': %s", path, memfmt_strerror(rc));
     }
-    if (!cost_recorded(&app.d.m->header, cost)) {
+    if (!cost_recorded(&d.m->header, cost)) {
         die_code(2, "--cost time: allocator time not recorded in '%s' (record with memrec --time)", path);
     }
-    data_set_cost(&app.d, cost, 0);
+    data_set_cost(&d, cost, 0);
     int status;
     if (batch) {
-        status = run_batch(&app, keys, width, height);
+        status = run_batch(&d, keys, width, height);
     } else {
         crt_init();
-        status = screen_run(&app);
+        status = screen_run(&d);
         crt_done();
     }
-    free_app(&app);
+    data_release(&d);
     if (crt_quit_signal) {
         return 128 + crt_quit_signal;
     }

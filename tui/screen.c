@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The event loop: title, view tabs, status line, prompts, the help and
- * detail overlays, live refresh; each view draws its body and takes the
- * keys it knows (view_*.c). */
+ * detail overlays, live refresh. It knows the views only through the
+ * table of views.c and the operations of view.h: each view draws its body
+ * and takes the keys it knows, and says in a view_result what the screen
+ * is to do next (switch view, status line, window...). */
 #define _GNU_SOURCE
-#include "tui.h"
+#include "screen.h"
 
 #include <curses.h>
 #include <stdio.h>
@@ -11,11 +13,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "action.h"
+#include "crt.h"
+#include "detail.h"
 #include "escape.h"
 #include "util.h"
+#include "view.h"
 
-static const char *const view_names[VIEW_COUNT] = {
-    "Summary", "Top-down", "Bottom-up", "Functions", "Flame graph", "Over time", "Alloc time",
+struct screen {
+    struct data *d;
+    struct view **views; /* one per entry of view_table, same order */
+    size_t cur; /* the view shown */
+    char search[128];
+    int help;
+    int detail; /* frame detail shown over the view */
+    char status[256];
+    /* Geometry of the last draw (mouse). */
+    int body_y, body_h, width;
 };
 
 static const char *const cost_titles[COST_NTYPES] = {
@@ -28,115 +42,62 @@ static const char *const cost_titles[COST_NTYPES] = {
     "ns in the allocator",
 };
 
-/* ---- lists ---- */
-
-void list_push(struct list *l, uint32_t id, uint32_t depth, int kind)
+static struct view_ctx ctx_of(struct screen *scr)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap;
-        xgrow((void **)&l->rows, &cap, (size_t)l->n + 1, sizeof *l->rows);
-        l->cap = (uint32_t)cap;
-    }
-    l->rows[l->n].id = id;
-    l->rows[l->n].depth = depth;
-    l->rows[l->n].kind = kind;
-    l->n++;
+    struct view_ctx c = {scr->d, scr->search};
+    return c;
 }
 
-void list_clear(struct list *l)
+/* The view that selects nodes of tree `o` (the first in the table);
+ * view_count when none does. */
+static size_t tree_view(const struct screen *scr, enum calltree_orient o)
 {
-    l->n = 0;
-}
-
-int list_move(struct list *l, enum action a, int page)
-{
-    if (l->n == 0) {
-        return 0;
+    for (size_t i = 0; i < view_count; i++) {
+        const struct view_class *cls = scr->views[i]->cls;
+        if (cls->select_node && cls->orient == o) {
+            return i;
+        }
     }
-    if (page < 1) {
-        page = 1;
-    }
-    int64_t sel = l->sel;
-    switch (a) {
-    case ACT_UP: sel--; break;
-    case ACT_DOWN: sel++; break;
-    case ACT_PGUP: sel -= page; break;
-    case ACT_PGDN: sel += page; break;
-    case ACT_HOME: sel = 0; break;
-    case ACT_END: sel = l->n - 1; break;
-    default: return 0;
-    }
-    if (sel < 0) {
-        sel = 0;
-    }
-    if (sel >= l->n) {
-        sel = l->n - 1;
-    }
-    l->sel = (uint32_t)sel;
-    return 1;
-}
-
-void list_scroll(struct list *l, int h)
-{
-    if (h < 1) {
-        h = 1;
-    }
-    if (l->n == 0) {
-        l->sel = l->top = 0;
-        return;
-    }
-    if (l->sel >= l->n) {
-        l->sel = l->n - 1;
-    }
-    if (l->sel < l->top) {
-        l->top = l->sel;
-    }
-    if (l->sel >= l->top + (uint32_t)h) {
-        l->top = l->sel - (uint32_t)h + 1;
-    }
-    /* After a resize to a taller screen, show as much as fits. */
-    if (l->top > 0 && l->n - l->top < (uint32_t)h) {
-        l->top = l->n > (uint32_t)h ? l->n - (uint32_t)h : 0;
-    }
+    return view_count;
 }
 
 /* ---- drawing ---- */
 
-static void draw_title(struct app *app, int w)
+static void draw_title(struct screen *scr, int w)
 {
     char buf[512];
     crt_fill(0, 0, w, ' ', crt_attr(CRT_TITLE));
-    char *path = esc_text_for(app->d.path, !app->d.utf8);
-    snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s)", path, view_names[app->view],
-             cost_name(app->d.cost), cost_titles[app->d.cost]);
+    char *path = esc_text_for(scr->d->path, !scr->d->utf8);
+    snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s)", path, view_table[scr->cur]->name,
+             cost_name(scr->d->cost), cost_titles[scr->d->cost]);
     free(path);
     crt_put(0, 0, buf, w, crt_attr(CRT_TITLE));
-    if (data_live(&app->d)) {
-        const char *live = time(NULL) - app->d.last_growth < 5 ? " LIVE " : " NO END RECORD ";
+    if (data_live(scr->d)) {
+        const char *live = time(NULL) - scr->d->last_growth < 5 ? " LIVE " : " NO END RECORD ";
         int lw = (int)strlen(live);
         if (w > lw) {
             crt_put(0, w - lw, live, lw, crt_attr(CRT_LIVE));
         }
     }
     int x = 0;
-    for (int i = 0; i < VIEW_COUNT && x < w; i++) {
-        snprintf(buf, sizeof buf, " %d %s ", i + 1, view_names[i]);
-        x += crt_put(1, x, buf, w - x, i == (int)app->view ? crt_attr(CRT_SELECTED) : (int)A_NORMAL);
+    for (size_t i = 0; i < view_count && x < w; i++) {
+        snprintf(buf, sizeof buf, " %zu %s ", i + 1, view_table[i]->name);
+        x += crt_put(1, x, buf, w - x, i == scr->cur ? crt_attr(CRT_SELECTED) : (int)A_NORMAL);
     }
 }
 
-static int draw_window_line(struct app *app, int y, int w)
+static int draw_window_line(struct screen *scr, int y, int w)
 {
-    if (!app->d.has_window) {
+    const struct data *d = scr->d;
+    if (!d->has_window) {
         return 0;
     }
     char buf[256];
     snprintf(buf, sizeof buf,
              "WINDOW %.3f-%.3f s: only allocations made in it are counted (%llu earlier %s freed in it "
              "not counted); x clears",
-             (double)app->d.from_ms / 1000.0, (double)app->d.to_ms / 1000.0,
-             (unsigned long long)app->d.win->earlier_freed_blocks,
-             util_plural(app->d.win->earlier_freed_blocks, "block", "blocks"));
+             (double)d->from_ms / 1000.0, (double)d->to_ms / 1000.0, (unsigned long long)d->win->earlier_freed_blocks,
+             util_plural(d->win->earlier_freed_blocks, "block", "blocks"));
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
     crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
     return 1;
@@ -153,88 +114,42 @@ static void draw_help(int h, int w)
     }
 }
 
-/* The frame the detail overlay describes: the selected row's. */
-static const struct sym_frame *selected_frame(struct app *app, const char **name)
-{
-    struct data *d = &app->d;
-    uint32_t node = CALLTREE_NONE;
-    enum calltree_orient o = CALLTREE_TOP_DOWN;
-    *name = NULL;
-    switch (app->view) {
-    case VIEW_SUMMARY:
-        if (app->summary.n && app->summary.rows[app->summary.sel].kind >= 0) {
-            node = app->summary.rows[app->summary.sel].id;
-            o = CALLTREE_BOTTOM_UP;
-        }
-        break;
-    case VIEW_TOPDOWN: node = view_tree_selected(app, &app->td); break;
-    case VIEW_BOTTOMUP:
-        node = view_tree_selected(app, &app->bu);
-        o = CALLTREE_BOTTOM_UP;
-        break;
-    case VIEW_FLAME: node = app->fl.sel; break;
-    case VIEW_FUNCTIONS: {
-        uint32_t f = view_funcs_selected(app);
-        const struct calltree_func *fn = calltree_func(d->tree, f);
-        if (fn) {
-            *name = data_func_name(d, f);
-            return fn->frame;
-        }
-        return NULL;
-    }
-    default: return NULL;
-    }
-    const struct calltree_node *n = calltree_node(d->tree, o, node);
-    if (!n || !n->frame) {
-        return NULL;
-    }
-    *name = data_node_name(d, o, node);
-    return n->frame;
-}
-
-static void draw(struct app *app, const char *prompt, const char *input)
+static void draw(struct screen *scr, const char *prompt, const char *input)
 {
     int h = LINES, w = COLS;
     erase();
-    if (app->help) {
+    if (scr->help) {
         draw_help(h, w);
         refresh();
         return;
     }
-    draw_title(app, w);
-    int y = 2 + draw_window_line(app, 2, w);
+    draw_title(scr, w);
+    int y = 2 + draw_window_line(scr, 2, w);
     int body_h = h - y - 1;
-    app->body_y = y;
-    app->body_h = body_h;
-    app->width = w;
-    switch (app->view) {
-    case VIEW_SUMMARY: view_summary_draw(app, y, body_h, w); break;
-    case VIEW_TOPDOWN: view_tree_draw(app, &app->td, y, body_h, w); break;
-    case VIEW_BOTTOMUP: view_tree_draw(app, &app->bu, y, body_h, w); break;
-    case VIEW_FUNCTIONS: view_funcs_draw(app, y, body_h, w); break;
-    case VIEW_FLAME: view_flame_draw(app, y, body_h, w); break;
-    case VIEW_TIME: view_time_draw(app, y, body_h, w); break;
-    case VIEW_ALLOC_TIME: view_alloc_draw(app, y, body_h, w); break;
-    default: break;
-    }
-    if (app->detail && app->view != VIEW_TIME && app->view != VIEW_ALLOC_TIME) {
+    scr->body_y = y;
+    scr->body_h = body_h;
+    scr->width = w;
+    struct view *v = scr->views[scr->cur];
+    struct view_ctx c = ctx_of(scr);
+    v->cls->draw(v, &c, y, body_h, w);
+    if (scr->detail && v->cls->selected_frame) {
         const char *name;
-        const struct sym_frame *fr = selected_frame(app, &name);
+        const struct sym_frame *fr = v->cls->selected_frame(v, &c, &name);
         int dh = body_h / 2 > 9 ? body_h / 2 : (body_h > 9 ? 9 : body_h);
-        view_detail_draw(app, fr, name, y + body_h - dh, dh, w);
+        detail_draw(fr, name, scr->d->utf8, y + body_h - dh, dh, w);
     }
     char buf[512];
     if (prompt) {
         snprintf(buf, sizeof buf, "%s%s", prompt, input);
-        char *e = esc_text_for(buf, !app->d.utf8);
+        char *e = esc_text_for(buf, !scr->d->utf8);
         crt_put(h - 1, 0, e, w, A_BOLD);
         free(e);
-    } else if (app->status[0]) {
-        crt_put(h - 1, 0, app->status, w, A_BOLD);
+    } else if (scr->status[0]) {
+        crt_put(h - 1, 0, scr->status, w, A_BOLD);
     } else {
         snprintf(buf, sizeof buf, "?:help  q:quit  Tab:view  c:cost  d:detail  /:search%s%s%s",
-                 app->search[0] ? "  n/N:next/prev '" : "", app->search[0] ? app->search : "",
-                 app->search[0] ? "'" : "");
+                 scr->search[0] ? "  n/N:next/prev '" : "", scr->search[0] ? scr->search : "",
+                 scr->search[0] ? "'" : "");
         crt_put(h - 1, 0, buf, w, (int)A_NORMAL);
     }
     refresh();
@@ -243,12 +158,12 @@ static void draw(struct app *app, const char *prompt, const char *input)
 /* ---- prompts ---- */
 
 /* Read a line on the status line; returns 1 on Enter, 0 on Esc. */
-static int prompt_line(struct app *app, const char *prompt, char *buf, size_t cap)
+static int prompt_line(struct screen *scr, const char *prompt, char *buf, size_t cap)
 {
     size_t n = 0;
     buf[0] = 0;
     for (;;) {
-        draw(app, prompt, buf);
+        draw(scr, prompt, buf);
         int c = getch();
         if (crt_quit_signal) {
             return 0;
@@ -279,104 +194,212 @@ static int prompt_line(struct app *app, const char *prompt, char *buf, size_t ca
     }
 }
 
-void screen_status(struct app *app, const char *fmt, const char *arg)
+/* A one-line message on the status line until the next key (`fmt` has one %s). */
+static void set_status(struct screen *scr, const char *fmt, const char *arg)
 {
-    snprintf(app->status, sizeof app->status, fmt, arg);
+    snprintf(scr->status, sizeof scr->status, fmt, arg);
 }
 
-void screen_apply_window(struct app *app, int on, uint64_t from, uint64_t to)
+/* Restrict every view to [from, to) ms (on = 0: clear); errors go to the status line. */
+static void apply_window(struct screen *scr, int on, uint64_t from, uint64_t to)
 {
     /* One more pass over the file: say so while the screen waits. */
-    screen_status(app, "%s", on ? "computing the window (one more pass over the recording)..." : "");
-    draw(app, NULL, NULL);
-    app->status[0] = 0;
+    set_status(scr, "%s", on ? "computing the window (one more pass over the recording)..." : "");
+    draw(scr, NULL, NULL);
+    scr->status[0] = 0;
     int e = 0;
-    int rc = data_set_window(&app->d, on, from, to, &e);
+    int rc = data_set_window(scr->d, on, from, to, &e);
     if (rc < 0) {
-        screen_status(app, "cannot compute the window: %s", rc == MEMFMT_E_IO ? strerror(e) : memfmt_strerror(rc));
+        set_status(scr, "cannot compute the window: %s", rc == MEMFMT_E_IO ? strerror(e) : memfmt_strerror(rc));
     }
 }
 
 /* "FROM-TO" in milliseconds. */
-static void enter_window(struct app *app)
+static void enter_window(struct screen *scr)
 {
     char buf[64];
-    if (!prompt_line(app, "window in ms (FROM-TO): ", buf, sizeof buf)) {
+    if (!prompt_line(scr, "window in ms (FROM-TO): ", buf, sizeof buf)) {
         return;
     }
     unsigned long long from, to;
     char extra;
     if (sscanf(buf, "%llu-%llu%c", &from, &to, &extra) != 2 || from >= to) {
-        screen_status(app, "not a window: '%s' (expected FROM-TO in milliseconds, FROM < TO)", buf);
+        set_status(scr, "not a window: '%s' (expected FROM-TO in milliseconds, FROM < TO)", buf);
         return;
     }
-    screen_apply_window(app, 1, from, to);
+    apply_window(scr, 1, from, to);
 }
 
 /* ---- keys ---- */
 
-static int body_rows(struct app *app)
+static int body_rows(const struct screen *scr)
 {
-    return app->body_h - 1 > 1 ? app->body_h - 1 : 1;
+    return scr->body_h - 1 > 1 ? scr->body_h - 1 : 1;
 }
 
-static void view_key(struct app *app, enum action a)
+/* Do what a view's key asked. */
+static void apply_result(struct screen *scr, struct view_result r)
 {
-    int h = body_rows(app);
-    switch (app->view) {
-    case VIEW_SUMMARY: view_summary_key(app, a, h); break;
-    case VIEW_TOPDOWN: view_tree_key(app, &app->td, a, h); break;
-    case VIEW_BOTTOMUP: view_tree_key(app, &app->bu, a, h); break;
-    case VIEW_FUNCTIONS: view_funcs_key(app, a, h); break;
-    case VIEW_FLAME: view_flame_key(app, a, h); break;
-    case VIEW_TIME: view_time_key(app, a, h); break;
-    case VIEW_ALLOC_TIME: view_alloc_key(app, a, h); break;
-    default: break;
+    if (r.flags & VIEW_STATUS) {
+        set_status(scr, "%s", r.status);
+    }
+    if (r.flags & VIEW_WINDOW) {
+        apply_window(scr, 1, r.from_ms, r.to_ms);
+    }
+    if (r.flags & VIEW_GOTO) {
+        size_t t = tree_view(scr, r.o);
+        if (t < view_count) {
+            scr->cur = t;
+            if (r.node != CALLTREE_NONE) {
+                struct view_ctx c = ctx_of(scr);
+                scr->views[t]->cls->select_node(scr->views[t], &c, r.node);
+            }
+        }
     }
 }
 
-static void click(struct app *app, int y, int x)
+/* The current view's search; 1 when a match is selected. A view that
+ * searches through a tree view's (VIEW_SEARCH_IN) either moves there
+ * (VIEW_GOTO) or stays, and then every other view of that tree (the one
+ * asking too, when it is one) follows the match. */
+static int search(struct screen *scr, int dir)
+{
+    struct view *v = scr->views[scr->cur];
+    struct view_ctx c = ctx_of(scr);
+    if (!v->cls->search) {
+        return 0;
+    }
+    struct view_result r = v->cls->search(v, &c, dir);
+    if (!(r.flags & VIEW_SEARCH_IN)) {
+        return (r.flags & VIEW_FOUND) != 0;
+    }
+    size_t t = tree_view(scr, r.o);
+    if (t == view_count || !scr->views[t]->cls->search) {
+        return 0;
+    }
+    if (r.flags & VIEW_GOTO) {
+        scr->cur = t;
+    }
+    struct view *tv = scr->views[t];
+    struct view_result f = tv->cls->search(tv, &c, dir);
+    if (!(f.flags & VIEW_FOUND)) {
+        return 0;
+    }
+    if (!(r.flags & VIEW_GOTO)) {
+        for (size_t i = 0; i < view_count; i++) {
+            const struct view_class *cls = scr->views[i]->cls;
+            if (i != t && cls->select_node && cls->orient == f.o) {
+                cls->select_node(scr->views[i], &c, f.node);
+            }
+        }
+    }
+    return 1;
+}
+
+static void click(struct screen *scr, int y, int x)
 {
     if (y == 1) {
         int at = 0;
-        for (int i = 0; i < VIEW_COUNT; i++) {
-            int len = (int)strlen(view_names[i]) + 4;
+        for (size_t i = 0; i < view_count; i++) {
+            char tab[128];
+            int len = snprintf(tab, sizeof tab, " %zu %s ", i + 1, view_table[i]->name);
             if (x >= at && x < at + len) {
-                app->view = (enum view_id)i;
+                scr->cur = i;
                 return;
             }
             at += len;
         }
         return;
     }
-    if (y < app->body_y || y >= app->body_y + app->body_h) {
+    if (y < scr->body_y || y >= scr->body_y + scr->body_h) {
         return;
     }
-    struct list *l = NULL;
-    switch (app->view) {
-    case VIEW_SUMMARY: l = &app->summary; break;
-    case VIEW_TOPDOWN: l = &app->td.l; break;
-    case VIEW_BOTTOMUP: l = &app->bu.l; break;
-    case VIEW_FUNCTIONS: l = app->fn.shown == CALLTREE_NONE ? &app->fn.l : &app->fn.links; break;
-    case VIEW_FLAME: view_flame_click(app, y, x); return;
-    case VIEW_TIME: app->tm.col = x; return;
-    default: return;
-    }
-    /* List views: one header row above the rows. */
-    uint32_t row = l->top + (uint32_t)(y - app->body_y - 1);
-    if (y > app->body_y && row < l->n) {
-        l->sel = row;
+    struct view *v = scr->views[scr->cur];
+    if (v->cls->click) {
+        struct view_ctx c = ctx_of(scr);
+        v->cls->click(v, &c, y - scr->body_y, x);
     }
 }
 
-int screen_run(struct app *app)
+/* One key; returns 1 when the loop is to end. */
+static int on_action(struct screen *scr, enum action a, struct timespec *last, struct timespec now)
 {
-    app->fn.shown = CALLTREE_NONE;
-    app->tm.mark = -1;
-    app->td.o = CALLTREE_TOP_DOWN;
-    app->bu.o = CALLTREE_BOTTOM_UP;
-    app->td.generation = app->bu.generation = UINT64_MAX;
-    app->fn.generation = app->fl.generation = UINT64_MAX;
+    switch (a) {
+    case ACT_QUIT: return 1;
+    case ACT_HELP: scr->help = 1; break;
+    case ACT_NEXT_VIEW: scr->cur = (scr->cur + 1) % view_count; break;
+    case ACT_PREV_VIEW: scr->cur = (scr->cur + view_count - 1) % view_count; break;
+    case ACT_VIEW1:
+    case ACT_VIEW2:
+    case ACT_VIEW3:
+    case ACT_VIEW4:
+    case ACT_VIEW5:
+    case ACT_VIEW6:
+    case ACT_VIEW7:
+    case ACT_VIEW8:
+    case ACT_VIEW9:
+        if ((size_t)(a - ACT_VIEW1) < view_count) {
+            scr->cur = (size_t)(a - ACT_VIEW1);
+        }
+        break;
+    case ACT_COST_NEXT:
+    case ACT_COST_PREV: {
+        int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;
+        enum cost_type nc = (enum cost_type)((scr->d->cost + step) % COST_NTYPES);
+        /* A cost the recording does not hold (allocator time without
+         * memrec --time) is passed over, not shown as zeros. */
+        if (!cost_recorded(&scr->d->m->header, nc)) {
+            nc = (enum cost_type)((nc + step) % COST_NTYPES);
+        }
+        data_set_cost(scr->d, nc, scr->d->by_self);
+        break;
+    }
+    case ACT_DETAIL: scr->detail = !scr->detail; break;
+    case ACT_SEARCH: {
+        char buf[sizeof scr->search];
+        if (prompt_line(scr, "search: ", buf, sizeof buf) && buf[0]) {
+            memcpy(scr->search, buf, sizeof buf);
+            if (!search(scr, 0)) {
+                set_status(scr, "no match for '%s'", scr->search);
+            }
+        }
+        break;
+    }
+    case ACT_SEARCH_NEXT:
+    case ACT_SEARCH_PREV:
+        if (scr->search[0] && !search(scr, a == ACT_SEARCH_NEXT ? 1 : -1)) {
+            set_status(scr, "no match for '%s'", scr->search);
+        }
+        break;
+    case ACT_WINDOW_ENTER: enter_window(scr); break;
+    case ACT_WINDOW_CLEAR:
+        for (size_t i = 0; i < view_count; i++) {
+            if (scr->views[i]->cls->window_clear) {
+                scr->views[i]->cls->window_clear(scr->views[i]);
+            }
+        }
+        if (scr->d->has_window) {
+            apply_window(scr, 0, 0, 0);
+        }
+        break;
+    case ACT_REFRESH:
+        *last = now;
+        if (data_refresh(scr->d, 1) < 0) {
+            set_status(scr, "%s", "cannot reload the recording: showing the previous data");
+        }
+        break;
+    default: {
+        struct view *v = scr->views[scr->cur];
+        struct view_ctx c = ctx_of(scr);
+        apply_result(scr, v->cls->key(v, &c, a, body_rows(scr)));
+        break;
+    }
+    }
+    return 0;
+}
+
+static int run(struct screen *scr)
+{
     timeout(250);
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
@@ -384,7 +407,7 @@ int screen_run(struct app *app)
         if (crt_quit_signal) {
             return 0;
         }
-        draw(app, NULL, NULL);
+        draw(scr, NULL, NULL);
         int c = getch();
         if (crt_quit_signal) {
             return 0;
@@ -395,8 +418,8 @@ int screen_run(struct app *app)
         if (c == ERR) {
             if (tick) {
                 last = now;
-                if (data_refresh(&app->d, 0) < 0) {
-                    screen_status(app, "%s", "cannot reload the recording: showing the previous data");
+                if (data_refresh(scr->d, 0) < 0) {
+                    set_status(scr, "%s", "cannot reload the recording: showing the previous data");
                 }
             }
             continue;
@@ -407,74 +430,38 @@ int screen_run(struct app *app)
         if (c == SCREEN_KEY_DUMP) {
             return 0;
         }
-        if (app->help) {
-            app->help = 0;
+        if (scr->help) {
+            scr->help = 0;
             continue;
         }
-        app->status[0] = 0;
+        scr->status[0] = 0;
         if (c == KEY_MOUSE) {
             MEVENT ev;
             if (getmouse(&ev) == OK) {
-                click(app, ev.y, ev.x);
+                click(scr, ev.y, ev.x);
             }
             continue;
         }
-        enum action a = action_of_key(c);
-        switch (a) {
-        case ACT_QUIT: return 0;
-        case ACT_HELP: app->help = 1; break;
-        case ACT_NEXT_VIEW: app->view = (enum view_id)((app->view + 1) % VIEW_COUNT); break;
-        case ACT_PREV_VIEW: app->view = (enum view_id)((app->view + VIEW_COUNT - 1) % VIEW_COUNT); break;
-        case ACT_VIEW1:
-        case ACT_VIEW2:
-        case ACT_VIEW3:
-        case ACT_VIEW4:
-        case ACT_VIEW5:
-        case ACT_VIEW6:
-        case ACT_VIEW7: app->view = (enum view_id)(a - ACT_VIEW1); break;
-        case ACT_COST_NEXT:
-        case ACT_COST_PREV: {
-            int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;
-            enum cost_type nc = (enum cost_type)((app->d.cost + step) % COST_NTYPES);
-            /* A cost the recording does not hold (allocator time without
-             * memrec --time) is passed over, not shown as zeros. */
-            if (!cost_recorded(&app->d.m->header, nc)) {
-                nc = (enum cost_type)((nc + step) % COST_NTYPES);
-            }
-            data_set_cost(&app->d, nc, app->d.by_self);
-            break;
-        }
-        case ACT_DETAIL: app->detail = !app->detail; break;
-        case ACT_SEARCH: {
-            char buf[sizeof app->search];
-            if (prompt_line(app, "search: ", buf, sizeof buf) && buf[0]) {
-                memcpy(app->search, buf, sizeof buf);
-                if (!view_search(app, 0)) {
-                    screen_status(app, "no match for '%s'", app->search);
-                }
-            }
-            break;
-        }
-        case ACT_SEARCH_NEXT:
-        case ACT_SEARCH_PREV:
-            if (app->search[0] && !view_search(app, a == ACT_SEARCH_NEXT ? 1 : -1)) {
-                screen_status(app, "no match for '%s'", app->search);
-            }
-            break;
-        case ACT_WINDOW_ENTER: enter_window(app); break;
-        case ACT_WINDOW_CLEAR:
-            app->tm.mark = -1;
-            if (app->d.has_window) {
-                screen_apply_window(app, 0, 0, 0);
-            }
-            break;
-        case ACT_REFRESH:
-            last = now;
-            if (data_refresh(&app->d, 1) < 0) {
-                screen_status(app, "%s", "cannot reload the recording: showing the previous data");
-            }
-            break;
-        default: view_key(app, a); break;
+        if (on_action(scr, action_of_key(c), &last, now)) {
+            return 0;
         }
     }
+}
+
+int screen_run(struct data *d)
+{
+    struct screen scr;
+    memset(&scr, 0, sizeof scr);
+    scr.d = d;
+    scr.views = xcalloc(view_count, sizeof *scr.views);
+    for (size_t i = 0; i < view_count; i++) {
+        scr.views[i] = view_table[i]->new ();
+        scr.views[i]->cls = view_table[i];
+    }
+    int status = run(&scr);
+    for (size_t i = 0; i < view_count; i++) {
+        view_table[i]->free(scr.views[i]);
+    }
+    free(scr.views);
+    return status;
 }

@@ -3,16 +3,24 @@
  * per function, per thread) for the whole run, one scrollable list of
  * lines. The figures are alloctime.c's; this file only lays them out. */
 #define _GNU_SOURCE
-#include "tui.h"
-
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crt.h"
+#include "listbox.h"
+#include "util.h"
+#include "view.h"
+
+struct alloc_view {
+    struct view base;
+    struct listbox l; /* the tables' lines */
+};
+
 /* The tables as text, split into lines in place: returns the buffer (to
  * free) and the line starts in *lines (to free), *n lines. */
-static char *table_lines(struct app *app, char ***lines, uint32_t *n)
+static char *table_lines(struct data *d, char ***lines, uint32_t *n)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -22,10 +30,10 @@ static char *table_lines(struct app *app, char ***lines, uint32_t *n)
         *n = 0;
         return NULL;
     }
-    if (!cost_recorded(&app->d.m->header, COST_TIME)) {
+    if (!cost_recorded(&d->m->header, COST_TIME)) {
         fputs("allocator time: not recorded (memrec --time)\n", f);
     } else {
-        const struct alloctime *t = data_alloc_time(&app->d);
+        const struct alloctime *t = data_alloc_time(d);
         if (t) {
             alloctime_print_text(t, f);
         } else {
@@ -49,21 +57,21 @@ static char *table_lines(struct app *app, char ***lines, uint32_t *n)
     return buf;
 }
 
-void view_alloc_draw(struct app *app, int y, int h, int w)
+static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
 {
-    struct list *l = &app->at;
+    struct listbox *l = &((struct alloc_view *)v)->l;
     char **lines;
     uint32_t n;
-    char *buf = table_lines(app, &lines, &n);
+    char *buf = table_lines(c->d, &lines, &n);
     uint32_t old = l->n ? l->sel : 0;
-    list_clear(l);
+    listbox_clear(l);
     for (uint32_t i = 0; i < n; i++) {
-        list_push(l, i, 0, 0);
+        listbox_push(l, i, 0, 0);
     }
     l->sel = old < l->n ? old : 0;
     crt_put(y, 0, "ALLOCATOR TIME (whole run; latency of each call in the allocator)", w, A_BOLD);
     int rows = h - 1;
-    list_scroll(l, rows);
+    listbox_scroll(l, rows);
     for (int r = 0; r < rows && l->top + (uint32_t)r < l->n; r++) {
         uint32_t i = l->top + (uint32_t)r;
         int attr = i == l->sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL;
@@ -77,7 +85,39 @@ void view_alloc_draw(struct app *app, int y, int h, int w)
     free(buf);
 }
 
-int view_alloc_key(struct app *app, enum action a, int h)
+static struct view_result key(struct view *v, struct view_ctx *c, enum action a, int page)
 {
-    return list_move(&app->at, a, h);
+    (void)c;
+    return listbox_move(&((struct alloc_view *)v)->l, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
 }
+
+static void click(struct view *v, struct view_ctx *c, int line, int x)
+{
+    (void)c;
+    (void)x;
+    listbox_click(&((struct alloc_view *)v)->l, line);
+}
+
+static struct view *new_view(void)
+{
+    struct alloc_view *s = xcalloc(1, sizeof *s);
+    return &s->base;
+}
+
+static void free_view(struct view *v)
+{
+    struct alloc_view *s = (struct alloc_view *)v;
+    if (s) {
+        listbox_release(&s->l);
+        free(s);
+    }
+}
+
+const struct view_class view_alloc = {
+    .name = "Alloc time",
+    .new = new_view,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+};

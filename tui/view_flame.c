@@ -4,16 +4,30 @@
  * its parent with a width proportional to its inclusive cost (largest
  * first, as calltree_sort() orders them). */
 #define _GNU_SOURCE
-#include "tui.h"
-
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crt.h"
+#include "text.h"
 #include "util.h"
+#include "view.h"
 
-static void add_cell(struct flame_state *s, int y, int x, int w, uint32_t node)
+struct flame_view {
+    struct view base;
+    uint32_t zoom; /* top-down node at the top */
+    uint32_t sel;
+    uint64_t generation; /* of the data's tree the state was made for */
+    struct flame_cell {
+        int y, x, w;
+        uint32_t node;
+    } * cells; /* laid out by the latest draw, in screen rows */
+    size_t ncells, cap;
+    int body_y; /* the latest draw's first row: clicks come relative to it */
+};
+
+static void add_cell(struct flame_view *s, int y, int x, int w, uint32_t node)
 {
     xgrow((void **)&s->cells, &s->cap, s->ncells + 1, sizeof *s->cells);
     s->cells[s->ncells].y = y;
@@ -23,15 +37,14 @@ static void add_cell(struct flame_state *s, int y, int x, int w, uint32_t node)
     s->ncells++;
 }
 
-static void sync(struct app *app)
+static void sync(struct data *d, struct flame_view *s)
 {
-    struct flame_state *s = &app->fl;
-    if (s->generation != app->d.generation) {
-        s->generation = app->d.generation;
+    if (s->generation != d->generation) {
+        s->generation = d->generation;
         s->zoom = 0;
         s->sel = 0;
     }
-    if (!calltree_node(app->d.tree, CALLTREE_TOP_DOWN, s->sel)) {
+    if (!calltree_node(d->tree, CALLTREE_TOP_DOWN, s->sel)) {
         s->sel = 0;
     }
 }
@@ -39,11 +52,10 @@ static void sync(struct app *app)
 /* Cells of the subtree under the zoomed frame, breadth by depth: a
  * child's span is its share of its parent's, rounded at both ends so that
  * siblings never overlap; spans under one column are not drawn. */
-static void layout(struct app *app, int y, int rows, int w)
+static void layout(struct data *d, struct flame_view *s, int y, int rows, int w)
 {
-    struct flame_state *s = &app->fl;
-    const struct calltree *t = app->d.tree;
-    enum cost_type c = app->d.cost;
+    const struct calltree *t = d->tree;
+    enum cost_type c = d->cost;
     s->ncells = 0;
     add_cell(s, y, 0, w, s->zoom);
     for (size_t i = 0; i < s->ncells; i++) {
@@ -70,17 +82,18 @@ static void layout(struct app *app, int y, int rows, int w)
     }
 }
 
-void view_flame_draw(struct app *app, int y, int h, int w)
+static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
 {
-    struct flame_state *s = &app->fl;
-    struct data *d = &app->d;
-    sync(app);
+    struct flame_view *s = (struct flame_view *)v;
+    struct data *d = c->d;
+    s->body_y = y;
+    sync(d, s);
     int rows = h - 3;
     if (rows < 1) {
         rows = 1;
     }
     crt_put(y, 0, "FLAME GRAPH (icicle: callers above callees; Enter zooms in, Backspace out, arrows move)", w, A_BOLD);
-    layout(app, y + 1, rows, w);
+    layout(d, s, y + 1, rows, w);
     for (size_t i = 0; i < s->ncells; i++) {
         const struct flame_cell *cell = &s->cells[i];
         const char *name = cell->node == 0 ? "[total]" : data_node_name(d, CALLTREE_TOP_DOWN, cell->node);
@@ -88,7 +101,7 @@ void view_flame_draw(struct app *app, int y, int h, int w)
         if (!crt_has_color) {
             attr = (int)A_NORMAL;
         }
-        if (text_match(name, app->search)) {
+        if (text_match(name, c->search)) {
             attr = crt_attr(CRT_MATCH);
         }
         if (cell->node == s->sel) {
@@ -111,7 +124,7 @@ void view_flame_draw(struct app *app, int y, int h, int w)
     crt_put(y + h - 1, x, s->sel == 0 ? "[total]" : data_node_name(d, CALLTREE_TOP_DOWN, s->sel), w - x, A_BOLD);
 }
 
-static const struct flame_cell *cell_of(const struct flame_state *s, uint32_t node)
+static const struct flame_cell *cell_of(const struct flame_view *s, uint32_t node)
 {
     for (size_t i = 0; i < s->ncells; i++) {
         if (s->cells[i].node == node) {
@@ -122,7 +135,7 @@ static const struct flame_cell *cell_of(const struct flame_state *s, uint32_t no
 }
 
 /* The cell on row y nearest to column x, in direction dir (-1 left, 1 right, 0 covering x). */
-static const struct flame_cell *cell_at(const struct flame_state *s, int y, int x, int dir)
+static const struct flame_cell *cell_at(const struct flame_view *s, int y, int x, int dir)
 {
     const struct flame_cell *best = NULL;
     for (size_t i = 0; i < s->ncells; i++) {
@@ -143,38 +156,40 @@ static const struct flame_cell *cell_at(const struct flame_state *s, int y, int 
     return best;
 }
 
-void view_flame_click(struct app *app, int y, int x)
+static void click(struct view *v, struct view_ctx *c, int line, int x)
 {
-    const struct flame_cell *c = cell_at(&app->fl, y, x, 0);
-    if (c) {
-        app->fl.sel = c->node;
+    struct flame_view *s = (struct flame_view *)v;
+    (void)c;
+    const struct flame_cell *cell = cell_at(s, s->body_y + line, x, 0);
+    if (cell) {
+        s->sel = cell->node;
     }
 }
 
-int view_flame_key(struct app *app, enum action a, int h)
+static struct view_result key(struct view *v, struct view_ctx *c, enum action a, int page)
 {
-    struct flame_state *s = &app->fl;
-    const struct calltree *t = app->d.tree;
-    (void)h;
-    sync(app);
+    struct flame_view *s = (struct flame_view *)v;
+    const struct calltree *t = c->d->tree;
+    (void)page;
+    sync(c->d, s);
     const struct flame_cell *cur = cell_of(s, s->sel);
     const struct calltree_node *n = calltree_node(t, CALLTREE_TOP_DOWN, s->sel);
     switch (a) {
-    case ACT_EXPAND: s->zoom = s->sel; return 1;
+    case ACT_EXPAND: s->zoom = s->sel; return VIEW_RESULT_HANDLED;
     case ACT_BACK:
         if (s->zoom != 0) {
             s->zoom = calltree_node(t, CALLTREE_TOP_DOWN, s->zoom)->parent;
         }
-        return 1;
+        return VIEW_RESULT_HANDLED;
     case ACT_UP:
         if (s->sel != s->zoom && n->parent != CALLTREE_NONE) {
             s->sel = n->parent;
         }
-        return 1;
+        return VIEW_RESULT_HANDLED;
     case ACT_DOWN: {
         if (!cur) {
             s->sel = s->zoom;
-            return 1;
+            return VIEW_RESULT_HANDLED;
         }
         const struct flame_cell *below = cell_at(s, cur->y + 1, cur->x, 0);
         if (!below || calltree_node(t, CALLTREE_TOP_DOWN, below->node)->parent != s->sel) {
@@ -183,21 +198,85 @@ int view_flame_key(struct app *app, enum action a, int h)
         if (below && calltree_node(t, CALLTREE_TOP_DOWN, below->node)->parent == s->sel) {
             s->sel = below->node;
         }
-        return 1;
+        return VIEW_RESULT_HANDLED;
     }
     case ACT_LEFT:
     case ACT_RIGHT: {
         if (!cur) {
             s->sel = s->zoom;
-            return 1;
+            return VIEW_RESULT_HANDLED;
         }
         const struct flame_cell *next = cell_at(s, cur->y, cur->x, a == ACT_RIGHT ? 1 : -1);
         if (next) {
             s->sel = next->node;
         }
-        return 1;
+        return VIEW_RESULT_HANDLED;
     }
-    case ACT_HOME: s->sel = s->zoom; return 1;
-    default: return 0;
+    case ACT_HOME: s->sel = s->zoom; return VIEW_RESULT_HANDLED;
+    default: return VIEW_RESULT_NONE;
     }
 }
+
+/* ---- the view class ---- */
+
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    struct flame_view *s = (struct flame_view *)v;
+    const struct calltree_node *n = calltree_node(c->d->tree, CALLTREE_TOP_DOWN, s->sel);
+    *name = NULL;
+    if (!n || !n->frame) {
+        return NULL;
+    }
+    *name = data_node_name(c->d, CALLTREE_TOP_DOWN, s->sel);
+    return n->frame;
+}
+
+/* Every match is highlighted; the cursor goes to the top-down view's
+ * match (the screen gives it to select_node()). */
+static struct view_result search(struct view *v, struct view_ctx *c, int dir)
+{
+    struct view_result r = VIEW_RESULT_NONE;
+    (void)v;
+    (void)c;
+    (void)dir;
+    r.flags = VIEW_SEARCH_IN;
+    r.o = CALLTREE_TOP_DOWN;
+    return r;
+}
+
+/* No sync() here: a node chosen before the first draw after a reload is
+ * dropped by that draw, as the zoom is. */
+static void select_node(struct view *v, struct view_ctx *c, uint32_t node)
+{
+    (void)c;
+    ((struct flame_view *)v)->sel = node;
+}
+
+static struct view *new_view(void)
+{
+    struct flame_view *s = xcalloc(1, sizeof *s);
+    s->generation = UINT64_MAX; /* no tree yet: the first sync() makes the state */
+    return &s->base;
+}
+
+static void free_view(struct view *v)
+{
+    struct flame_view *s = (struct flame_view *)v;
+    if (s) {
+        free(s->cells);
+        free(s);
+    }
+}
+
+const struct view_class view_flame = {
+    .name = "Flame graph",
+    .new = new_view,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+    .selected_frame = selected_frame,
+    .search = search,
+    .select_node = select_node,
+    .orient = CALLTREE_TOP_DOWN,
+};

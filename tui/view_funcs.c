@@ -4,14 +4,27 @@
  * callers and callees with the cost through each call
  * (calltree_func_links()). */
 #define _GNU_SOURCE
-#include "tui.h"
-
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crt.h"
+#include "listbox.h"
+#include "text.h"
 #include "util.h"
+#include "view.h"
+
+struct funcs_view {
+    struct view base;
+    struct listbox l;
+    uint32_t shown; /* function whose callers/callees are shown; CALLTREE_NONE: the list */
+    struct listbox links;
+    uint64_t generation; /* of the data's tree the state was made for */
+    char *selname; /* kept across reloads */
+    struct calltree_link *callers, *callees;
+    uint32_t ncallers, ncallees;
+};
 
 enum { LINK_CALLER = 0, LINK_CALLEE = 1, LINK_HEADING = -1 };
 
@@ -26,7 +39,7 @@ static int by_cost(const void *a, const void *b)
     return x->func < y->func ? -1 : x->func > y->func;
 }
 
-static void drop_links(struct funcs_state *s)
+static void drop_links(struct funcs_view *s)
 {
     free(s->callers);
     free(s->callees);
@@ -34,36 +47,34 @@ static void drop_links(struct funcs_state *s)
     s->ncallers = s->ncallees = 0;
 }
 
-static void rebuild_list(struct app *app)
+static void rebuild_list(struct data *d, struct funcs_view *s)
 {
-    struct funcs_state *s = &app->fn;
     uint32_t keep = s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
     uint32_t n;
-    const uint32_t *order = calltree_func_order(app->d.tree, &n);
-    list_clear(&s->l);
+    const uint32_t *order = calltree_func_order(d->tree, &n);
+    listbox_clear(&s->l);
     s->l.sel = 0;
     for (uint32_t i = 0; i < n; i++) {
-        list_push(&s->l, order[i], 0, 0);
+        listbox_push(&s->l, order[i], 0, 0);
         if (order[i] == keep) {
             s->l.sel = i;
         }
     }
 }
 
-static void sync(struct app *app)
+static void sync(struct data *d, struct funcs_view *s)
 {
-    struct funcs_state *s = &app->fn;
-    if (s->generation == app->d.generation) {
+    if (s->generation == d->generation) {
         return;
     }
-    s->generation = app->d.generation;
+    s->generation = d->generation;
     drop_links(s);
     s->shown = CALLTREE_NONE;
-    list_clear(&s->l);
-    rebuild_list(app);
+    listbox_clear(&s->l);
+    rebuild_list(d, s);
     if (s->selname) {
         for (uint32_t i = 0; i < s->l.n; i++) {
-            if (strcmp(data_func_name(&app->d, s->l.rows[i].id), s->selname) == 0) {
+            if (strcmp(data_func_name(d, s->l.rows[i].id), s->selname) == 0) {
                 s->l.sel = i;
                 break;
             }
@@ -71,20 +82,18 @@ static void sync(struct app *app)
     }
 }
 
-static void show_links(struct app *app, uint32_t f)
+static void show_links(struct data *d, struct funcs_view *s, uint32_t f)
 {
-    struct funcs_state *s = &app->fn;
     drop_links(s);
     s->shown = f;
-    s->ncallers = calltree_func_links(app->d.tree, f, CALLTREE_CALLERS, &s->callers);
-    s->ncallees = calltree_func_links(app->d.tree, f, CALLTREE_CALLEES, &s->callees);
+    s->ncallers = calltree_func_links(d->tree, f, CALLTREE_CALLERS, &s->callers);
+    s->ncallees = calltree_func_links(d->tree, f, CALLTREE_CALLEES, &s->callees);
     s->links.sel = s->links.top = 0;
 }
 
-static void build_links(struct app *app)
+static void build_links(struct data *d, struct funcs_view *s)
 {
-    struct funcs_state *s = &app->fn;
-    sort_cost = app->d.cost;
+    sort_cost = d->cost;
     if (s->ncallers) {
         qsort(s->callers, s->ncallers, sizeof *s->callers, by_cost);
     }
@@ -92,22 +101,21 @@ static void build_links(struct app *app)
         qsort(s->callees, s->ncallees, sizeof *s->callees, by_cost);
     }
     uint32_t sel = s->links.sel;
-    list_clear(&s->links);
-    list_push(&s->links, 0, 0, LINK_HEADING);
+    listbox_clear(&s->links);
+    listbox_push(&s->links, 0, 0, LINK_HEADING);
     for (uint32_t i = 0; i < s->ncallers; i++) {
-        list_push(&s->links, i, 1, LINK_CALLER);
+        listbox_push(&s->links, i, 1, LINK_CALLER);
     }
-    list_push(&s->links, 1, 0, LINK_HEADING);
+    listbox_push(&s->links, 1, 0, LINK_HEADING);
     for (uint32_t i = 0; i < s->ncallees; i++) {
-        list_push(&s->links, i, 1, LINK_CALLEE);
+        listbox_push(&s->links, i, 1, LINK_CALLEE);
     }
     s->links.sel = sel < s->links.n ? sel : 0;
 }
 
-uint32_t view_funcs_selected(struct app *app)
+static uint32_t selected(struct data *d, struct funcs_view *s)
 {
-    struct funcs_state *s = &app->fn;
-    sync(app);
+    sync(d, s);
     if (s->shown != CALLTREE_NONE) {
         const struct row *r = s->links.n ? &s->links.rows[s->links.sel] : NULL;
         if (r && r->kind == LINK_CALLER) {
@@ -121,10 +129,10 @@ uint32_t view_funcs_selected(struct app *app)
     return s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
 }
 
-static void draw_row(struct app *app, int y, int w, int attr, const struct cost_vec *incl, const struct cost_vec *self,
-                     int indent, const char *name)
+static void draw_row(struct view_ctx *c, int y, int w, int attr, const struct cost_vec *incl,
+                     const struct cost_vec *self, int indent, const char *name)
 {
-    struct data *d = &app->d;
+    struct data *d = c->d;
     uint64_t total = data_total(d);
     char buf[128];
     char self_text[32] = "";
@@ -138,37 +146,37 @@ static void draw_row(struct app *app, int y, int w, int attr, const struct cost_
         crt_fill(y, 0, w, ' ', attr);
     }
     int x = crt_put(y, 0, buf, w, attr);
-    crt_put_hl(y, x, name, w - x, attr, app->search);
+    crt_put_hl(y, x, name, w - x, attr, c->search);
 }
 
-void view_funcs_draw(struct app *app, int y, int h, int w)
+static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
 {
-    struct funcs_state *s = &app->fn;
-    struct data *d = &app->d;
-    sync(app);
+    struct funcs_view *s = (struct funcs_view *)v;
+    struct data *d = c->d;
+    sync(d, s);
     char buf[512];
     int rows = h - 1;
     if (s->shown == CALLTREE_NONE) {
-        rebuild_list(app);
+        rebuild_list(d, s);
         snprintf(buf, sizeof buf, "%14s %14s %7s  function (sorted by %s; s: sort by %s; Enter: callers and callees)",
                  "inclusive", "self", "share", d->by_self ? "self" : "inclusive", d->by_self ? "inclusive" : "self");
         crt_put(y, 0, buf, w, A_BOLD);
-        list_scroll(&s->l, rows);
+        listbox_scroll(&s->l, rows);
         for (int r = 0; r < rows && s->l.top + (uint32_t)r < s->l.n; r++) {
             uint32_t i = s->l.top + (uint32_t)r;
             const struct calltree_func *f = calltree_func(d->tree, s->l.rows[i].id);
-            draw_row(app, y + 1 + r, w, i == s->l.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL, &f->incl, &f->self, 0,
+            draw_row(c, y + 1 + r, w, i == s->l.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL, &f->incl, &f->self, 0,
                      data_func_name(d, s->l.rows[i].id));
         }
         free(s->selname);
         s->selname = s->l.n ? xstrdup(data_func_name(d, s->l.rows[s->l.sel].id)) : NULL;
         return;
     }
-    build_links(app);
+    build_links(d, s);
     snprintf(buf, sizeof buf, "%14s %14s %7s  %s (Backspace or Left: back to the list)", "through call", "", "share",
              data_func_name(d, s->shown));
     crt_put(y, 0, buf, w, A_BOLD);
-    list_scroll(&s->links, rows);
+    listbox_scroll(&s->links, rows);
     for (int r = 0; r < rows && s->links.top + (uint32_t)r < s->links.n; r++) {
         uint32_t i = s->links.top + (uint32_t)r;
         const struct row *row = &s->links.rows[i];
@@ -181,24 +189,25 @@ void view_funcs_draw(struct app *app, int y, int h, int w)
             continue;
         }
         const struct calltree_link *lk = row->kind == LINK_CALLER ? &s->callers[row->id] : &s->callees[row->id];
-        draw_row(app, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_name(d, lk->func));
+        draw_row(c, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_name(d, lk->func));
     }
 }
 
-int view_funcs_key(struct app *app, enum action a, int h)
+static struct view_result key(struct view *v, struct view_ctx *c, enum action a, int page)
 {
-    struct funcs_state *s = &app->fn;
-    sync(app);
+    struct funcs_view *s = (struct funcs_view *)v;
+    struct data *d = c->d;
+    sync(d, s);
     if (a == ACT_SORT_SELF) {
-        data_set_cost(&app->d, app->d.cost, !app->d.by_self);
-        return 1;
+        data_set_cost(d, d->cost, !d->by_self);
+        return VIEW_RESULT_HANDLED;
     }
     if (s->shown == CALLTREE_NONE) {
         if ((a == ACT_EXPAND || a == ACT_RIGHT) && s->l.n) {
-            show_links(app, s->l.rows[s->l.sel].id);
-            return 1;
+            show_links(d, s, s->l.rows[s->l.sel].id);
+            return VIEW_RESULT_HANDLED;
         }
-        return list_move(&s->l, a, h);
+        return listbox_move(&s->l, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
     }
     if (a == ACT_BACK || a == ACT_LEFT) {
         uint32_t f = s->shown;
@@ -209,14 +218,90 @@ int view_funcs_key(struct app *app, enum action a, int h)
                 s->l.sel = i;
             }
         }
-        return 1;
+        return VIEW_RESULT_HANDLED;
     }
     if (a == ACT_EXPAND || a == ACT_RIGHT) {
-        uint32_t f = view_funcs_selected(app);
+        uint32_t f = selected(d, s);
         if (f != s->shown && f != CALLTREE_NONE) {
-            show_links(app, f);
+            show_links(d, s, f);
         }
-        return 1;
+        return VIEW_RESULT_HANDLED;
     }
-    return list_move(&s->links, a, h);
+    return listbox_move(&s->links, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
 }
+
+/* ---- the view class ---- */
+
+static void click(struct view *v, struct view_ctx *c, int line, int x)
+{
+    struct funcs_view *s = (struct funcs_view *)v;
+    (void)c;
+    (void)x;
+    listbox_click(s->shown == CALLTREE_NONE ? &s->l : &s->links, line);
+}
+
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    uint32_t f = selected(c->d, (struct funcs_view *)v);
+    const struct calltree_func *fn = calltree_func(c->d->tree, f);
+    *name = NULL;
+    if (!fn) {
+        return NULL;
+    }
+    *name = data_func_name(c->d, f);
+    return fn->frame;
+}
+
+/* The search looks at the list of functions (leaving a callers and
+ * callees page), from the selection. */
+static struct view_result search(struct view *v, struct view_ctx *c, int dir)
+{
+    struct funcs_view *s = (struct funcs_view *)v;
+    struct listbox *l = &s->l;
+    struct view_result r = VIEW_RESULT_NONE;
+    s->shown = CALLTREE_NONE;
+    selected(c->d, s);
+    uint32_t n = l->n;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t step = dir == 0 ? k : k + 1;
+        uint32_t i = dir < 0 ? (l->sel + n - step % n) % n : (l->sel + step) % n;
+        if (text_match(data_func_name(c->d, l->rows[i].id), c->search)) {
+            l->sel = i;
+            r.flags = VIEW_FOUND;
+            return r;
+        }
+    }
+    return r;
+}
+
+static struct view *new_view(void)
+{
+    struct funcs_view *s = xcalloc(1, sizeof *s);
+    s->shown = CALLTREE_NONE;
+    s->generation = UINT64_MAX; /* no tree yet: the first sync() makes the state */
+    return &s->base;
+}
+
+static void free_view(struct view *v)
+{
+    struct funcs_view *s = (struct funcs_view *)v;
+    if (!s) {
+        return;
+    }
+    listbox_release(&s->l);
+    listbox_release(&s->links);
+    free(s->selname);
+    drop_links(s);
+    free(s);
+}
+
+const struct view_class view_funcs = {
+    .name = "Functions",
+    .new = new_view,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+    .selected_frame = selected_frame,
+    .search = search,
+};

@@ -2,15 +2,24 @@
 /* The summary view: memprint's summary lines (report_print_summary(), for
  * the window when one is set) and the top allocation sites of each cost;
  * Enter on a site opens it in the bottom-up view. */
-#include "tui.h"
-
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "crt.h"
+#include "listbox.h"
+#include "util.h"
+#include "view.h"
 
 #define TOP_SITES 5
 
 enum { ROW_LINE = -1, ROW_HEADING = -2, ROW_BLANK = -3, ROW_NONE = -4 };
+
+struct summary_view {
+    struct view base;
+    struct listbox l;
+};
 
 static const char *const headings[COST_NTYPES] = {
     "MOST CALLS TO ALLOCATION FUNCTIONS",
@@ -52,13 +61,11 @@ static uint32_t top_sites(const struct calltree *t, enum cost_type c, uint32_t *
     return got;
 }
 
-static void build(struct app *app)
+static void build(struct data *d, struct listbox *l)
 {
-    struct data *d = &app->d;
-    struct list *l = &app->summary;
-    list_clear(l);
+    listbox_clear(l);
     for (uint32_t i = 0; i < d->nsummary; i++) {
-        list_push(l, i, 0, ROW_LINE);
+        listbox_push(l, i, 0, ROW_LINE);
     }
     for (int c = 0; c < COST_NTYPES; c++) {
         if (c == COST_MAPPED && cost_total(d->acct, COST_MAPPED) == 0) {
@@ -67,35 +74,35 @@ static void build(struct app *app)
         if (!cost_recorded(&d->m->header, (enum cost_type)c)) {
             continue;
         }
-        list_push(l, 0, 0, ROW_BLANK);
-        list_push(l, (uint32_t)c, 0, ROW_HEADING);
+        listbox_push(l, 0, 0, ROW_BLANK);
+        listbox_push(l, (uint32_t)c, 0, ROW_HEADING);
         uint32_t top[TOP_SITES];
         uint32_t n = top_sites(d->tree, (enum cost_type)c, top, TOP_SITES);
         for (uint32_t i = 0; i < n; i++) {
-            list_push(l, top[i], (uint32_t)c, c);
+            listbox_push(l, top[i], (uint32_t)c, c);
         }
         if (n == 0) {
-            list_push(l, 0, 0, ROW_NONE);
+            listbox_push(l, 0, 0, ROW_NONE);
         }
     }
 }
 
 /* Rows of sites can be opened; lines and headings cannot. */
-static int selectable(const struct list *l, uint32_t i)
+static int selectable(const struct listbox *l, uint32_t i)
 {
     return l->rows[i].kind >= 0;
 }
 
-void view_summary_draw(struct app *app, int y, int h, int w)
+static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
 {
-    struct data *d = &app->d;
-    struct list *l = &app->summary;
+    struct data *d = c->d;
+    struct listbox *l = &((struct summary_view *)v)->l;
     uint32_t old = l->n ? l->sel : 0;
-    build(app);
+    build(d, l);
     l->sel = old < l->n ? old : 0;
     crt_put(y, 0, "SUMMARY (Enter on a site: open it in the bottom-up view)", w, A_BOLD);
     int rows = h - 1;
-    list_scroll(l, rows);
+    listbox_scroll(l, rows);
     for (int r = 0; r < rows && l->top + (uint32_t)r < l->n; r++) {
         const struct row *row = &l->rows[l->top + (uint32_t)r];
         int yy = y + 1 + r;
@@ -113,22 +120,87 @@ void view_summary_draw(struct app *app, int y, int h, int w)
             }
             snprintf(buf, sizeof buf, "  %14llu  ", (unsigned long long)n->incl.v[row->kind]);
             int x = crt_put(yy, 0, buf, w, attr);
-            crt_put_hl(yy, x, data_node_name(d, CALLTREE_BOTTOM_UP, row->id), w - x, attr, app->search);
+            crt_put_hl(yy, x, data_node_name(d, CALLTREE_BOTTOM_UP, row->id), w - x, attr, c->search);
             break;
         }
         }
     }
 }
 
-int view_summary_key(struct app *app, enum action a, int h)
+/* Enter on a site: the bottom-up view opens it. */
+static struct view_result key(struct view *v, struct view_ctx *c, enum action a, int page)
 {
-    struct list *l = &app->summary;
+    struct listbox *l = &((struct summary_view *)v)->l;
+    (void)c;
     if (a == ACT_EXPAND || a == ACT_RIGHT) {
+        struct view_result r = VIEW_RESULT_HANDLED;
         if (l->n && selectable(l, l->sel)) {
-            app->view = VIEW_BOTTOMUP;
-            view_tree_select(app, &app->bu, l->rows[l->sel].id);
+            r.flags |= VIEW_GOTO;
+            r.o = CALLTREE_BOTTOM_UP;
+            r.node = l->rows[l->sel].id;
         }
-        return 1;
+        return r;
     }
-    return list_move(l, a, h);
+    return listbox_move(l, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
 }
+
+static void click(struct view *v, struct view_ctx *c, int line, int x)
+{
+    (void)c;
+    (void)x;
+    listbox_click(&((struct summary_view *)v)->l, line);
+}
+
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    struct listbox *l = &((struct summary_view *)v)->l;
+    *name = NULL;
+    if (!l->n || !selectable(l, l->sel)) {
+        return NULL;
+    }
+    uint32_t node = l->rows[l->sel].id;
+    const struct calltree_node *n = calltree_node(c->d->tree, CALLTREE_BOTTOM_UP, node);
+    if (!n || !n->frame) {
+        return NULL;
+    }
+    *name = data_node_name(c->d, CALLTREE_BOTTOM_UP, node);
+    return n->frame;
+}
+
+/* The summary's sites are the bottom-up view's: the search goes there. */
+static struct view_result search(struct view *v, struct view_ctx *c, int dir)
+{
+    struct view_result r = VIEW_RESULT_NONE;
+    (void)v;
+    (void)c;
+    (void)dir;
+    r.flags = VIEW_GOTO | VIEW_SEARCH_IN;
+    r.o = CALLTREE_BOTTOM_UP;
+    return r;
+}
+
+static struct view *new_view(void)
+{
+    struct summary_view *s = xcalloc(1, sizeof *s);
+    return &s->base;
+}
+
+static void free_view(struct view *v)
+{
+    struct summary_view *s = (struct summary_view *)v;
+    if (s) {
+        listbox_release(&s->l);
+        free(s);
+    }
+}
+
+const struct view_class view_summary = {
+    .name = "Summary",
+    .new = new_view,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+    .selected_frame = selected_frame,
+    .search = search,
+};

@@ -5,13 +5,27 @@
  * that every view is then restricted to. Each column shows the largest
  * value of the series' points under it, so no spike is lost. */
 #define _GNU_SOURCE
-#include "tui.h"
-
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "crt.h"
+#include "text.h"
+#include "util.h"
+#include "view.h"
+
 #define AXIS_W 12
+
+struct time_view {
+    struct view base;
+    int col; /* cursor column */
+    int mark; /* first mark's column, -1: none */
+    uint64_t mark_ms;
+    int series; /* 0 heap, 1 mapped, 2 rss */
+    int cw; /* chart columns at the latest draw */
+    uint64_t end_ms;
+};
 
 static const char *const series_names[3] = {"heap in use", "mapped memory", "RSS"};
 
@@ -61,10 +75,10 @@ static uint64_t column_max(const struct timeseries *ts, int c, int cw, int serie
     return best;
 }
 
-void view_time_draw(struct app *app, int y, int h, int w)
+static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
 {
-    struct data *d = &app->d;
-    struct time_state *s = &app->tm;
+    struct data *d = ctx->d;
+    struct time_view *s = (struct time_view *)view;
     const struct timeseries *ts = data_series(d);
     char buf[256], b1[32], b2[32];
     if (!ts || ts->npoints == 0) {
@@ -170,10 +184,12 @@ void view_time_draw(struct app *app, int y, int h, int w)
     s->end_ms = ts->end_ms;
 }
 
-int view_time_key(struct app *app, enum action a, int h)
+static struct view_result key(struct view *v, struct view_ctx *c, enum action a, int page)
 {
-    struct time_state *s = &app->tm;
-    (void)h;
+    struct time_view *s = (struct time_view *)v;
+    struct view_result r = VIEW_RESULT_HANDLED;
+    (void)c;
+    (void)page;
     switch (a) {
     case ACT_LEFT:
     case ACT_UP: s->col--; break;
@@ -186,7 +202,7 @@ int view_time_key(struct app *app, enum action a, int h)
     case ACT_SERIES: s->series = (s->series + 1) % 3; break;
     case ACT_MARK:
         if (s->cw <= 0) {
-            return 0;
+            return VIEW_RESULT_NONE;
         }
         if (s->mark < 0) {
             s->mark = s->col;
@@ -201,12 +217,13 @@ int view_time_key(struct app *app, enum action a, int h)
             }
             s->mark = -1;
             if (to > from) {
-                screen_apply_window(app, 1, from, to);
+                r.flags |= VIEW_WINDOW;
+                r.from_ms = from;
+                r.to_ms = to;
             }
         }
         break;
-    case ACT_WINDOW_CLEAR: s->mark = -1; return 0;
-    default: return 0;
+    default: return VIEW_RESULT_NONE;
     }
     if (s->col < 0) {
         s->col = 0;
@@ -214,5 +231,55 @@ int view_time_key(struct app *app, enum action a, int h)
     if (s->cw > 0 && s->col >= s->cw) {
         s->col = s->cw - 1;
     }
-    return 1;
+    return r;
 }
+
+/* ---- the view class ---- */
+
+static void click(struct view *v, struct view_ctx *c, int line, int x)
+{
+    (void)c;
+    (void)line;
+    ((struct time_view *)v)->col = x;
+}
+
+/* The chart has no names: the search is the top-down view's, and the
+ * flame graph's cursor follows its match. */
+static struct view_result search(struct view *v, struct view_ctx *c, int dir)
+{
+    struct view_result r = VIEW_RESULT_NONE;
+    (void)v;
+    (void)c;
+    (void)dir;
+    r.flags = VIEW_SEARCH_IN;
+    r.o = CALLTREE_TOP_DOWN;
+    return r;
+}
+
+static void window_clear(struct view *v)
+{
+    ((struct time_view *)v)->mark = -1;
+}
+
+static struct view *new_view(void)
+{
+    struct time_view *s = xcalloc(1, sizeof *s);
+    s->mark = -1;
+    return &s->base;
+}
+
+static void free_view(struct view *v)
+{
+    free(v);
+}
+
+const struct view_class view_time = {
+    .name = "Over time",
+    .new = new_view,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+    .search = search,
+    .window_clear = window_clear,
+};

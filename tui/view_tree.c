@@ -1,27 +1,41 @@
 // SPDX-License-Identifier: MIT
 /* The top-down and bottom-up views: the call tree (calltree.h) as an
  * indented list of the expanded nodes, each row with its inclusive and
- * self cost and share of the total; and the search of every view. */
+ * self cost and share of the total. One file, two view classes
+ * (view_topdown, view_bottomup): the same code on either orientation. */
 #define _GNU_SOURCE
-#include "tui.h"
-
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crt.h"
+#include "listbox.h"
+#include "text.h"
 #include "util.h"
+#include "view.h"
+
+struct tree_view {
+    struct view base;
+    enum calltree_orient o;
+    uint8_t *open; /* per node: expanded */
+    uint32_t nopen;
+    struct listbox l;
+    uint64_t generation; /* of the data's tree the state was made for */
+    char **path; /* names from the root to the selection: kept across reloads */
+    uint32_t npath;
+};
 
 /* ---- state ---- */
 
 /* The bottom-up tree grows as nodes are expanded: the open flags grow
  * with it. */
-static int is_open(const struct tree_state *s, uint32_t id)
+static int is_open(const struct tree_view *s, uint32_t id)
 {
     return id < s->nopen && s->open[id];
 }
 
-static void set_open(struct tree_state *s, uint32_t id, int on)
+static void set_open(struct tree_view *s, uint32_t id, int on)
 {
     if (id >= s->nopen) {
         if (!on) {
@@ -34,7 +48,7 @@ static void set_open(struct tree_state *s, uint32_t id, int on)
     s->open[id] = (uint8_t)on;
 }
 
-static void drop_path(struct tree_state *s)
+static void drop_path(struct tree_view *s)
 {
     for (uint32_t i = 0; i < s->npath; i++) {
         free(s->path[i]);
@@ -44,10 +58,10 @@ static void drop_path(struct tree_state *s)
     s->npath = 0;
 }
 
-static void remember_path(struct app *app, struct tree_state *s, uint32_t node)
+static void remember_path(struct data *d, struct tree_view *s, uint32_t node)
 {
     drop_path(s);
-    const struct calltree *t = app->d.tree;
+    const struct calltree *t = d->tree;
     uint32_t depth = 0;
     for (uint32_t n = node; n != 0 && n != CALLTREE_NONE; n = calltree_node(t, s->o, n)->parent) {
         depth++;
@@ -55,15 +69,15 @@ static void remember_path(struct app *app, struct tree_state *s, uint32_t node)
     s->path = xcalloc(depth ? depth : 1, sizeof *s->path);
     s->npath = depth;
     for (uint32_t n = node; n != 0 && n != CALLTREE_NONE; n = calltree_node(t, s->o, n)->parent) {
-        s->path[--depth] = xstrdup(data_node_name(&app->d, s->o, n));
+        s->path[--depth] = xstrdup(data_node_name(d, s->o, n));
     }
 }
 
-static void rebuild(struct app *app, struct tree_state *s)
+static void rebuild(struct data *d, struct tree_view *s)
 {
-    const struct calltree *t = app->d.tree;
+    const struct calltree *t = d->tree;
     uint32_t keep = s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
-    list_clear(&s->l);
+    listbox_clear(&s->l);
     /* Iterative depth-first walk: trees can be thousands of frames deep. */
     struct frame {
         const uint32_t *kids;
@@ -81,7 +95,7 @@ static void rebuild(struct app *app, struct tree_state *s)
             continue;
         }
         uint32_t id = f->kids[f->i++];
-        list_push(&s->l, id, (uint32_t)(depth - 1), 0);
+        listbox_push(&s->l, id, (uint32_t)(depth - 1), 0);
         if (is_open(s, id)) {
             xgrow((void **)&stack, &cap, depth + 1, sizeof *stack);
             stack[depth].kids = calltree_children(t, s->o, id, &stack[depth].n);
@@ -99,26 +113,28 @@ static void rebuild(struct app *app, struct tree_state *s)
     }
 }
 
+static void tree_select(struct data *d, struct tree_view *s, uint32_t node);
+
 /* After the tree was replaced (window, reload): open the remembered path
  * again by its names and select its deepest node found. */
-static void sync(struct app *app, struct tree_state *s)
+static void sync(struct data *d, struct tree_view *s)
 {
-    if (s->generation == app->d.generation) {
+    if (s->generation == d->generation) {
         return;
     }
-    s->generation = app->d.generation;
-    const struct calltree *t = app->d.tree;
+    s->generation = d->generation;
+    const struct calltree *t = d->tree;
     free(s->open);
     s->open = NULL;
     s->nopen = 0;
-    list_clear(&s->l);
+    listbox_clear(&s->l);
     uint32_t node = 0;
     for (uint32_t i = 0; i < s->npath; i++) {
         uint32_t n;
         const uint32_t *kids = calltree_children(t, s->o, node, &n);
         uint32_t found = CALLTREE_NONE;
         for (uint32_t k = 0; k < n; k++) {
-            if (strcmp(data_node_name(&app->d, s->o, kids[k]), s->path[i]) == 0) {
+            if (strcmp(data_node_name(d, s->o, kids[k]), s->path[i]) == 0) {
                 found = kids[k];
                 break;
             }
@@ -131,16 +147,16 @@ static void sync(struct app *app, struct tree_state *s)
         }
         node = found;
     }
-    rebuild(app, s);
+    rebuild(d, s);
     if (node != 0) {
-        view_tree_select(app, s, node);
+        tree_select(d, s, node);
     }
 }
 
-void view_tree_select(struct app *app, struct tree_state *s, uint32_t node)
+static void tree_select(struct data *d, struct tree_view *s, uint32_t node)
 {
-    sync(app, s);
-    const struct calltree *t = app->d.tree;
+    sync(d, s);
+    const struct calltree *t = d->tree;
     const struct calltree_node *n = calltree_node(t, s->o, node);
     if (!n) {
         return;
@@ -148,37 +164,38 @@ void view_tree_select(struct app *app, struct tree_state *s, uint32_t node)
     for (uint32_t p = n->parent; p != CALLTREE_NONE && p != 0; p = calltree_node(t, s->o, p)->parent) {
         set_open(s, p, 1);
     }
-    rebuild(app, s);
+    rebuild(d, s);
     for (uint32_t i = 0; i < s->l.n; i++) {
         if (s->l.rows[i].id == node) {
             s->l.sel = i;
             break;
         }
     }
-    remember_path(app, s, node);
+    remember_path(d, s, node);
 }
 
-uint32_t view_tree_selected(struct app *app, struct tree_state *s)
+static uint32_t tree_selected(struct data *d, struct tree_view *s)
 {
-    sync(app, s);
+    sync(d, s);
     return s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
 }
 
 /* ---- drawing ---- */
 
-void view_tree_draw(struct app *app, struct tree_state *s, int y, int h, int w)
+static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
 {
-    struct data *d = &app->d;
-    sync(app, s);
+    struct data *d = c->d;
+    struct tree_view *s = (struct tree_view *)view;
+    sync(d, s);
     /* A re-sort (cost type) changes the children's order: lay out again. */
-    rebuild(app, s);
+    rebuild(d, s);
     uint64_t total = data_total(d);
     char buf[256];
     snprintf(buf, sizeof buf, "%14s %14s %7s  %s", "inclusive", "self", "share",
              s->o == CALLTREE_TOP_DOWN ? "function (callees below)" : "allocation site (callers below)");
     crt_put(y, 0, buf, w, A_BOLD);
     int rows = h - 1;
-    list_scroll(&s->l, rows);
+    listbox_scroll(&s->l, rows);
     const char *open_mark = d->utf8 ? "\xe2\x96\xbe " : "- ";
     const char *closed_mark = d->utf8 ? "\xe2\x96\xb8 " : "+ ";
     for (int r = 0; r < rows && s->l.top + (uint32_t)r < s->l.n; r++) {
@@ -203,7 +220,7 @@ void view_tree_draw(struct app *app, struct tree_state *s, int y, int h, int w)
         int kids = calltree_has_children(d->tree, s->o, row->id);
         const char *mark = !kids ? "  " : (is_open(s, row->id) ? open_mark : closed_mark);
         x += crt_put(y + 1 + r, x, mark, w - x, attr);
-        crt_put_hl(y + 1 + r, x, data_node_name(d, s->o, row->id), w - x, attr, app->search);
+        crt_put_hl(y + 1 + r, x, data_node_name(d, s->o, row->id), w - x, attr, c->search);
     }
     if (s->l.n == 0) {
         crt_put(y + 1, 2, "(no allocation with this cost)", w - 2, (int)A_NORMAL);
@@ -217,7 +234,7 @@ void view_tree_draw(struct app *app, struct tree_state *s, int y, int h, int w)
 #define OPEN_ALL_MAX 100000
 
 /* Open `node`'s subtree, depth first; 1 when it stopped at OPEN_ALL_MAX. */
-static int open_subtree(struct tree_state *s, const struct calltree *t, uint32_t node)
+static int open_subtree(struct tree_view *s, const struct calltree *t, uint32_t node)
 {
     uint32_t *todo = NULL;
     size_t cap = 0, n = 0;
@@ -246,12 +263,15 @@ static int open_subtree(struct tree_state *s, const struct calltree *t, uint32_t
     return cut;
 }
 
-int view_tree_key(struct app *app, struct tree_state *s, enum action a, int h)
+static struct view_result key(struct view *v, struct view_ctx *c, enum action a, int page)
 {
-    sync(app, s);
-    const struct calltree *t = app->d.tree;
+    struct data *d = c->d;
+    struct tree_view *s = (struct tree_view *)v;
+    struct view_result r = VIEW_RESULT_HANDLED;
+    sync(d, s);
+    const struct calltree *t = d->tree;
     if (s->l.n == 0) {
-        return 0;
+        return VIEW_RESULT_NONE;
     }
     uint32_t id = s->l.rows[s->l.sel].id;
     int kids = calltree_has_children(t, s->o, id);
@@ -268,7 +288,8 @@ int view_tree_key(struct app *app, struct tree_state *s, enum action a, int h)
         break;
     case ACT_EXPAND_ALL:
         if (open_subtree(s, t, id)) {
-            screen_status(app, "%s", "expanded the first 100000 nodes of the subtree only");
+            r.flags |= VIEW_STATUS;
+            r.status = "expanded the first 100000 nodes of the subtree only";
         }
         break;
     case ACT_LEFT:
@@ -277,20 +298,20 @@ int view_tree_key(struct app *app, struct tree_state *s, enum action a, int h)
         } else {
             uint32_t p = calltree_node(t, s->o, id)->parent;
             if (p != 0 && p != CALLTREE_NONE) {
-                view_tree_select(app, s, p);
-                return 1;
+                tree_select(d, s, p);
+                return r;
             }
         }
         break;
     default:
-        if (!list_move(&s->l, a, h)) {
-            return 0;
+        if (!listbox_move(&s->l, a, page)) {
+            return VIEW_RESULT_NONE;
         }
         break;
     }
-    rebuild(app, s);
-    remember_path(app, s, s->l.rows[s->l.sel].id);
-    return 1;
+    rebuild(d, s);
+    remember_path(d, s, s->l.rows[s->l.sel].id);
+    return r;
 }
 
 /* ---- search ---- */
@@ -327,11 +348,11 @@ static uint32_t *built_nodes(const struct calltree *t, enum calltree_orient o, u
 }
 
 /* 1 when some function's name matches the search. O(functions). */
-static int some_function_matches(struct app *app)
+static int some_function_matches(struct data *d, const char *needle)
 {
-    uint32_t nf = calltree_nfuncs(app->d.tree);
+    uint32_t nf = calltree_nfuncs(d->tree);
     for (uint32_t f = 0; f < nf; f++) {
-        if (text_match(data_func_name(&app->d, f), app->search)) {
+        if (text_match(data_func_name(d, f), needle)) {
             return 1;
         }
     }
@@ -345,15 +366,15 @@ static int some_function_matches(struct app *app)
  * only, with their siblings). CALLTREE_NONE when no stack reaches a match
  * within CALLTREE_MAX_DEPTH frames of its site. O(top-down nodes) plus
  * the expansions along the path. */
-static uint32_t bottom_up_match(struct app *app)
+static uint32_t bottom_up_match(struct data *d, const char *needle)
 {
-    const struct calltree *t = app->d.tree;
+    const struct calltree *t = d->tree;
     uint32_t n;
     uint32_t *td = built_nodes(t, CALLTREE_TOP_DOWN, &n);
     uint32_t found = CALLTREE_NONE;
     for (uint32_t i = 0; i < n && found == CALLTREE_NONE; i++) {
         uint32_t x = td[i];
-        if (!text_match(data_node_name(&app->d, CALLTREE_TOP_DOWN, x), app->search)) {
+        if (!text_match(data_node_name(d, CALLTREE_TOP_DOWN, x), needle)) {
             continue;
         }
         uint32_t site = x;
@@ -402,14 +423,14 @@ static uint32_t bottom_up_match(struct app *app)
 
 /* Search among the nodes built, in display order from the selection; the
  * bottom-up tree is never built whole for it (see bottom_up_match()). */
-static int search_tree(struct app *app, struct tree_state *s, int dir)
+static int search_tree(struct data *d, struct tree_view *s, const char *needle, int dir)
 {
-    sync(app, s);
-    if (!some_function_matches(app)) {
+    sync(d, s);
+    if (!some_function_matches(d, needle)) {
         return 0;
     }
     uint32_t n;
-    uint32_t *nodes = built_nodes(app->d.tree, s->o, &n);
+    uint32_t *nodes = built_nodes(d->tree, s->o, &n);
     uint32_t cur = s->l.n ? s->l.rows[s->l.sel].id : CALLTREE_NONE;
     uint32_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -422,57 +443,113 @@ static int search_tree(struct app *app, struct tree_state *s, int dir)
     for (uint32_t k = 0; k < n && !found; k++) {
         uint32_t step = dir == 0 ? k : k + 1;
         uint32_t i = dir < 0 ? (at + n - step % n) % n : (at + step) % n;
-        if (text_match(data_node_name(&app->d, s->o, nodes[i]), app->search)) {
-            view_tree_select(app, s, nodes[i]);
+        if (text_match(data_node_name(d, s->o, nodes[i]), needle)) {
+            tree_select(d, s, nodes[i]);
             found = 1;
         }
     }
     free(nodes);
     if (!found && s->o == CALLTREE_BOTTOM_UP) {
-        uint32_t b = bottom_up_match(app);
+        uint32_t b = bottom_up_match(d, needle);
         if (b != CALLTREE_NONE) {
-            view_tree_select(app, s, b);
+            tree_select(d, s, b);
             found = 1;
         }
     }
     return found;
 }
 
-int view_search(struct app *app, int dir)
+/* ---- the view classes ---- */
+
+static void click(struct view *v, struct view_ctx *c, int line, int x)
 {
-    switch (app->view) {
-    case VIEW_TOPDOWN: return search_tree(app, &app->td, dir);
-    case VIEW_BOTTOMUP: return search_tree(app, &app->bu, dir);
-    case VIEW_SUMMARY:
-        /* The summary's sites are the bottom-up view's: search there. */
-        app->view = VIEW_BOTTOMUP;
-        return search_tree(app, &app->bu, dir);
-    case VIEW_FLAME:
-    case VIEW_TIME:
-        /* The flame graph highlights every match; the cursor goes to the
-         * top-down tree's match. */
-        if (search_tree(app, &app->td, dir)) {
-            app->fl.sel = view_tree_selected(app, &app->td);
-            return 1;
-        }
-        return 0;
-    case VIEW_FUNCTIONS: {
-        struct list *l = &app->fn.l;
-        if (app->fn.shown != CALLTREE_NONE) {
-            app->fn.shown = CALLTREE_NONE;
-        }
-        view_funcs_selected(app);
-        uint32_t n = l->n;
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t step = dir == 0 ? k : k + 1;
-            uint32_t i = dir < 0 ? (l->sel + n - step % n) % n : (l->sel + step) % n;
-            if (text_match(data_func_name(&app->d, l->rows[i].id), app->search)) {
-                l->sel = i;
-                return 1;
-            }
-        }
-        return 0;
-    }
-    default: return 0;
-    }
+    (void)c;
+    (void)x;
+    listbox_click(&((struct tree_view *)v)->l, line);
 }
+
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    struct tree_view *s = (struct tree_view *)v;
+    uint32_t node = tree_selected(c->d, s);
+    const struct calltree_node *n = calltree_node(c->d->tree, s->o, node);
+    *name = NULL;
+    if (!n || !n->frame) {
+        return NULL;
+    }
+    *name = data_node_name(c->d, s->o, node);
+    return n->frame;
+}
+
+static struct view_result search(struct view *v, struct view_ctx *c, int dir)
+{
+    struct tree_view *s = (struct tree_view *)v;
+    struct view_result r = VIEW_RESULT_NONE;
+    if (search_tree(c->d, s, c->search, dir)) {
+        r.flags = VIEW_FOUND;
+        r.o = s->o;
+        r.node = tree_selected(c->d, s);
+    }
+    return r;
+}
+
+static void select_node(struct view *v, struct view_ctx *c, uint32_t node)
+{
+    tree_select(c->d, (struct tree_view *)v, node);
+}
+
+static struct view *new_tree(enum calltree_orient o)
+{
+    struct tree_view *s = xcalloc(1, sizeof *s);
+    s->o = o;
+    s->generation = UINT64_MAX; /* no tree yet: the first sync() makes the state */
+    return &s->base;
+}
+
+static struct view *new_topdown(void)
+{
+    return new_tree(CALLTREE_TOP_DOWN);
+}
+
+static struct view *new_bottomup(void)
+{
+    return new_tree(CALLTREE_BOTTOM_UP);
+}
+
+static void free_view(struct view *v)
+{
+    struct tree_view *s = (struct tree_view *)v;
+    if (!s) {
+        return;
+    }
+    free(s->open);
+    listbox_release(&s->l);
+    drop_path(s);
+    free(s);
+}
+
+const struct view_class view_topdown = {
+    .name = "Top-down",
+    .new = new_topdown,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+    .selected_frame = selected_frame,
+    .search = search,
+    .select_node = select_node,
+    .orient = CALLTREE_TOP_DOWN,
+};
+
+const struct view_class view_bottomup = {
+    .name = "Bottom-up",
+    .new = new_bottomup,
+    .free = free_view,
+    .draw = draw,
+    .key = key,
+    .click = click,
+    .selected_frame = selected_frame,
+    .search = search,
+    .select_node = select_node,
+    .orient = CALLTREE_BOTTOM_UP,
+};

@@ -4,14 +4,16 @@
  * lines around that line when the file can be read. Everything taken
  * from the recording or the source file is escaped before it is shown. */
 #define _GNU_SOURCE
-#include "tui.h"
+#include "detail.h"
 
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "crt.h"
 #include "escape.h"
+#include "symbolize.h"
 
 #define CONTEXT 3
 
@@ -41,9 +43,8 @@ static int put_wrapped(int y, int x, const char *s, int w, int max_rows, int att
     return rows;
 }
 
-void view_detail_draw(struct app *app, const struct sym_frame *fr, const char *name, int y, int h, int w)
+void detail_draw(const struct sym_frame *fr, const char *name, int utf8, int y, int h, int w)
 {
-    int utf8 = app->d.utf8;
     for (int r = 0; r < h; r++) {
         crt_fill(y + r, 0, w, ' ', (int)A_NORMAL);
     }

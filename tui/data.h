@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+/* data.c's contract: the recording, its trees and the current window.
+ * Every figure memtui shows comes from the analyzer library (analysis.h,
+ * calltree.h, report.h); this layer only holds and reloads them, and knows
+ * nothing of curses or of the views. */
+#ifndef TUI_DATA_H
+#define TUI_DATA_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "alloctime.h"
+#include "analysis.h"
+#include "calltree.h"
+#include "costs.h"
+#include "model.h"
+
+/* Points of the over-time series: the chart takes the largest value of
+ * the points under each column, so every spike shows at any width. */
+#define DATA_SERIES_POINTS 2000
+
+struct data {
+    const char *path;
+    struct model *m;
+    struct frames *fr;
+    struct calltree *tree; /* of `acct` */
+    const struct accounting *acct; /* m->acct, or win->acct while a window is set */
+    struct analysis *win; /* the window's analysis; NULL without a window */
+    struct analysis *whole; /* the whole run's series (lazily, for the over-time view) */
+    struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
+    int has_window;
+    uint64_t from_ms, to_ms;
+    enum cost_type cost;
+    int by_self; /* functions sorted by self cost */
+    char **summary; /* report_print_summary()'s lines, escaped */
+    uint32_t nsummary;
+    char **fnames; /* display name per function of `tree`, escaped; lazily */
+    uint32_t nfnames;
+    int utf8; /* the terminal takes UTF-8: names keep their non-ASCII characters */
+    /* Live recording: the file has no END record yet. */
+    off_t size;
+    time_t mtime, last_growth;
+    uint64_t generation; /* bumped whenever `tree` is replaced */
+    uint64_t load_ms, last_load; /* how long the latest load took; when a refresh last looked */
+};
+
+/* data_open()'s status when libdw's symbolizer cannot start: below every
+ * memfmt status (MEMFMT_E_*), in the analyzer's scheme of negative codes. */
+#define DATA_E_SYMBOLIZER (-1000)
+
+/** Load `path` and build the whole run's tree. Returns 0, or a negative
+ * memfmt status (with *err_errno for MEMFMT_E_IO), or DATA_E_SYMBOLIZER
+ * when the symbolizer cannot start. */
+int data_open(struct data *d, const char *path, int utf8, int *err_errno);
+void data_release(struct data *d);
+/** Restrict every figure to allocations made in [from, to) ms (on = 0:
+ * the whole run again). Returns 0 or a memfmt status. */
+int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
+/** Cost type (and, for the functions, self or inclusive order): re-sorts. */
+void data_set_cost(struct data *d, enum cost_type c, int by_self);
+/** The whole run's allocator time tables (alloctime.h), made at the first
+ * call after a load (one pass over the file); NULL on error. */
+const struct alloctime *data_alloc_time(struct data *d);
+/** The whole run's series (computed while loading); NULL on error. */
+const struct timeseries *data_series(struct data *d);
+/** Live refresh: when the file changed since the last load, load it
+ * again (keeping the window and the cost); without `force`, not sooner
+ * than four load times after the previous look. Returns 1 when reloaded,
+ * 0 when unchanged, negative on error (the old data stay). */
+int data_refresh(struct data *d, int force);
+/** 1 while the recording has no END record (memrec still writing). */
+int data_live(const struct data *d);
+/** Display name of node `id` of orientation `o` (escaped; owned by d). */
+const char *data_node_name(struct data *d, enum calltree_orient o, uint32_t id);
+/** Display name of function `f` (escaped; owned by d). */
+const char *data_func_name(struct data *d, uint32_t f);
+/** The total of the current cost: the root's inclusive cost. */
+uint64_t data_total(const struct data *d);
+
+#endif
