@@ -230,11 +230,21 @@ FORMAT_LAYERS = [
 # One line per library: (its folder, the CMake targets whose objects are
 # its files, its layer table[, its MUTUAL]). The analyzer's and memtui's
 # go here once their layers settle.
+TUI_LAYERS = [
+    ("main", "memtui.c"),
+    ("screen", "screen.c"),
+    ("table", "views.c"),
+    ("views", "view_alloc.c view_flame.c view_funcs.c view_summary.c view_time.c view_tree.c"),
+    ("widgets", "listbox.c detail.c"),
+    ("base", "crt.c text.c action.c data.c"),
+]
+
 LIBRARIES = [
     ("recorder/preload", "memrec_preload", PRELOAD_LAYERS, PRELOAD_MUTUAL),
     ("recorder/merge", "memmerge", MERGE_LAYERS),
     ("recorder/memrec", "memrec", MEMREC_LAYERS),
     ("format", "memfmt memfmt_record", FORMAT_LAYERS),
+    ("tui", "memtui", TUI_LAYERS),
 ]
 
 
