@@ -72,7 +72,9 @@ uint64_t alloctime_bucket_value(unsigned b)
     return lower + width / 2;
 }
 
-const char *alloctime_kind_name(uint32_t kind)
+/* Name of an allocation function (enum memfmt_kind): "malloc",
+ * "operator new", ...; "?" for a bad value. */
+static const char *alloctime_kind_name(uint32_t kind)
 {
     static const char *const names[MEMFMT_K_COUNT] = {
         "malloc",         "calloc",   "realloc",         "reallocarray",      "posix_memalign",

@@ -65,9 +65,6 @@ struct alloctime {
 int alloctime_run(const char *path, const struct model *m, struct alloctime **out, int *err_errno);
 /** Release; accepts NULL. */
 void alloctime_free(struct alloctime *t);
-/** Name of an allocation function (enum memfmt_kind): "malloc",
- * "operator new", ...; "?" for a bad value. */
-const char *alloctime_kind_name(uint32_t kind);
 /** Bucket of a latency in the histogram, and the value a percentile in
  * that bucket is reported as (its middle). For the unit tests. */
 unsigned alloctime_bucket(uint64_t ns);

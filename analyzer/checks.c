@@ -12,7 +12,8 @@
 
 static const char *const op_text[] = {"==", "!=", "<", "<=", ">", ">="};
 
-void check_names(char *buf, size_t cap)
+/* The names a condition may use, comma-separated, into `buf`. */
+static void check_names(char *buf, size_t cap)
 {
     size_t at = 0;
     if (cap) {

@@ -53,7 +53,5 @@ void check_eval(struct check *c, const struct figure *now, const struct figure *
 void check_print_text(const struct check *c, FILE *f);
 /** One JSON object (docs/man/memprint.md lists its members). */
 void check_print_json(const struct check *c, FILE *f);
-/** The names a condition may use, comma-separated, into `buf`. */
-void check_names(char *buf, size_t cap);
 
 #endif

@@ -14,7 +14,8 @@
 
 #define STACKS_PER_SITE 3
 
-enum cost_type groups_section_cost(enum report_section s)
+/* The cost type a report section ranks by. */
+static enum cost_type groups_section_cost(enum report_section s)
 {
     switch (s) {
     case REPORT_CALLS: return COST_CALLS;
@@ -53,7 +54,7 @@ static void put_name(const char *s, int full, FILE *out)
     free(shortened);
 }
 
-/* A name frames_name() escaped already (the call tree's), shortened unless `full`. */
+/* A name frames_name_dup() escaped already (the call tree's), shortened unless `full`. */
 static void put_escaped(const char *s, int full, FILE *out)
 {
     char *shortened = full ? NULL : names_shorten(s);

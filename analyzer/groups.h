@@ -21,7 +21,5 @@ void groups_print_sites(const struct report *r, const struct report_options *o, 
  * largest inclusive cost (stacks through them, each once), with their self
  * cost (stacks ending in them). Sorts `t`. */
 void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out);
-/** The cost type a report section ranks by. */
-enum cost_type groups_section_cost(enum report_section s);
 
 #endif

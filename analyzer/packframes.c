@@ -167,8 +167,3 @@ uint32_t packed_addresses(const struct packed *p)
 {
     return p->naddrs;
 }
-
-uint32_t packed_strings(const struct packed *p)
-{
-    return p->nstrings;
-}

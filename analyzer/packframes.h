@@ -58,8 +58,7 @@ int packed_add_frames(struct packed *p, uint32_t module, const struct memfmt_rec
  * reads: threads may call it at once. */
 int packed_find(const struct packed *p, uint32_t module, uint64_t offset, struct packed_frame *out, int max);
 
-/** Addresses and strings held. */
+/** Addresses held. */
 uint32_t packed_addresses(const struct packed *p);
-uint32_t packed_strings(const struct packed *p);
 
 #endif
