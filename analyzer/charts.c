@@ -252,3 +252,46 @@ void charts_timeline_json(const struct timeseries *s, FILE *f)
     }
     fputs("]", f);
 }
+
+/* ---- memprint --sizes, --timeline ---- */
+
+void charts_print_report(const struct charts_report *c, int json, FILE *f)
+{
+    if (json) {
+        fprintf(f, "{\"runtime_ms\": %llu", (unsigned long long)model_runtime_ms(c->m));
+        fputs(c->json_members, f);
+        if (c->sizes) {
+            fputs(", \"sizes\": {", f);
+            charts_sizes_json(c->sizes, c->top, f);
+            if (c->by_stack) {
+                fputs(", ", f);
+                charts_sizes_by_stack(c->sizes, c->acct, c->by_stack, c->top, 10, 1, f);
+            }
+            fputs("}", f);
+        }
+        if (c->series) {
+            fputs(", \"timeline\": {", f);
+            charts_timeline_json(c->series, f);
+            fputs("}", f);
+        }
+        fputs("}\n", f);
+        return;
+    }
+    fputs("program: ", f);
+    esc_text_fputs(model_program(c->m), f);
+    fputc('\n', f);
+    if (c->note[0]) {
+        fprintf(f, "%s\n", c->note);
+    }
+    if (c->sizes) {
+        fputc('\n', f);
+        charts_sizes_text(c->sizes, c->top, f);
+        if (c->by_stack) {
+            charts_sizes_by_stack(c->sizes, c->acct, c->by_stack, c->top, 10, 0, f);
+        }
+    }
+    if (c->series) {
+        fputc('\n', f);
+        charts_timeline_text(c->series, 12, f);
+    }
+}

@@ -11,6 +11,7 @@
 
 #include "accounting.h"
 #include "frames.h"
+#include "model.h"
 #include "sizes.h"
 #include "timeseries.h"
 
@@ -48,5 +49,23 @@ void charts_timeline_text(const struct timeseries *s, int rows, FILE *f);
  * "points" (ms, heap, mapped, rss at that time and the largest of each
  * since the point before). */
 void charts_timeline_json(const struct timeseries *s, FILE *f);
+
+/* What memprint --sizes and --timeline print of one recording. */
+struct charts_report {
+    const struct model *m; /* the program's name and runtime */
+    const char *note; /* what was counted (text, "" for the whole run) */
+    const char *json_members; /* the same as JSON members (", \"...\": ..."), "" for none */
+    const struct sizes *sizes; /* --sizes; NULL: none */
+    const struct accounting *acct; /* the query's figures, for by_stack */
+    struct frames *by_stack; /* --by-stack: the frames to name the stacks with; NULL: not asked */
+    const struct timeseries *series; /* --timeline; NULL: none */
+    uint32_t top; /* entries of each table */
+};
+
+/** memprint --sizes and --timeline: the program line, the note, the size
+ * histogram (and the sizes of the `top` stacks with the most calls) and
+ * the chart of the heap over time as text, or one JSON object with the
+ * runtime, the members and the same tables (`json`). */
+void charts_print_report(const struct charts_report *c, int json, FILE *f);
 
 #endif

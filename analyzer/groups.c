@@ -10,6 +10,7 @@
 #include "escape.h"
 #include "idmap.h"
 #include "names.h"
+#include "rssgap.h"
 #include "util.h"
 
 #define STACKS_PER_SITE 3
@@ -294,5 +295,39 @@ void groups_print_functions(struct calltree *t, const struct report_options *o, 
         if (shown == 0) {
             fputs("  (none)\n", out);
         }
+    }
+}
+
+/* ---- memprint --group ---- */
+
+void groups_print_report(const struct report *r, struct frames *fr, const struct accounting *a,
+                         const struct report_options *o, FILE *out)
+{
+    /* The summary, then the sections ranked another way. */
+    struct report_options ro = *o;
+    unsigned sections = ro.sections;
+    ro.sections = 1u << REPORT_NSECTIONS;
+    report_print_text(r, &ro, out);
+    ro.sections = sections;
+    int time_missing = 0;
+    if (!cost_recorded(&r->model->header, COST_TIME)) {
+        /* The file has no allocator time: no section of zeros. */
+        time_missing = (ro.sections & (1u << REPORT_TIME)) != 0;
+        ro.sections = (ro.sections ? ro.sections : (1u << REPORT_NSECTIONS) - 1) & ~(1u << REPORT_TIME);
+    }
+    if (ro.sections) {
+        if (!fr) {
+            groups_print_sites(r, &ro, out);
+        } else {
+            struct calltree *t = calltree_build(fr, a);
+            groups_print_functions(t, &ro, out);
+            calltree_free(t);
+        }
+    }
+    if (time_missing) {
+        fprintf(out, "\n%s\n  allocator time: not recorded (memrec --time)\n", report_title(REPORT_TIME));
+    }
+    if (!sections) {
+        rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, out);
     }
 }

@@ -16,7 +16,6 @@
 #include "charts.h"
 #include "checks.h"
 #include "diff.h"
-#include "escape.h"
 #include "figures.h"
 #include "folded.h"
 #include "groups.h"
@@ -24,7 +23,6 @@
 #include "outfile.h"
 #include "pprof.h"
 #include "report.h"
-#include "rssgap.h"
 #include "sources.h"
 #include "suppress.h"
 #include "svg.h"
@@ -208,43 +206,17 @@ int mode_report(const struct opts *o, const char *path)
         }
         calltree_free(t);
     } else if (o->sizes || o->timeline) {
-        if (o->json) {
-            printf("{\"runtime_ms\": %llu", (unsigned long long)model_runtime_ms(s.m));
-            fputs(s.json, stdout);
-            if (o->sizes) {
-                fputs(", \"sizes\": {", stdout);
-                charts_sizes_json(s.a->sizes, (uint32_t)o->ro.top, stdout);
-                if (o->by_stack) {
-                    fputs(", ", stdout);
-                    charts_sizes_by_stack(s.a->sizes, s.acct, source_frames(&s), (uint32_t)o->ro.top, 10, 1, stdout);
-                }
-                fputs("}", stdout);
-            }
-            if (o->timeline) {
-                fputs(", \"timeline\": {", stdout);
-                charts_timeline_json(s.a->series, stdout);
-                fputs("}", stdout);
-            }
-            fputs("}\n", stdout);
-        } else {
-            fputs("program: ", stdout);
-            esc_text_fputs(model_program(s.m), stdout);
-            putchar('\n');
-            if (s.note[0]) {
-                printf("%s\n", s.note);
-            }
-            if (o->sizes) {
-                putchar('\n');
-                charts_sizes_text(s.a->sizes, (uint32_t)o->ro.top, stdout);
-                if (o->by_stack) {
-                    charts_sizes_by_stack(s.a->sizes, s.acct, source_frames(&s), (uint32_t)o->ro.top, 10, 0, stdout);
-                }
-            }
-            if (o->timeline) {
-                putchar('\n');
-                charts_timeline_text(s.a->series, 12, stdout);
-            }
-        }
+        struct charts_report c = {
+            .m = s.m,
+            .note = s.note,
+            .json_members = s.json,
+            .sizes = o->sizes ? s.a->sizes : NULL,
+            .acct = s.acct,
+            .by_stack = o->by_stack ? source_frames(&s) : NULL,
+            .series = o->timeline ? s.a->series : NULL,
+            .top = (uint32_t)o->ro.top,
+        };
+        charts_print_report(&c, o->json, stdout);
     } else if (!o->pprof && !o->massif) {
         struct report *r = report_new(&s.view);
         if (!r) {
@@ -286,32 +258,8 @@ int mode_report(const struct opts *o, const char *path)
             ro.json_extra = supp_json;
             report_print_json(r, &ro, stdout);
         } else if (o->group) {
-            /* The summary, then the sections ranked another way. */
-            unsigned sections = ro.sections;
-            ro.sections = 1u << REPORT_NSECTIONS;
-            report_print_text(r, &ro, stdout);
-            ro.sections = sections;
-            int time_missing = 0;
-            if (!cost_recorded(&s.m->header, COST_TIME)) {
-                /* The file has no allocator time: no section of zeros. */
-                time_missing = (ro.sections & (1u << REPORT_TIME)) != 0;
-                ro.sections = (ro.sections ? ro.sections : (1u << REPORT_NSECTIONS) - 1) & ~(1u << REPORT_TIME);
-            }
-            if (ro.sections) {
-                if (o->group == 1) {
-                    groups_print_sites(r, &ro, stdout);
-                } else {
-                    struct calltree *t = calltree_build(source_frames(&s), s.acct);
-                    groups_print_functions(t, &ro, stdout);
-                    calltree_free(t);
-                }
-            }
-            if (time_missing) {
-                printf("\n%s\n  allocator time: not recorded (memrec --time)\n", report_title(REPORT_TIME));
-            }
-            if (!sections) {
-                rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, stdout);
-            }
+            /* By function (2) needs the frames of every node; by site, the report's. */
+            groups_print_report(r, o->group == 2 ? source_frames(&s) : NULL, s.acct, &ro, stdout);
         } else {
             report_print_text(r, &ro, stdout);
         }
