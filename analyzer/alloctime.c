@@ -571,7 +571,8 @@ static void diff_table_json(const char *name, const struct alloctime_row *b, uin
     free(keys);
 }
 
-void alloctime_print_diff_json(const struct alloctime *base, const struct alloctime *newer, FILE *f)
+/* The same as JSON members (`"alloc_time_diff": {...}`). */
+static void alloctime_print_diff_json(const struct alloctime *base, const struct alloctime *newer, FILE *f)
 {
     fputs("\"alloc_time_diff\": ", f);
     if (!base->timed || !newer->timed) {

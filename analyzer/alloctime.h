@@ -78,8 +78,6 @@ void alloctime_print_json(const struct alloctime *t, FILE *f);
  * mean and total of each, the change of the total and the ratio of the
  * means (new / base). */
 void alloctime_print_diff_text(const struct alloctime *base, const struct alloctime *newer, FILE *f);
-/** The same as JSON members (`"alloc_time_diff": {...}`). */
-void alloctime_print_diff_json(const struct alloctime *base, const struct alloctime *newer, FILE *f);
 
 /** memprint --alloc-time of the recording `m` (the tables `t` are its):
  * the program line and the tables as text, or one JSON object with the
@@ -87,7 +85,7 @@ void alloctime_print_diff_json(const struct alloctime *base, const struct alloct
 void alloctime_print_report(const struct alloctime *t, const struct model *m, int json, FILE *f);
 /** memprint --diff BASE NEW --alloc-time: both programs, then
  * alloctime_print_diff_text() (or one JSON object with
- * alloctime_print_diff_json()'s member, `json`). */
+ * the "alloc_time_diff" member, `json`). */
 void alloctime_print_compare(const struct alloctime *base, const struct model *mb, const struct alloctime *newer,
                              const struct model *mn, int json, FILE *f);
 

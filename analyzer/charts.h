@@ -19,36 +19,12 @@
  * them is O(distinct sizes × count). */
 #define CHARTS_MAX_TOP 1000
 
-/** The histogram as text: one line per non-empty bucket (range, calls,
- * bytes, temporary, a bar of calls), then the `top` most frequent exact
- * sizes. */
-void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f);
-/** The histogram as the members of a JSON object (no braces): "buckets"
- * (non-empty ones) and "top_sizes". */
-void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f);
-
 /** A JSON string value of `s` (NULL: null), valid UTF-8 whatever `s`
  * holds: esc_json_fputs() (util/escape.h). */
 void charts_json_str(const char *s, FILE *f);
 
-/** The sizes of the `top` call stacks with the most calls in `a` (an
- * accounting of the same query as `s`, which must have been filled with
- * sizes = 2), each with its innermost frame (named through `fr`) and its
- * `per` most frequent sizes; text, or the members of a JSON object
- * ("by_stack": [...]) with `json`. */
-void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, struct frames *fr, uint32_t top,
-                           uint32_t per, int json, FILE *f);
-
 /** Columns of the text chart: memprint asks the analysis for this many points. */
 #define CHARTS_COLUMNS 64
-/** Three charts (heap in use, mapped, RSS) of `rows` lines over the
- * series' points (one column each, the largest value in its interval),
- * with a byte axis, a time axis and the heap peak marked. */
-void charts_timeline_text(const struct timeseries *s, int rows, FILE *f);
-/** The series as members of a JSON object (no braces): the peaks and
- * "points" (ms, heap, mapped, rss at that time and the largest of each
- * since the point before). */
-void charts_timeline_json(const struct timeseries *s, FILE *f);
 
 /* What memprint --sizes and --timeline print of one recording. */
 struct charts_report {

@@ -220,7 +220,8 @@ void check_eval(struct check *c, const struct figure *now, const struct figure *
     c->pass = c->measured && ok;
 }
 
-void check_print_text(const struct check *c, FILE *f)
+/* One line: PASS or FAIL, the condition, the measured values. */
+static void check_print_text(const struct check *c, FILE *f)
 {
     const char *name = figures_name((size_t)c->figure);
     fputs(c->pass ? "PASS  " : "FAIL  ", f);
@@ -266,7 +267,8 @@ static void json_text(const char *s, FILE *f)
     fputc('"', f);
 }
 
-void check_print_json(const struct check *c, FILE *f)
+/* One JSON object (docs/man/memprint.md lists its members). */
+static void check_print_json(const struct check *c, FILE *f)
 {
     fputs("{\"check\": ", f);
     json_text(c->text, f);

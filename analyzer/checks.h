@@ -49,10 +49,6 @@ int check_parse_increase(const char *text, struct check *c, char *err, size_t ca
  * baseline's; both FIGURES_COUNT entries from figures_collect()). A
  * percentage of an old value of 0 allows no increase at all. */
 void check_eval(struct check *c, const struct figure *now, const struct figure *old);
-/** One line: PASS or FAIL, the condition, the measured values. */
-void check_print_text(const struct check *c, FILE *f);
-/** One JSON object (docs/man/memprint.md lists its members). */
-void check_print_json(const struct check *c, FILE *f);
 
 /* ---- the gate: every check of one command line ---- */
 

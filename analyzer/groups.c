@@ -197,7 +197,11 @@ static void print_site_frame(const struct sym_frame *f, int full, FILE *out)
     }
 }
 
-void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out)
+/* For each section o->sections selects (all when 0): the o->top sites
+ * with the largest cost, each with its cost, its number of call stacks and
+ * up to three of them (most costly first, printed from the site's caller).
+ * Memory: O(stacks). */
+static void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out)
 {
     struct sites ss = {.r = r};
     collect_sites(&ss);
@@ -264,7 +268,10 @@ void groups_print_sites(const struct report *r, const struct report_options *o, 
 
 /* ---- by function ---- */
 
-void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out)
+/* For each section o->sections selects: the o->top functions with the
+ * largest inclusive cost (stacks through them, each once), with their self
+ * cost (stacks ending in them). Sorts `t`. */
+static void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out)
 {
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!selected(o, s)) {

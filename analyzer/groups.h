@@ -14,16 +14,6 @@
 #include "frames.h"
 #include "report.h"
 
-/** For each section o->sections selects (all when 0): the o->top sites
- * with the largest cost, each with its cost, its number of call stacks and
- * up to three of them (most costly first, printed from the site's caller).
- * Memory: O(stacks). */
-void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out);
-/** For each section o->sections selects: the o->top functions with the
- * largest inclusive cost (stacks through them, each once), with their self
- * cost (stacks ending in them). Sorts `t`. */
-void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out);
-
 /** memprint --group: the summary of `r`, then its sections ranked by
  * function (`fr` given: a call tree of `fr` with the costs of `a`) or by
  * site (`fr` NULL); a recording without allocator time gets the TIME
