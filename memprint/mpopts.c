@@ -14,6 +14,8 @@
 #include "suppress.h"
 #include "util.h"
 
+/* ---- the CI gate's options and the help ---- */
+
 enum { GATE_CHECK, GATE_BASELINE, GATE_MAX_INCREASE, GATE_SUPPRESSIONS, GATE_NO_BUILTIN, GATE_NO_PROGRAM };
 
 static const char gate_usage[] = "\nCI gate (exit 0: every check holds; 1: one fails; 2: a malformed condition or\n"
@@ -125,6 +127,8 @@ void mpopts_usage(FILE *f)
     /* The CI gate and suppressions, kept apart from the lines above. */
     fputs(gate_usage, f);
 }
+
+/* ---- parsing ---- */
 
 static int parse_count(const char *s, const char *what)
 {
@@ -320,6 +324,8 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
     }
     return MPOPTS_RUN;
 }
+
+/* ---- which options combine ---- */
 
 /* Options of the gate that cannot combine, and every condition and
  * suppressions file checked before any recording is read. */
