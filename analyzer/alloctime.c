@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "accounting.h"
+#include "escape.h"
 #include "sizes.h"
 #include "util.h"
 
@@ -72,7 +73,9 @@ uint64_t alloctime_bucket_value(unsigned b)
     return lower + width / 2;
 }
 
-const char *alloctime_kind_name(uint32_t kind)
+/* Name of an allocation function (enum memfmt_kind): "malloc",
+ * "operator new", ...; "?" for a bad value. */
+static const char *alloctime_kind_name(uint32_t kind)
 {
     static const char *const names[MEMFMT_K_COUNT] = {
         "malloc",         "calloc",   "realloc",         "reallocarray",      "posix_memalign",
@@ -568,7 +571,8 @@ static void diff_table_json(const char *name, const struct alloctime_row *b, uin
     free(keys);
 }
 
-void alloctime_print_diff_json(const struct alloctime *base, const struct alloctime *newer, FILE *f)
+/* The same as JSON members (`"alloc_time_diff": {...}`). */
+static void alloctime_print_diff_json(const struct alloctime *base, const struct alloctime *newer, FILE *f)
 {
     fputs("\"alloc_time_diff\": ", f);
     if (!base->timed || !newer->timed) {
@@ -581,4 +585,43 @@ void alloctime_print_diff_json(const struct alloctime *base, const struct alloct
     fputs(", ", f);
     diff_table_json("functions", base->funcs, base->nfuncs, newer->funcs, newer->nfuncs, 0, f);
     fputc('}', f);
+}
+
+/* ---- memprint --alloc-time ---- */
+
+void alloctime_print_report(const struct alloctime *t, const struct model *m, int json, FILE *f)
+{
+    if (json) {
+        fprintf(f, "{\"program\": ");
+        esc_json_fputs(model_program(m), f);
+        fprintf(f, ", \"runtime_ms\": %llu, ", (unsigned long long)model_runtime_ms(m));
+        alloctime_print_json(t, f);
+        fputs("}\n", f);
+    } else {
+        fputs("program: ", f);
+        esc_text_fputs(model_program(m), f);
+        fputc('\n', f);
+        alloctime_print_text(t, f);
+    }
+}
+
+void alloctime_print_compare(const struct alloctime *base, const struct model *mb, const struct alloctime *newer,
+                             const struct model *mn, int json, FILE *f)
+{
+    if (json) {
+        fputs("{\"base_program\": ", f);
+        esc_json_fputs(model_program(mb), f);
+        fputs(", \"new_program\": ", f);
+        esc_json_fputs(model_program(mn), f);
+        fputs(", ", f);
+        alloctime_print_diff_json(base, newer, f);
+        fputs("}\n", f);
+    } else {
+        fputs("comparing base: ", f);
+        esc_text_fputs(model_program(mb), f);
+        fputs("\n     with new: ", f);
+        esc_text_fputs(model_program(mn), f);
+        fputc('\n', f);
+        alloctime_print_diff_text(base, newer, f);
+    }
 }

@@ -65,9 +65,6 @@ struct alloctime {
 int alloctime_run(const char *path, const struct model *m, struct alloctime **out, int *err_errno);
 /** Release; accepts NULL. */
 void alloctime_free(struct alloctime *t);
-/** Name of an allocation function (enum memfmt_kind): "malloc",
- * "operator new", ...; "?" for a bad value. */
-const char *alloctime_kind_name(uint32_t kind);
 /** Bucket of a latency in the histogram, and the value a percentile in
  * that bucket is reported as (its middle). For the unit tests. */
 unsigned alloctime_bucket(uint64_t ns);
@@ -81,7 +78,15 @@ void alloctime_print_json(const struct alloctime *t, FILE *f);
  * mean and total of each, the change of the total and the ratio of the
  * means (new / base). */
 void alloctime_print_diff_text(const struct alloctime *base, const struct alloctime *newer, FILE *f);
-/** The same as JSON members (`"alloc_time_diff": {...}`). */
-void alloctime_print_diff_json(const struct alloctime *base, const struct alloctime *newer, FILE *f);
+
+/** memprint --alloc-time of the recording `m` (the tables `t` are its):
+ * the program line and the tables as text, or one JSON object with the
+ * program and its runtime (`json`). */
+void alloctime_print_report(const struct alloctime *t, const struct model *m, int json, FILE *f);
+/** memprint --diff BASE NEW --alloc-time: both programs, then
+ * alloctime_print_diff_text() (or one JSON object with
+ * the "alloc_time_diff" member, `json`). */
+void alloctime_print_compare(const struct alloctime *base, const struct model *mb, const struct alloctime *newer,
+                             const struct model *mn, int json, FILE *f);
 
 #endif

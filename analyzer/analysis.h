@@ -117,7 +117,7 @@ struct analysis_stream *analysis_stream_new(const struct analysis_query *q, stru
 struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m);
 
 /** A keep mask for analysis_query.keep: a trace's stack is kept when one
- * of its frames (from main() inwards) has a name (frames_name()) matching
+ * of its frames (from main() inwards) has a name (frames_name_dup()) matching
  * the POSIX extended regular expression `keep` (NULL: every stack) and
  * none matches `exclude` (NULL: none excluded). Set for the traces of the
  * whole run (nodes with an allocation or a mapping in frames_model(fr)->acct,

@@ -47,7 +47,7 @@ enum calltree_orient {
 
 /* One function: frames with the same name and source file. */
 struct calltree_func {
-    const char *name; /* as frames_name() gives it; owned by the tree */
+    const char *name; /* as frames_name_dup() gives it; owned by the tree */
     const struct sym_frame *frame; /* first frame seen (file, line, module, inlined); owned by frames */
     struct cost_vec self; /* stacks whose innermost frame is this function */
     struct cost_vec incl; /* stacks through this function, each counted once (recursion too) */
@@ -161,7 +161,7 @@ struct calltree_link {
 uint32_t calltree_func_links(const struct calltree *t, uint32_t f, enum calltree_link_kind kind,
                              struct calltree_link **out);
 
-/** The name of node `id` (frames_name() of its frame; "[root]" for the root). */
+/** The name of node `id` (frames_name_dup() of its frame; "[root]" for the root). */
 const char *calltree_name(const struct calltree *t, enum calltree_orient o, uint32_t id);
 
 #endif

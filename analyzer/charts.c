@@ -23,7 +23,10 @@ static void bar(uint64_t v, uint64_t max, int width, FILE *f)
     }
 }
 
-void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f)
+/* The histogram as text: one line per non-empty bucket (range, calls,
+ * bytes, temporary, a bar of calls), then the `top` most frequent exact
+ * sizes. */
+static void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f)
 {
     top = top < CHARTS_MAX_TOP ? top : CHARTS_MAX_TOP;
     char b1[32];
@@ -61,7 +64,9 @@ void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f)
     free(e);
 }
 
-void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f)
+/* The histogram as the members of a JSON object (no braces): "buckets"
+ * (non-empty ones) and "top_sizes". */
+static void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f)
 {
     top = top < CHARTS_MAX_TOP ? top : CHARTS_MAX_TOP;
     fprintf(f, "\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"temporary\": %" PRIu64 ", \"buckets\": [", s->calls,
@@ -106,8 +111,13 @@ static int by_calls(const void *x, const void *y)
     return a < b ? -1 : 1;
 }
 
-void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, struct frames *fr, uint32_t top,
-                           uint32_t per, int json, FILE *f)
+/* The sizes of the `top` call stacks with the most calls in `a` (an
+ * accounting of the same query as `s`, which must have been filled with
+ * sizes = 2), each with its innermost frame (named through `fr`) and its
+ * `per` most frequent sizes; text, or the members of a JSON object
+ * ("by_stack": [...]) with `json`. */
+static void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, struct frames *fr, uint32_t top,
+                                  uint32_t per, int json, FILE *f)
 {
     uint32_t nt = accounting_ntraces(a);
     uint32_t *ids = xmalloc(((size_t)nt + 1) * sizeof *ids);
@@ -226,7 +236,10 @@ static void chart(const struct timeseries *s, int which, int rows, FILE *f)
     }
 }
 
-void charts_timeline_text(const struct timeseries *s, int rows, FILE *f)
+/* Three charts (heap in use, mapped, RSS) of `rows` lines over the
+ * series' points (one column each, the largest value in its interval),
+ * with a byte axis, a time axis and the heap peak marked. */
+static void charts_timeline_text(const struct timeseries *s, int rows, FILE *f)
 {
     for (int which = 0; which < 3; which++) {
         if (which) {
@@ -236,7 +249,10 @@ void charts_timeline_text(const struct timeseries *s, int rows, FILE *f)
     }
 }
 
-void charts_timeline_json(const struct timeseries *s, FILE *f)
+/* The series as members of a JSON object (no braces): the peaks and
+ * "points" (ms, heap, mapped, rss at that time and the largest of each
+ * since the point before). */
+static void charts_timeline_json(const struct timeseries *s, FILE *f)
 {
     fprintf(f,
             "\"end_ms\": %" PRIu64 ", \"peak_heap_bytes\": %" PRIu64 ", \"peak_heap_ms\": %" PRIu64
@@ -251,4 +267,47 @@ void charts_timeline_json(const struct timeseries *s, FILE *f)
                 i ? ", " : "", p->ms, p->at.heap, p->at.mapped, p->at.rss, p->max.heap, p->max.mapped, p->max.rss);
     }
     fputs("]", f);
+}
+
+/* ---- memprint --sizes, --timeline ---- */
+
+void charts_print_report(const struct charts_report *c, int json, FILE *f)
+{
+    if (json) {
+        fprintf(f, "{\"runtime_ms\": %llu", (unsigned long long)model_runtime_ms(c->m));
+        fputs(c->json_members, f);
+        if (c->sizes) {
+            fputs(", \"sizes\": {", f);
+            charts_sizes_json(c->sizes, c->top, f);
+            if (c->by_stack) {
+                fputs(", ", f);
+                charts_sizes_by_stack(c->sizes, c->acct, c->by_stack, c->top, 10, 1, f);
+            }
+            fputs("}", f);
+        }
+        if (c->series) {
+            fputs(", \"timeline\": {", f);
+            charts_timeline_json(c->series, f);
+            fputs("}", f);
+        }
+        fputs("}\n", f);
+        return;
+    }
+    fputs("program: ", f);
+    esc_text_fputs(model_program(c->m), f);
+    fputc('\n', f);
+    if (c->note[0]) {
+        fprintf(f, "%s\n", c->note);
+    }
+    if (c->sizes) {
+        fputc('\n', f);
+        charts_sizes_text(c->sizes, c->top, f);
+        if (c->by_stack) {
+            charts_sizes_by_stack(c->sizes, c->acct, c->by_stack, c->top, 10, 0, f);
+        }
+    }
+    if (c->series) {
+        fputc('\n', f);
+        charts_timeline_text(c->series, 12, f);
+    }
 }

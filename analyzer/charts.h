@@ -11,6 +11,7 @@
 
 #include "accounting.h"
 #include "frames.h"
+#include "model.h"
 #include "sizes.h"
 #include "timeseries.h"
 
@@ -18,35 +19,29 @@
  * them is O(distinct sizes × count). */
 #define CHARTS_MAX_TOP 1000
 
-/** The histogram as text: one line per non-empty bucket (range, calls,
- * bytes, temporary, a bar of calls), then the `top` most frequent exact
- * sizes. */
-void charts_sizes_text(const struct sizes *s, uint32_t top, FILE *f);
-/** The histogram as the members of a JSON object (no braces): "buckets"
- * (non-empty ones) and "top_sizes". */
-void charts_sizes_json(const struct sizes *s, uint32_t top, FILE *f);
-
 /** A JSON string value of `s` (NULL: null), valid UTF-8 whatever `s`
  * holds: esc_json_fputs() (util/escape.h). */
 void charts_json_str(const char *s, FILE *f);
 
-/** The sizes of the `top` call stacks with the most calls in `a` (an
- * accounting of the same query as `s`, which must have been filled with
- * sizes = 2), each with its innermost frame (named through `fr`) and its
- * `per` most frequent sizes; text, or the members of a JSON object
- * ("by_stack": [...]) with `json`. */
-void charts_sizes_by_stack(const struct sizes *s, const struct accounting *a, struct frames *fr, uint32_t top,
-                           uint32_t per, int json, FILE *f);
-
 /** Columns of the text chart: memprint asks the analysis for this many points. */
 #define CHARTS_COLUMNS 64
-/** Three charts (heap in use, mapped, RSS) of `rows` lines over the
- * series' points (one column each, the largest value in its interval),
- * with a byte axis, a time axis and the heap peak marked. */
-void charts_timeline_text(const struct timeseries *s, int rows, FILE *f);
-/** The series as members of a JSON object (no braces): the peaks and
- * "points" (ms, heap, mapped, rss at that time and the largest of each
- * since the point before). */
-void charts_timeline_json(const struct timeseries *s, FILE *f);
+
+/* What memprint --sizes and --timeline print of one recording. */
+struct charts_report {
+    const struct model *m; /* the program's name and runtime */
+    const char *note; /* what was counted (text, "" for the whole run) */
+    const char *json_members; /* the same as JSON members (", \"...\": ..."), "" for none */
+    const struct sizes *sizes; /* --sizes; NULL: none */
+    const struct accounting *acct; /* the query's figures, for by_stack */
+    struct frames *by_stack; /* --by-stack: the frames to name the stacks with; NULL: not asked */
+    const struct timeseries *series; /* --timeline; NULL: none */
+    uint32_t top; /* entries of each table */
+};
+
+/** memprint --sizes and --timeline: the program line, the note, the size
+ * histogram (and the sizes of the `top` stacks with the most calls) and
+ * the chart of the heap over time as text, or one JSON object with the
+ * runtime, the members and the same tables (`json`). */
+void charts_print_report(const struct charts_report *c, int json, FILE *f);
 
 #endif

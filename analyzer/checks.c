@@ -10,9 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
+#include "util.h"
+
 static const char *const op_text[] = {"==", "!=", "<", "<=", ">", ">="};
 
-void check_names(char *buf, size_t cap)
+/* The names a condition may use, comma-separated, into `buf`. */
+static void check_names(char *buf, size_t cap)
 {
     size_t at = 0;
     if (cap) {
@@ -216,7 +220,8 @@ void check_eval(struct check *c, const struct figure *now, const struct figure *
     c->pass = c->measured && ok;
 }
 
-void check_print_text(const struct check *c, FILE *f)
+/* One line: PASS or FAIL, the condition, the measured values. */
+static void check_print_text(const struct check *c, FILE *f)
 {
     const char *name = figures_name((size_t)c->figure);
     fputs(c->pass ? "PASS  " : "FAIL  ", f);
@@ -262,7 +267,8 @@ static void json_text(const char *s, FILE *f)
     fputc('"', f);
 }
 
-void check_print_json(const struct check *c, FILE *f)
+/* One JSON object (docs/man/memprint.md lists its members). */
+static void check_print_json(const struct check *c, FILE *f)
 {
     fputs("{\"check\": ", f);
     json_text(c->text, f);
@@ -289,4 +295,83 @@ void check_print_json(const struct check *c, FILE *f)
         }
     }
     fprintf(f, ", \"pass\": %s}", c->pass ? "true" : "false");
+}
+
+/* ---- the gate ---- */
+
+int checks_parse_all(const char *const *conds, size_t nconds, const char *const *incs, size_t nincs, struct check **out,
+                     size_t *n, char *err, size_t cap)
+{
+    size_t total = nconds + nincs;
+    struct check *c = xcalloc(total ? total : 1, sizeof *c);
+    for (size_t i = 0; i < total; i++) {
+        int rc = i < nconds ? check_parse_condition(conds[i], &c[i], err, cap)
+                            : check_parse_increase(incs[i - nconds], &c[i], err, cap);
+        if (rc < 0) {
+            free(c);
+            return rc;
+        }
+    }
+    *out = c;
+    *n = total;
+    return 0;
+}
+
+int checks_gate_code(const struct check *c, size_t n, int whole, int baseline_whole)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        failed += !c[i].pass;
+    }
+    return !whole || !baseline_whole ? 3 : failed ? 1 : 0;
+}
+
+void checks_print_gate_json(const struct check *c, size_t n, int code, const char *baseline, int baseline_whole,
+                            FILE *f)
+{
+    const char *result = code == 3 ? "incomplete" : code == 1 ? "fail" : "pass";
+    fprintf(f, ", \"gate\": {\"result\": \"%s\", \"exit_code\": %d, \"baseline\": ", result, code);
+    if (baseline) {
+        esc_json_fputs(baseline, f);
+        fprintf(f, ", \"baseline_complete\": %s", baseline_whole ? "true" : "false");
+    } else {
+        fputs("null, \"baseline_complete\": null", f);
+    }
+    fputs(", \"checks\": [", f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        check_print_json(&c[i], f);
+    }
+    fputs("]}", f);
+}
+
+void checks_print_gate_text(const struct check *c, size_t n, size_t nconds, const char *baseline,
+                            const struct figures_suppressed *suppressed, int code, int whole, FILE *f)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == nconds) {
+            fputs("baseline: ", f);
+            esc_text_fputs(baseline, f);
+            fputc('\n', f);
+        }
+        check_print_text(&c[i], f);
+        failed += !c[i].pass;
+    }
+    if (suppressed->blocks) {
+        char b1[32];
+        fprintf(f,
+                "leaks suppressed (not in leaked_bytes): %s (%llu bytes) in %llu %s; 'memprint FILE' lists "
+                "them\n",
+                util_bytes(b1, sizeof b1, suppressed->bytes), (unsigned long long)suppressed->bytes,
+                (unsigned long long)suppressed->blocks, util_plural(suppressed->blocks, "block", "blocks"));
+    }
+    if (code == 3) {
+        fprintf(f, "gate: INCOMPLETE: %s does not hold the whole run (see the warning above): the gate fails\n",
+                !whole ? "the recording" : "the baseline");
+    } else if (failed) {
+        fprintf(f, "gate: FAIL (%zu of %zu check%s failed)\n", failed, n, n == 1 ? "" : "s");
+    } else {
+        fprintf(f, "gate: PASS (%zu check%s)\n", n, n == 1 ? "" : "s");
+    }
 }

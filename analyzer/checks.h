@@ -49,11 +49,29 @@ int check_parse_increase(const char *text, struct check *c, char *err, size_t ca
  * baseline's; both FIGURES_COUNT entries from figures_collect()). A
  * percentage of an old value of 0 allows no increase at all. */
 void check_eval(struct check *c, const struct figure *now, const struct figure *old);
-/** One line: PASS or FAIL, the condition, the measured values. */
-void check_print_text(const struct check *c, FILE *f);
-/** One JSON object (docs/man/memprint.md lists its members). */
-void check_print_json(const struct check *c, FILE *f);
-/** The names a condition may use, comma-separated, into `buf`. */
-void check_names(char *buf, size_t cap);
+
+/* ---- the gate: every check of one command line ---- */
+
+/** Parse the conditions `conds[0 .. nconds)` and then the limits
+ * `incs[0 .. nincs)` into a new array *out (xcalloc; the caller frees it)
+ * of *n checks, in that order. Returns 0, or the first parser's error
+ * with its message in `err`. */
+int checks_parse_all(const char *const *conds, size_t nconds, const char *const *incs, size_t nincs, struct check **out,
+                     size_t *n, char *err, size_t cap);
+/** The gate's exit code for the evaluated `c[0 .. n)`: 0 all hold, 1 one
+ * fails, 3 a recording is not whole (`whole`, `baseline_whole`): the gate
+ * then fails whatever the checks say, as its figures may be short. */
+int checks_gate_code(const struct check *c, size_t n, int whole, int baseline_whole);
+/** The gate's JSON member `, "gate": {...}`: the result of `code`
+ * (checks_gate_code()), the baseline's path (NULL: none) and whether it
+ * was whole, and every check. */
+void checks_print_gate_json(const struct check *c, size_t n, int code, const char *baseline, int baseline_whole,
+                            FILE *f);
+/** The gate as text: each check (the --max-increase ones, from index
+ * `nconds`, after a line naming `baseline`), the leaks `suppressed`, and
+ * the verdict of `code` (`whole`: the recording, not the baseline, was
+ * whole). */
+void checks_print_gate_text(const struct check *c, size_t n, size_t nconds, const char *baseline,
+                            const struct figures_suppressed *suppressed, int code, int whole, FILE *f);
 
 #endif

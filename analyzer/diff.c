@@ -160,7 +160,8 @@ void diff_free(struct difftree *d)
     free(d);
 }
 
-int64_t diff_delta(uint64_t base, uint64_t newer)
+/* Signed change of cost `c` in a cost pair, saturated to int64. */
+static int64_t diff_delta(uint64_t base, uint64_t newer)
 {
     if (newer >= base) {
         uint64_t d = newer - base;
@@ -193,7 +194,10 @@ static int by_change(const void *a, const void *b)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-uint32_t diff_changed(const struct difftree *d, enum cost_type c, uint32_t **out)
+/* The nodes whose self cost `c` changed (the call stacks that end there),
+ * largest absolute change first (ties: larger new cost, then node order):
+ * *out is malloc'd (the caller frees it). Returns the count. */
+static uint32_t diff_changed(const struct difftree *d, enum cost_type c, uint32_t **out)
 {
     uint32_t *ids = xmalloc((size_t)d->n * sizeof *ids);
     uint32_t k = 0;
@@ -278,7 +282,7 @@ static const char *const summary_names[COST_NTYPES] = {
     "total bytes allocated",         "peak mapped memory",    "time in the allocator (ns)",
 };
 
-/* Names are frames_name()'s, escaped already; files come from the
+/* Names are frames_name_dup()'s, escaped already; files come from the
  * recording as they are. */
 static void put_file(const char *s, FILE *f)
 {

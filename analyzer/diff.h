@@ -18,7 +18,7 @@
 struct diff_node {
     uint32_t parent; /* CALLTREE_NONE for the root */
     uint32_t depth;
-    char *name; /* frames_name() of the frame; "[root]" for the root */
+    char *name; /* frames_name_dup() of the frame; "[root]" for the root */
     char *file; /* source file, or NULL */
     struct cost_vec base_self, base_incl; /* in the base recording */
     struct cost_vec new_self, new_incl; /* in the new one */
@@ -43,14 +43,6 @@ struct difftree {
 struct difftree *diff_build(const struct calltree *base, const struct calltree *newer);
 /** Release; accepts NULL. */
 void diff_free(struct difftree *d);
-
-/** Signed change of cost `c` in a cost pair, saturated to int64. */
-int64_t diff_delta(uint64_t base, uint64_t newer);
-
-/** The nodes whose self cost `c` changed (the call stacks that end there),
- * largest absolute change first (ties: larger new cost, then node order):
- * *out is malloc'd (the caller frees it). Returns the count. */
-uint32_t diff_changed(const struct difftree *d, enum cost_type c, uint32_t **out);
 
 /** Differential folded stacks for cost `c`: "outer;...;inner BASE NEW",
  * one line per node with a self cost in either recording (the input of

@@ -18,7 +18,7 @@
 #define FOLDED_MAX_DEPTH 256
 
 /** Write one line per top-down node with a self cost `c` above zero: the
- * frame names from the outermost (frames_name(), ';' written as ':') and
+ * frame names from the outermost (frames_name_dup(), ';' written as ':') and
  * the cost; the root's own cost (stacks with no frames) as "[no stack]".
  * Lines come in depth-first order of the tree's current sort. Returns 0,
  * or -1 when writing failed (errno set by stdio). O(output). */

@@ -124,6 +124,10 @@ int frames_node_is_main(struct frames *f, uint32_t node)
     return !outer->inlined && outer->function && strcmp(outer->function, "main") == 0;
 }
 
+/* Into buf (always terminated; `cap` may cut a name inside a character):
+ * frames_name_dup()'s form. */
+static const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap);
+
 char *frames_name_dup(const struct sym_frame *fr)
 {
     /* Escaped names are at most four times as long; the unknown-function
@@ -133,12 +137,13 @@ char *frames_name_dup(const struct sym_frame *fr)
     return (char *)frames_name(fr, s, cap);
 }
 
-int frames_is_gap(const struct sym_frame *fr)
+/* 1 for a gap frame (see frames_of_node()). */
+static int frames_is_gap(const struct sym_frame *fr)
 {
     return !fr->function && !fr->module && fr->module_offset == 0;
 }
 
-const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap)
+static const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap)
 {
     if (cap == 0) {
         return buf;

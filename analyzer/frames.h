@@ -41,19 +41,12 @@ const struct model *frames_model(const struct frames *f);
  * and trees start a stack there, dropping the C library's frames above. */
 int frames_node_is_main(struct frames *f, uint32_t node);
 
-/** The name of a frame as memprint prints it, into buf (always
- * terminated): the function; "?? in MODULE+0xOFFSET" (module's file name)
- * when it is not known; "[frames omitted]" for a gap. Names are escaped
- * as util/escape.h's text form (\xHH for control characters and bytes
- * that are not UTF-8), so a hostile name cannot reach a terminal raw and
- * the name is valid UTF-8 (unless `cap` cuts it inside a character). */
-const char *frames_name(const struct sym_frame *fr, char *buf, size_t cap);
-
-/** frames_name() into a new string of its full length (xmalloc: dies on
- * out of memory); the caller frees it. */
+/** The name of a frame as memprint prints it, in a new string (xmalloc:
+ * dies on out of memory) that the caller frees: the function; "?? in
+ * MODULE+0xOFFSET" (module's file name) when it is not known; "[frames
+ * omitted]" for a gap. Names are escaped as util/escape.h's text form
+ * (\xHH for control characters and bytes that are not UTF-8), so a hostile
+ * name cannot reach a terminal raw and the name is valid UTF-8. */
 char *frames_name_dup(const struct sym_frame *fr);
-
-/** 1 for a gap frame (see frames_of_node()). */
-int frames_is_gap(const struct sym_frame *fr);
 
 #endif

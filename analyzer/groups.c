@@ -10,11 +10,13 @@
 #include "escape.h"
 #include "idmap.h"
 #include "names.h"
+#include "rssgap.h"
 #include "util.h"
 
 #define STACKS_PER_SITE 3
 
-enum cost_type groups_section_cost(enum report_section s)
+/* The cost type a report section ranks by. */
+static enum cost_type groups_section_cost(enum report_section s)
 {
     switch (s) {
     case REPORT_CALLS: return COST_CALLS;
@@ -53,7 +55,7 @@ static void put_name(const char *s, int full, FILE *out)
     free(shortened);
 }
 
-/* A name frames_name() escaped already (the call tree's), shortened unless `full`. */
+/* A name frames_name_dup() escaped already (the call tree's), shortened unless `full`. */
 static void put_escaped(const char *s, int full, FILE *out)
 {
     char *shortened = full ? NULL : names_shorten(s);
@@ -195,7 +197,11 @@ static void print_site_frame(const struct sym_frame *f, int full, FILE *out)
     }
 }
 
-void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out)
+/* For each section o->sections selects (all when 0): the o->top sites
+ * with the largest cost, each with its cost, its number of call stacks and
+ * up to three of them (most costly first, printed from the site's caller).
+ * Memory: O(stacks). */
+static void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out)
 {
     struct sites ss = {.r = r};
     collect_sites(&ss);
@@ -262,7 +268,10 @@ void groups_print_sites(const struct report *r, const struct report_options *o, 
 
 /* ---- by function ---- */
 
-void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out)
+/* For each section o->sections selects: the o->top functions with the
+ * largest inclusive cost (stacks through them, each once), with their self
+ * cost (stacks ending in them). Sorts `t`. */
+static void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out)
 {
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!selected(o, s)) {
@@ -293,5 +302,39 @@ void groups_print_functions(struct calltree *t, const struct report_options *o, 
         if (shown == 0) {
             fputs("  (none)\n", out);
         }
+    }
+}
+
+/* ---- memprint --group ---- */
+
+void groups_print_report(const struct report *r, struct frames *fr, const struct accounting *a,
+                         const struct report_options *o, FILE *out)
+{
+    /* The summary, then the sections ranked another way. */
+    struct report_options ro = *o;
+    unsigned sections = ro.sections;
+    ro.sections = 1u << REPORT_NSECTIONS;
+    report_print_text(r, &ro, out);
+    ro.sections = sections;
+    int time_missing = 0;
+    if (!cost_recorded(&r->model->header, COST_TIME)) {
+        /* The file has no allocator time: no section of zeros. */
+        time_missing = (ro.sections & (1u << REPORT_TIME)) != 0;
+        ro.sections = (ro.sections ? ro.sections : (1u << REPORT_NSECTIONS) - 1) & ~(1u << REPORT_TIME);
+    }
+    if (ro.sections) {
+        if (!fr) {
+            groups_print_sites(r, &ro, out);
+        } else {
+            struct calltree *t = calltree_build(fr, a);
+            groups_print_functions(t, &ro, out);
+            calltree_free(t);
+        }
+    }
+    if (time_missing) {
+        fprintf(out, "\n%s\n  allocator time: not recorded (memrec --time)\n", report_title(REPORT_TIME));
+    }
+    if (!sections) {
+        rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, out);
     }
 }

@@ -9,19 +9,18 @@
 
 #include <stdio.h>
 
+#include "accounting.h"
 #include "calltree.h"
+#include "frames.h"
 #include "report.h"
 
-/** For each section o->sections selects (all when 0): the o->top sites
- * with the largest cost, each with its cost, its number of call stacks and
- * up to three of them (most costly first, printed from the site's caller).
- * Memory: O(stacks). */
-void groups_print_sites(const struct report *r, const struct report_options *o, FILE *out);
-/** For each section o->sections selects: the o->top functions with the
- * largest inclusive cost (stacks through them, each once), with their self
- * cost (stacks ending in them). Sorts `t`. */
-void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out);
-/** The cost type a report section ranks by. */
-enum cost_type groups_section_cost(enum report_section s);
+/** memprint --group: the summary of `r`, then its sections ranked by
+ * function (`fr` given: a call tree of `fr` with the costs of `a`) or by
+ * site (`fr` NULL); a recording without allocator time gets the TIME
+ * section's "not recorded" line instead of a section of zeros, and the
+ * RSS VERSUS HEAP section closes a report of every section. `o` as for
+ * report_print_text(). */
+void groups_print_report(const struct report *r, struct frames *fr, const struct accounting *a,
+                         const struct report_options *o, FILE *out);
 
 #endif

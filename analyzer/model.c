@@ -409,3 +409,8 @@ uint64_t model_runtime_ms(const struct model *m)
     }
     return t;
 }
+
+const char *model_program(const struct model *m)
+{
+    return m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?");
+}

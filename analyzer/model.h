@@ -116,5 +116,8 @@ void model_free(struct model *m);
 int model_complete(const struct model *m);
 /** Runtime in milliseconds: the END record's, else the last TIME. */
 uint64_t model_runtime_ms(const struct model *m);
+/** The recorded program as memprint names it: its command line, else its
+ * executable, else "?". Never NULL; points into `m`. */
+const char *model_program(const struct model *m);
 
 #endif

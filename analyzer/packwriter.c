@@ -373,3 +373,16 @@ int pack_file(const char *in, const char *out, struct pack_stats *st, char *err,
     model_free(m);
     return ok;
 }
+
+void pack_print_stats(const struct pack_stats *st, const char *in, const char *out, FILE *f)
+{
+    char b1[32], b2[32];
+    /* Unknown: addresses of which the symbolizer found nothing here; they
+     * read as module+offset, packed or not. */
+    fprintf(f,
+            "packed '%s' into '%s': frames of %u addresses (%u frames, %u names), %u without symbols; "
+            "%s -> %s (%+.1f%%)\n",
+            in, out, st->addresses, st->frames, st->strings, st->unknown, util_bytes(b1, sizeof b1, st->in_bytes),
+            util_bytes(b2, sizeof b2, st->out_bytes),
+            st->in_bytes ? 100.0 * ((double)st->out_bytes - (double)st->in_bytes) / (double)st->in_bytes : 0.0);
+}

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* What a pack holds, for the caller's report and the docs' figures. */
 struct pack_stats {
@@ -47,5 +48,9 @@ struct pack_stats {
  * memory.
  */
 int pack_file(const char *in, const char *out, struct pack_stats *st, char *err, size_t errcap);
+
+/** memprint --pack's line on what `st` holds: what was packed from `in`
+ * into `out`, and the size change. */
+void pack_print_stats(const struct pack_stats *st, const char *in, const char *out, FILE *f);
 
 #endif

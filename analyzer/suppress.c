@@ -5,6 +5,7 @@
 #include "suppress.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -414,4 +415,77 @@ void suppress_release(struct suppressions *s)
     free(s->v);
     free(s->matched);
     *s = (struct suppressions)SUPPRESSIONS_INIT;
+}
+
+/* ---- loading and notes for memprint ---- */
+
+int suppress_load_all(struct suppressions *s, const char *const *files, size_t nfiles, const struct model *m,
+                      unsigned flags, suppress_warn_fn warn, void *ctx, char *err, size_t cap)
+{
+    for (size_t i = 0; i < nfiles; i++) {
+        int rc = suppress_load_file(s, files[i], warn, ctx, err, cap);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    char msg[512];
+    int rc = flags & SUPPRESS_NO_PROGRAM ? 0 : suppress_add_program(s, m, warn, ctx, msg, sizeof msg);
+    if (rc < 0 && (rc != SUPPRESS_E_NOEXE || (flags & SUPPRESS_SAY_NOEXE)) && warn) {
+        warn(ctx, msg);
+    }
+    if (!(flags & SUPPRESS_NO_BUILTIN)) {
+        suppress_add_builtin(s);
+    }
+    return 0;
+}
+
+/* Appends to buf[at..cap) as snprintf; returns the new end (at most past cap). */
+static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...)
+{
+    if (at >= cap) {
+        return at;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + at, cap - at, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + (size_t)n;
+}
+
+void suppress_note(char *buf, size_t cap, const char *note, const struct suppressions *s, const struct accounting *a)
+{
+    size_t n = add(buf, cap, 0, "%s", note ? note : "");
+    if (s->total.blocks == 0) {
+        return;
+    }
+    const struct acct_totals *t = accounting_totals(a);
+    char b1[32], b2[32];
+    uint64_t kept = t->live_bytes - s->total.bytes, kept_blocks = t->live_blocks - s->total.blocks;
+    add(buf, cap, n,
+        "%sleaks suppressed: %s (%llu bytes) in %llu %s (SUPPRESSED LEAKS below); not suppressed: %s (%llu bytes) "
+        "in %llu %s",
+        n ? "\n" : "", util_bytes(b1, sizeof b1, s->total.bytes), (unsigned long long)s->total.bytes,
+        (unsigned long long)s->total.blocks, util_plural(s->total.blocks, "block", "blocks"),
+        util_bytes(b2, sizeof b2, kept), (unsigned long long)kept, (unsigned long long)kept_blocks,
+        util_plural(kept_blocks, "block", "blocks"));
+}
+
+char *suppress_json_extra(const char *extra, const struct suppressions *s)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f) {
+        return NULL;
+    }
+    if (extra) {
+        fputs(extra, f);
+    }
+    suppress_print_json(s, f);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
 }

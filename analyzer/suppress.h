@@ -107,6 +107,30 @@ void suppress_print_json(const struct suppressions *s, FILE *f);
  * '$' at the end, and otherwise the pattern may match anywhere in `str`.
  * NULL or empty `str` never matches. */
 int suppress_match(const char *pattern, const char *str);
+/* Which suppressions suppress_load_all() adds. */
+enum suppress_load_flags {
+    SUPPRESS_NO_PROGRAM = 1 << 0, /* not the program's __lsan_default_suppressions() */
+    SUPPRESS_NO_BUILTIN = 1 << 1, /* not memprint's built-in list */
+    SUPPRESS_SAY_NOEXE = 1 << 2, /* warn also when the executable is not here (SUPPRESS_E_NOEXE) */
+};
+
+/** The suppressions of the recording `m`, in the order they are tried:
+ * the files `files[0 .. nfiles)`, the program's own, the built-in list
+ * (`flags`: enum suppress_load_flags). Skipped lines, and the program's
+ * patterns that cannot be read, are told to `warn`; an executable that
+ * is not here only with SUPPRESS_SAY_NOEXE (a gate, whose verdict may
+ * depend on its patterns). Returns 0, or a file's error
+ * (suppress_load_file()) with the message in `err`. */
+int suppress_load_all(struct suppressions *s, const char *const *files, size_t nfiles, const struct model *m,
+                      unsigned flags, suppress_warn_fn warn, void *ctx, char *err, size_t cap);
+/** memprint's summary note: `note` (or nothing), then, when leaks were
+ * suppressed, a line of what they took and what was not suppressed of
+ * the live blocks of `a`. Into `buf` (always terminated). */
+void suppress_note(char *buf, size_t cap, const char *note, const struct suppressions *s, const struct accounting *a);
+/** `extra` (JSON members, or NULL) followed by suppress_print_json()'s
+ * member: a new string for report_options.json_extra that the caller
+ * frees, or NULL when memory runs out. */
+char *suppress_json_extra(const char *extra, const struct suppressions *s);
 /** Release; the struct is then as SUPPRESSIONS_INIT. */
 void suppress_release(struct suppressions *s);
 

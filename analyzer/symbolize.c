@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Symbolizer: resolves (module, ip) to inline chains, names and file:line
  * with elfutils libdwfl/libdw, caching every result. This file holds the
- * public API, the result cache, string interning and the resolution of one
- * ip; sym_module.c, sym_names.c and sym_scopes.c do the rest. Runs in the
+ * public API, the result cache and the resolution of one ip; sym_module.c,
+ * sym_names.c, sym_scopes.c and sym_strings.c do the rest. Runs in the
  * offline analyzer only; it never prints and must not crash on stripped,
  * missing, foreign or garbage input. */
 #include "symbolize.h"
@@ -17,69 +17,7 @@
 #include "symbolize_internal.h"
 #include "util.h"
 
-/* ---- hashing, string interning, frame vectors ---- */
-
-uint64_t sym_mix64(uint64_t x)
-{
-    /* A 64-bit finalizer: ips are aligned and clustered, so spread every input bit. */
-    x ^= x >> 31;
-    x *= 0x7fb5d329728ea185ULL;
-    x ^= x >> 27;
-    x *= 0x81dadef4bc2dd44dULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static uint64_t hash_string(const char *str)
-{
-    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-        h ^= *p;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-
-static void grow_strings(struct symbolizer *s)
-{
-    size_t old_size = s->strings ? s->string_mask + 1 : 0;
-    size_t new_size = old_size ? old_size * 2 : 256;
-    char **table = xcalloc(new_size, sizeof(*table));
-    for (size_t i = 0; i < old_size; i++) {
-        char *str = s->strings[i];
-        if (!str) {
-            continue;
-        }
-        size_t j = hash_string(str) & (new_size - 1);
-        while (table[j]) {
-            j = (j + 1) & (new_size - 1);
-        }
-        table[j] = str;
-    }
-    free(s->strings);
-    s->strings = table;
-    s->string_mask = new_size - 1;
-}
-
-const char *sym_intern(struct symbolizer *s, const char *str)
-{
-    if (!str) {
-        return NULL;
-    }
-    if (!s->strings || (s->strings_used + 1) * 2 > s->string_mask + 1) {
-        grow_strings(s);
-    }
-    size_t i = hash_string(str) & s->string_mask;
-    while (s->strings[i]) {
-        if (strcmp(s->strings[i], str) == 0) {
-            return s->strings[i];
-        }
-        i = (i + 1) & s->string_mask;
-    }
-    s->strings[i] = xstrdup(str);
-    s->strings_used++;
-    return s->strings[i];
-}
+/* ---- frame vectors ---- */
 
 static void frame_vec_push(struct frame_vec *fv, const struct sym_frame *f)
 {
@@ -295,12 +233,7 @@ void symbolize_free(struct symbolizer *s)
         sym_release_indexes(m);
     }
     free(s->modules);
-    if (s->strings) {
-        for (size_t i = 0; i <= s->string_mask; i++) {
-            free(s->strings[i]);
-        }
-    }
-    free(s->strings);
+    sym_strings_release(s);
     free(s->names);
     free(s->slots);
     free(s->pool.v);

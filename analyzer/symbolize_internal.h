@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* The symbolizer's shared state and the calls between its four files:
- * symbolize.c (public API, result cache, string interning, resolving one
- * ip), sym_module.c (finding and opening a module's ELF and debug files),
- * sym_names.c (function names and call sites) and sym_scopes.c (which DWARF
- * scopes contain an address). Internal to analyzer/: only these files
+/* The symbolizer's shared state and the calls between its five files:
+ * symbolize.c (public API, result cache, resolving one ip), sym_module.c
+ * (finding and opening a module's ELF and debug files), sym_names.c
+ * (function names and call sites), sym_scopes.c (which DWARF scopes contain
+ * an address) and sym_strings.c (hashing, string interning). Calls go one
+ * way: symbolize.c calls the other four, sym_names.c calls sym_strings.c. Internal to analyzer/: only these files
  * include it. Out of memory ends the tool (util.h's xmalloc family), like
  * everywhere else in the analyzer. */
 #ifndef SYMBOLIZE_INTERNAL_H
@@ -120,13 +121,6 @@ struct symbolizer {
     struct symbolize_stats stats;
 };
 
-/* ---- symbolize.c ---- */
-
-/** A 64-bit finalizer for hash tables keyed by addresses. */
-uint64_t sym_mix64(uint64_t x);
-/** One copy of `str` for the symbolizer's lifetime; NULL for a NULL `str`. */
-const char *sym_intern(struct symbolizer *s, const char *str);
-
 /* ---- sym_module.c ---- */
 
 /** Find and open module `index`'s file (or its debug file by build-id); sets its state. */
@@ -142,6 +136,15 @@ void sym_open_module(struct symbolizer *s, int index);
 const char *sym_frame_name(struct symbolizer *s, Dwarf_Die *die, const char *symbol);
 /** Where the inlined subroutine `die` was called from: file (NULL if unknown) and line (0). */
 void sym_call_site(Dwarf_Die *die, const char **file, unsigned *line);
+
+/* ---- sym_strings.c ---- */
+
+/** A 64-bit finalizer for hash tables keyed by addresses. */
+uint64_t sym_mix64(uint64_t x);
+/** One copy of `str` for the symbolizer's lifetime; NULL for a NULL `str`. */
+const char *sym_intern(struct symbolizer *s, const char *str);
+/** Free every interned string (symbolize_free()). */
+void sym_strings_release(struct symbolizer *s);
 
 /* ---- sym_scopes.c ---- */
 

@@ -8,6 +8,7 @@
 #include "threadcosts.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,4 +281,55 @@ void threads_free(struct threads *t)
     }
     free(t->v);
     free(t);
+}
+
+/* ---- printing (memprint --threads) ---- */
+
+void threads_print_text(const struct threads *th, int timed, FILE *f)
+{
+    fprintf(f, "\nTHREADS (a free is charged to its own thread's block of that size and stack when it has one)\n");
+    fprintf(f, "  %8s %8s %12s %12s %16s %16s %16s", "thread", "tid", "calls", "temporary", "allocated", "peak share",
+            "leaked");
+    if (timed) {
+        fprintf(f, " %16s", "alloc time ns");
+    }
+    fprintf(f, " %12s %12s\n", "lifetime", "cpu");
+    for (uint32_t i = 0; i < th->n; i++) {
+        const struct thread_costs *t = &th->v[i];
+        fprintf(f, "  %8u %8u %12llu %12llu %16llu %16llu %16llu", t->index, t->tid,
+                (unsigned long long)t->c.v[COST_CALLS], (unsigned long long)t->c.v[COST_TEMPORARY],
+                (unsigned long long)t->c.v[COST_ALLOCATED], (unsigned long long)t->c.v[COST_PEAK],
+                (unsigned long long)t->c.v[COST_LEAKED]);
+        if (timed) {
+            fprintf(f, " %16llu", (unsigned long long)t->c.v[COST_TIME]);
+        }
+        thread_times_text(&t->times, f);
+        fputc('\n', f);
+    }
+    if (th->n == 0) {
+        fprintf(f, "  (none)\n");
+    }
+}
+
+void threads_print_json(const struct threads *th, int timed, FILE *f)
+{
+    fputc('[', f);
+    for (uint32_t i = 0; i < th->n; i++) {
+        const struct thread_costs *t = &th->v[i];
+        fprintf(f,
+                "%s{\"thread\": %u, \"tid\": %u, \"calls\": %llu, \"temporary\": %llu, \"allocated_bytes\": %llu, "
+                "\"peak_bytes\": %llu, \"leaked_bytes\": %llu, \"leaked_allocations\": %llu",
+                i ? ", " : "", t->index, t->tid, (unsigned long long)t->c.v[COST_CALLS],
+                (unsigned long long)t->c.v[COST_TEMPORARY], (unsigned long long)t->c.v[COST_ALLOCATED],
+                (unsigned long long)t->c.v[COST_PEAK], (unsigned long long)t->c.v[COST_LEAKED],
+                (unsigned long long)t->leaked_blocks);
+        if (timed) {
+            fprintf(f, ", \"allocator_time_ns\": %llu", (unsigned long long)t->c.v[COST_TIME]);
+        } else {
+            fputs(", \"allocator_time_ns\": null", f);
+        }
+        thread_times_json(&t->times, f);
+        fputc('}', f);
+    }
+    fputc(']', f);
 }

@@ -15,6 +15,7 @@
 #define THREADCOSTS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "costs.h"
 #include "model.h"
@@ -47,5 +48,13 @@ struct threads {
 int threads_run(const char *path, const struct model *m, struct threads **out, int *err_errno);
 /** Release; accepts NULL. */
 void threads_free(struct threads *t);
+
+/** memprint's THREADS section (text): one row per thread. `timed`: the
+ * file has allocator time (memrec --time), a column before the thread's
+ * lifetime and CPU time ('-' when the file does not say). */
+void threads_print_text(const struct threads *th, int timed, FILE *f);
+/** The same as a JSON array (the report's "threads_section"). `timed`:
+ * allocator_time_ns per thread, null when the file has none. */
+void threads_print_json(const struct threads *th, int timed, FILE *f);
 
 #endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/* memprint's recordings (sources.h): loading with the warnings on what a
+ * file holds, the query of the options, and the note and JSON members that
+ * say what was counted. */
+#define _GNU_SOURCE
+#include "sources.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "charts.h"
+#include "util.h"
+
+/* `read_fail_code`: the exit code when the file cannot be read (mpopts.h). */
+static void load_model(struct source *s, const struct model_hook *hook, int read_fail_code)
+{
+    int err;
+    int rc = model_load_hooked(s->path, hook, &s->m, &err);
+    if (rc < 0) {
+        if (rc == MEMFMT_E_IO) {
+            die_code(read_fail_code, "cannot read '%s': %s", s->path, strerror(err));
+        }
+        die_code(read_fail_code, "cannot read '%s': %s", s->path, memfmt_strerror(rc));
+    }
+    const struct model *m = s->m;
+    if (m->stop_rc == MEMFMT_E_TOOBIG) {
+        warning("'%s' has a record larger than %u KiB (the format's limit) at byte %llu of its data: reporting "
+                "what comes before",
+                s->path, MEMFMT_MAX_RECORD >> 10, (unsigned long long)m->stop_offset);
+    } else if (m->stop_rc < 0) {
+        warning("'%s' is %s at byte %llu of its data: reporting what comes before", s->path,
+                m->stop_rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(m->stop_rc),
+                (unsigned long long)m->stop_offset);
+    } else if (!m->has_end) {
+        warning("'%s' ends before memrec finished it (memrec was killed?): reporting what it holds", s->path);
+    }
+    if (m->has_end && m->end.how == MEMFMT_END_SIGNALED) {
+        warning("the recorded process did not end normally: killed by signal %d (%s)", m->end.value,
+                strsignal(m->end.value));
+    } else if (m->has_end && m->end.how == MEMFMT_END_UNKNOWN) {
+        warning("the recorded process did not end normally (killed or crashed; memrec was not its parent)");
+    }
+    if (m->impossible_sizes) {
+        warning("'%s': %llu allocation%s larger than 128 TiB (impossible: corrupt data?) not counted", s->path,
+                (unsigned long long)m->impossible_sizes, m->impossible_sizes == 1 ? "" : "s");
+    }
+    if (m->beyond_total) {
+        warning("'%s': %llu allocation%s or mapping%s not counted: the totals would pass 2^63 bytes (corrupt data?)",
+                s->path, (unsigned long long)m->beyond_total, m->beyond_total == 1 ? "" : "s",
+                m->beyond_total == 1 ? "" : "s");
+    }
+    if (m->bad_records) {
+        warning("'%s': %llu record%s could not be applied (corrupt data?)", s->path, (unsigned long long)m->bad_records,
+                m->bad_records == 1 ? "" : "s");
+    }
+}
+
+/* Seconds (or "peak": the heap peak's time, which needs the model `m`)
+ * into milliseconds. */
+static uint64_t parse_time(const char *s, const struct model *m, const char *opt)
+{
+    if (strcmp(s, "peak") == 0) {
+        return m ? accounting_totals(m->acct)->peak_ms : 0;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == 0 || *end || errno || !isfinite(v) || v < 0 || v > 1e12) {
+        die_code(2, "invalid time '%s' for %s (expected seconds, e.g. 1.5, or 'peak')", s, opt);
+    }
+    return (uint64_t)llround(v * 1000.0);
+}
+
+struct frames *source_frames(struct source *s)
+{
+    if (!s->fr) {
+        s->fr = frames_new(s->m);
+        if (!s->fr) {
+            die("cannot start the symbolizer (libdw)");
+        }
+    }
+    return s->fr;
+}
+
+static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...)
+{
+    if (at >= cap) {
+        return at;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + at, cap - at, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + (size_t)n;
+}
+
+/* The query the options ask for, run on `s`; the note and JSON members
+ * that say what was counted. */
+static void make_query(struct source *s, const struct opts *o, const struct model *m)
+{
+    struct analysis_query *q = &s->q;
+    *q = (struct analysis_query)ANALYSIS_QUERY_INIT;
+    if (o->from || o->to) {
+        q->has_window = 1;
+        q->from_ms = o->from ? parse_time(o->from, m, "--from") : 0;
+        q->to_ms = o->to ? parse_time(o->to, m, "--to") : UINT64_MAX;
+        if (o->to && strcmp(o->to, "peak") == 0) {
+            q->to_ms++; /* the peak's own moment is in the window */
+        }
+        if (q->from_ms >= q->to_ms) {
+            die_code(2, "empty time window: --from must come before --to");
+        }
+    }
+    if (o->at) {
+        q->has_at = 1;
+        /* Reading stops at the first clock tick at or after T: with
+         * 'peak', the events stamped with the peak's tick are read. */
+        q->at_ms = parse_time(o->at, m, "--at") + (strcmp(o->at, "peak") == 0);
+    }
+    q->thread = o->thread;
+    q->sizes = o->sizes ? 1 + o->by_stack : 0;
+    if (o->timeline) {
+        q->series_points = o->json ? o->points : CHARTS_COLUMNS;
+    }
+}
+
+static int uses_peak(const char *t)
+{
+    return t && strcmp(t, "peak") == 0;
+}
+
+/* Loads `s` and runs the query the options ask for: during the load when
+ * it can (analysis.h, streaming: one read of the file), else in a second
+ * pass. Then the note and JSON members that say what was counted. */
+void source_open(struct source *s, const struct opts *o)
+{
+    struct analysis_query *q = &s->q;
+    int need_model = uses_peak(o->from) || uses_peak(o->to) || uses_peak(o->at) || o->function || o->exclude;
+    struct analysis_stream *st = NULL;
+    struct model_hook hook;
+    if (!need_model) {
+        make_query(s, o, NULL);
+        int wanted = q->has_window || q->has_at || q->thread || q->sizes || q->series_points;
+        st = wanted ? analysis_stream_new(q, &hook) : NULL;
+    }
+    load_model(s, st ? &hook : NULL, o->read_fail_code);
+    const struct model *m = s->m;
+    make_query(s, o, m);
+    if (o->function || o->exclude) {
+        char err[256];
+        if (analysis_keep_functions(source_frames(s), o->function, o->exclude, &s->keep, err, sizeof err) < 0) {
+            die_code(2, "invalid regular expression for --%s: %s", o->function ? "function" : "exclude", err);
+        }
+        q->keep = s->keep;
+    }
+    int restricted = q->has_window || q->has_at || q->thread || q->keep;
+    if (st) {
+        s->a = analysis_stream_finish(st, m);
+    } else if (restricted || q->sizes || q->series_points) {
+        int err;
+        int rc = analysis_run(s->path, m, q, &s->a, &err);
+        if (rc < 0) {
+            die_code(o->read_fail_code, "cannot read '%s' again: %s", s->path,
+                     rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
+        }
+    }
+    /* Unrestricted, the model's figures are the query's (a streamed pass
+     * then accounts no events: analysis.h). */
+    s->acct = restricted ? s->a->acct : m->acct;
+    s->view = *m;
+    s->view.acct = (struct accounting *)s->acct;
+    if (restricted) {
+        s->view.has_counts = 0; /* the exact per-thread counts are the whole run's */
+    }
+    size_t n = 0, j = 0;
+    if (q->has_window) {
+        n = add(s->note, sizeof s->note, n, "window: allocations made from %.3f s", (double)q->from_ms / 1000.0);
+        if (q->to_ms != UINT64_MAX) {
+            n = add(s->note, sizeof s->note, n, " to %.3f s", (double)q->to_ms / 1000.0);
+        }
+        n = add(s->note, sizeof s->note, n,
+                ", followed to the end; %llu %s (%llu bytes) allocated before it and freed in it are not "
+                "counted",
+                (unsigned long long)s->a->earlier_freed_blocks,
+                util_plural(s->a->earlier_freed_blocks, "block", "blocks"),
+                (unsigned long long)s->a->earlier_freed_bytes);
+        j = add(s->json, sizeof s->json, j, ", \"window_from_ms\": %llu, \"window_to_ms\": %lld",
+                (unsigned long long)q->from_ms, q->to_ms == UINT64_MAX ? -1LL : (long long)q->to_ms);
+        j = add(s->json, sizeof s->json, j, ", \"earlier_freed_blocks\": %llu, \"earlier_freed_bytes\": %llu",
+                (unsigned long long)s->a->earlier_freed_blocks, (unsigned long long)s->a->earlier_freed_bytes);
+    }
+    if (q->has_at) {
+        n = add(s->note, sizeof s->note, n, "%sat %.3f s: the run up to that moment (leaked: live then)", n ? "; " : "",
+                (double)q->at_ms / 1000.0);
+        j = add(s->json, sizeof s->json, j, ", \"at_ms\": %llu", (unsigned long long)q->at_ms);
+    }
+    if (q->thread) {
+        n = add(s->note, sizeof s->note, n, "%sthread %u only", n ? "; " : "", q->thread);
+        j = add(s->json, sizeof s->json, j, ", \"thread\": %u", q->thread);
+    }
+    if (q->keep) {
+        /* The expressions are the user's own, from the command line. */
+        n = add(s->note, sizeof s->note, n, "%sstacks filtered by function", n ? "; " : "");
+        j = add(s->json, sizeof s->json, j, ", \"function_filter\": true");
+    }
+}
+
+void source_release(struct source *s)
+{
+    analysis_free(s->a);
+    free(s->keep);
+    frames_free(s->fr);
+    model_free(s->m);
+}
