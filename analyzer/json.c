@@ -62,6 +62,15 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     /* Sampling: allocations and allocated_bytes are exact, the other
      * figures are estimates, and temporaries are not measured (null). */
     fprintf(f, ", \"sampled\": %s", m->sample_rate ? "true" : "false");
+    /* Events the recorder dropped (memrec --max-wait): when; their count
+     * is the figure lost_events. The heap figures then miss them. */
+    fputs(", \"lost_spans\": [", f);
+    for (uint32_t i = 0; i < m->nlost_spans; i++) {
+        fprintf(f, "%s{\"from_ms\": %llu, \"to_ms\": %llu, \"events\": %llu}", i ? ", " : "",
+                (unsigned long long)m->lost_spans[i].from_ms, (unsigned long long)m->lost_spans[i].to_ms,
+                (unsigned long long)m->lost_spans[i].events);
+    }
+    fputs("]", f);
     time_fields(m, f);
     struct figure fig[FIGURES_COUNT];
     figures_collect(m, m->acct, &o->suppressed, fig);

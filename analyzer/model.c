@@ -171,6 +171,26 @@ static int apply_pack(struct loader *L, const struct memfmt_record *r)
     return packed_add_frames(m->pack, i, r, m->nnodes - 1); /* the root has no address */
 }
 
+/* A LOST record: joined to the previous span when less than a second
+ * after it, so a long stall of memrec is one span however many rounds
+ * said it; the table is bounded, the last span takes in the overflow. */
+static void add_lost_span(struct model *m, uint64_t from_ms, uint64_t to_ms, uint64_t events)
+{
+    const uint32_t cap = sizeof m->lost_spans / sizeof m->lost_spans[0];
+    struct model_lost_span *last = m->nlost_spans ? &m->lost_spans[m->nlost_spans - 1] : NULL;
+    if (last && (from_ms <= last->to_ms + 1000 || m->nlost_spans == cap)) {
+        if (to_ms > last->to_ms) {
+            last->to_ms = to_ms;
+        }
+        if (from_ms < last->from_ms) {
+            last->from_ms = from_ms;
+        }
+        last->events = last->events + events < last->events ? UINT64_MAX : last->events + events;
+        return;
+    }
+    m->lost_spans[m->nlost_spans++] = (struct model_lost_span){from_ms, to_ms, events};
+}
+
 static void apply(struct loader *L, const struct memfmt_record *r)
 {
     struct model *m = L->m;
@@ -261,6 +281,7 @@ static void apply(struct loader *L, const struct memfmt_record *r)
             m->bad_records++;
         }
         break;
+    case MEMFMT_REC_LOST: add_lost_span(m, r->u.lost.from_ms, r->u.lost.to_ms, r->u.lost.events); break;
     case MEMFMT_REC_STATS:
         m->lost_events = r->u.stats.lost_events;
         m->unmatched_frees = r->u.stats.unmatched_frees;

@@ -64,6 +64,14 @@ struct model {
         uint64_t cpu_user_ns, cpu_sys_ns; /* process CPU time of the recording; 0 when unknown */
     } end;
     uint64_t lost_events;
+    /* When the recorder dropped events (memrec --max-wait; LOST records):
+     * spans in ms since the start, in file order, spans less than a second
+     * apart joined; at most 16, the last one taking in any
+     * later. */
+    struct model_lost_span {
+        uint64_t from_ms, to_ms, events;
+    } lost_spans[16];
+    uint32_t nlost_spans;
     uint64_t unmatched_frees;
     uint64_t startup_calls, startup_bytes; /* set apart as preloaded libraries' start-up */
     int has_baseline; /* attached: the allocator's count at attach */

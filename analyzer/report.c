@@ -627,6 +627,25 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
     return buf;
 }
 
+/* Events the recorder dropped (memrec --max-wait: memrec did not read for
+ * longer than the bound): how many and when, and what that does to the
+ * figures below, which are then marked '~'. */
+static void print_lost(const struct model *m, FILE *out)
+{
+    if (!m->lost_events) {
+        return;
+    }
+    fprintf(out, "lost: %llu events dropped by the recorder", (unsigned long long)m->lost_events);
+    for (uint32_t i = 0; i < m->nlost_spans; i++) {
+        fprintf(out, "%s %.3f s to %.3f s", i ? "," : " from", (double)m->lost_spans[i].from_ms / 1000.0,
+                (double)m->lost_spans[i].to_ms / 1000.0);
+    }
+    fputs(" (memrec did not read for longer than --max-wait);\n"
+          "      figures marked '~' miss them: the frees of blocks whose allocation was dropped are not\n"
+          "      counted, blocks whose free was dropped count as leaked\n",
+          out);
+}
+
 /* The summary's allocator time line (memrec --time): the total and its
  * share of the process's CPU time; nothing for a file not timed. */
 static void print_time_summary(const struct model *m, const struct acct_totals *t, FILE *out)
@@ -671,6 +690,7 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
                 "are not counted\n",
                 (unsigned long long)m->unmatched_frees);
     }
+    print_lost(m, out);
     if (m->pack) {
         fprintf(out, "packed: the file carries the frames of %u addresses (no module file is read)\n",
                 packed_addresses(m->pack));
@@ -683,8 +703,9 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     }
     fprintf(out, "total runtime: %.3f s\n", (double)ms / 1000.0);
     /* Sampling: calls and bytes are exact (counted by every thread), the
-     * rest are estimates from the sampled stacks, marked with '~'. */
-    const char *est = m->sample_rate ? "~" : "";
+     * rest are estimates from the sampled stacks, marked with '~'. Events
+     * the recorder dropped make every figure of the heap approximate too. */
+    const char *est = m->sample_rate || m->lost_events ? "~" : "";
     /* The exact counts are the whole run's: a window's accounting keeps its own. */
     int exact = m->has_counts && a == m->acct;
     uint64_t calls = exact ? m->exact_calls : t->allocations;
@@ -693,12 +714,13 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
         fprintf(out, "sampled: one stack per %llu bytes allocated on average; '~' marks estimates\n",
                 (unsigned long long)m->sample_rate);
     }
-    fprintf(out, "calls to allocation functions: %s%llu (%.0f/s)\n", exact || !m->sample_rate ? "" : "~",
-            (unsigned long long)calls, per_second(calls, ms));
+    const char *calls_est = exact || (!m->sample_rate && !m->lost_events) ? "" : "~";
+    fprintf(out, "calls to allocation functions: %s%llu (%.0f/s)\n", calls_est, (unsigned long long)calls,
+            per_second(calls, ms));
     if (m->sample_rate) {
         fprintf(out, "temporary allocations: not measured when sampling\n");
     } else {
-        fprintf(out, "temporary allocations: %llu (%.1f%%, %.0f/s)\n", (unsigned long long)t->temporary,
+        fprintf(out, "temporary allocations: %s%llu (%.1f%%, %.0f/s)\n", est, (unsigned long long)t->temporary,
                 t->allocations ? 100.0 * (double)t->temporary / (double)t->allocations : 0.0,
                 per_second(t->temporary, ms));
     }
@@ -710,8 +732,8 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu %s\n", est, util_bytes(b1, sizeof b1, t->live_bytes),
             (unsigned long long)t->live_bytes, est, (unsigned long long)t->live_blocks,
             util_plural(t->live_blocks, "block", "blocks"));
-    fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", exact || !m->sample_rate ? "" : "~",
-            util_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
+    fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", calls_est, util_bytes(b1, sizeof b1, bytes),
+            (unsigned long long)bytes);
     /* Direct mappings, beside the heap and never in its figures. */
     fprintf(out, "peak mapped memory (mmap, mremap, brk; not heap): %s (%llu bytes) after %.3f s\n",
             util_bytes(b1, sizeof b1, t->mapped_peak), (unsigned long long)t->mapped_peak,

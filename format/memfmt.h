@@ -50,6 +50,8 @@ enum memfmt_tag {
     MEMFMT_REC_THREAD_TIMES = 17, /* a thread ended (or the recording did): its lifetime and CPU time */
     MEMFMT_REC_PACK_STRING = 18, /* packed file: the next string of the pack's table (ids implicit, from 1) */
     MEMFMT_REC_PACK_FRAMES = 19, /* packed file: the symbolized frames of one address of a module */
+    /* 20 to 23 are kept for later pack records. */
+    MEMFMT_REC_LOST = 24, /* events the recorder dropped (memrec --max-wait), and when */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -236,6 +238,13 @@ struct memfmt_record {
             uint64_t startup_calls;
             uint64_t startup_bytes;
         } stats;
+        struct {
+            /* Milliseconds since the start (as TIME) of the first and the
+             * latest drop, and the events dropped between them. */
+            uint64_t from_ms;
+            uint64_t to_ms;
+            uint64_t events;
+        } lost;
         struct {
             uint32_t thread;
             uint64_t calls; /* allocation calls of the thread since it started */

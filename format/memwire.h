@@ -37,7 +37,8 @@ enum memfmt_wire_tag {
     MEMFMT_W_REALLOC = 5, /* seq of the free part, seq of the alloc part, kind, old, new, size, trace */
     MEMFMT_W_SYNC = 6, /* seq, ms, rss: every event with a smaller seq is already in the pipe */
     MEMFMT_W_RECORD = 7, /* seq, len, a file record as memfmt_encode writes it (module, process...) */
-    MEMFMT_W_LOST = 8, /* count of events dropped by the recorder (no seq) */
+    MEMFMT_W_LOST =
+        8, /* count, first ms, last ms: events dropped (memrec did not read within the bound), CLOCK_MONOTONIC ms of the first and latest drop; no seq */
     MEMFMT_W_BYE = 9, /* the stream ends (thread exit); no seq */
     MEMFMT_W_COUNTS = 10, /* calls, bytes: the thread's exact totals so far (sampling); no seq */
     /* Direct mappings (recorder/maphooks.c). Only anonymous memory is sent,
@@ -100,7 +101,7 @@ struct memfmt_wire_event {
     uint64_t addr; /* ALLOC/FREE: the block; REALLOC: the old block */
     uint64_t addr2; /* REALLOC: the new block */
     uint64_t a, b,
-        c; /* HELLO tid/born; NODE parent/ip; SYNC ms/rss; LOST count; POOL_* a trace, b pool; MAP/BRK: trace in a; TIMES wall/cpu */
+        c; /* HELLO tid/born; NODE parent/ip; SYNC ms/rss; LOST count/first ms/last ms; POOL_* a trace, b pool; MAP/BRK: trace in a; TIMES wall/cpu */
     uint64_t ticks; /* *_T: time in the allocator, in ticks; 0 for the untimed tags */
     const uint8_t *rec; /* RECORD bytes */
     uint32_t rec_len;

@@ -94,6 +94,11 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.stats.startup_calls);
         put_u(o, r->u.stats.startup_bytes);
         break;
+    case MEMFMT_REC_LOST:
+        put_u(o, r->u.lost.from_ms);
+        put_u(o, r->u.lost.to_ms);
+        put_u(o, r->u.lost.events);
+        break;
     case MEMFMT_REC_COUNTS:
         put_u(o, r->u.counts.thread);
         put_u(o, r->u.counts.calls);
@@ -281,6 +286,14 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.stats.unmatched_frees = get_u(in);
         r->u.stats.startup_calls = get_u_appended(in);
         r->u.stats.startup_bytes = get_u_appended(in);
+        break;
+    case MEMFMT_REC_LOST:
+        r->u.lost.from_ms = get_u(in);
+        r->u.lost.to_ms = get_u(in);
+        r->u.lost.events = get_u(in);
+        if (r->u.lost.to_ms < r->u.lost.from_ms) {
+            in->rc = MEMFMT_E_CORRUPT;
+        }
         break;
     case MEMFMT_REC_COUNTS:
         r->u.counts.thread = get_u32(in);

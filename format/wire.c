@@ -72,8 +72,16 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
     switch (ev->tag) {
     case MEMFMT_W_IMAGE:
     case MEMFMT_W_EXITING:
-    case MEMFMT_W_SIGNALED:
-    case MEMFMT_W_LOST: rc = get(&p, end, &ev->a); break;
+    case MEMFMT_W_SIGNALED: rc = get(&p, end, &ev->a); break;
+    case MEMFMT_W_LOST:
+        rc = get(&p, end, &ev->a);
+        if (rc == 0) {
+            rc = get(&p, end, &ev->b);
+        }
+        if (rc == 0) {
+            rc = get(&p, end, &ev->c);
+        }
+        break;
     case MEMFMT_W_BYE: break;
     case MEMFMT_W_HELLO:
     case MEMFMT_W_TIMES:

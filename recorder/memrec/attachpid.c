@@ -124,8 +124,8 @@ static int64_t attach_once(struct session *s, pid_t pid, const char *preload, co
         inject_end(&in);
         attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach_request (a different version?)");
     }
-    char v_sock[200], v_target[64], v_depth[64], v_rate[64], v_time[64];
-    char *vars[5];
+    char v_sock[200], v_target[64], v_depth[64], v_rate[64], v_time[64], v_wait[64];
+    char *vars[6];
     int n = 0;
     snprintf(v_sock, sizeof v_sock, "MEMREC_SOCK=%s", sock);
     snprintf(v_target, sizeof v_target, "MEMREC_TARGET=%d", (int)pid);
@@ -142,6 +142,10 @@ static int64_t attach_once(struct session *s, pid_t pid, const char *preload, co
     if (s->o->time) {
         snprintf(v_time, sizeof v_time, "MEMREC_TIME=%d", s->o->time);
         vars[n++] = v_time;
+    }
+    if (s->o->max_wait_ms >= 0) {
+        snprintf(v_wait, sizeof v_wait, "MEMREC_MAX_WAIT_MS=%ld", s->o->max_wait_ms);
+        vars[n++] = v_wait;
     }
     uint64_t env = put_env(&in, vars, n);
     uint64_t rc = 1;

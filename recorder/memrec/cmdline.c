@@ -13,56 +13,86 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
-               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] --pid PID\n"
-               "\n"
-               "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
-               "--pid, attaches to a running process and records it until Ctrl+C (which\n"
-               "detaches and leaves it running) or its end.\n"
-               "\n"
-               "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
-               "  -q, --quiet         print nothing at the end\n"
-               "  -p, --pid PID       attach to the running process PID (memrec's own ptrace\n"
-               "                      injector; needs the right to trace it)\n"
-               "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
-               "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
-               "                      FILE.<pid>.zst with -o FILE.zst)\n"
-               "  -l, --level N       zstd compression level (1-19, default 3)\n"
-               "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
-               "                      bytes allocated on average (suffixes K, M, G); every call\n"
-               "                      and byte is still counted, the rest is estimated\n"
-               "  -t, --time          measure the time each call spends in the allocator (the\n"
-               "                      forwarded malloc, free, new, delete...; with -s, the\n"
-               "                      sampled calls)\n"
-               "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
-               "                      keep their innermost and outermost frames and are marked\n"
-               "                      truncated\n"
-               "  -h, --help          show this help\n"
-               "  -V, --version       show the version\n"
-               "\n"
-               "Then: memprint FILE\n");
+    fprintf(f,
+            "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
+            "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] --pid PID\n"
+            "\n"
+            "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
+            "--pid, attaches to a running process and records it until Ctrl+C (which\n"
+            "detaches and leaves it running) or its end.\n"
+            "\n"
+            "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
+            "  -q, --quiet         print nothing at the end\n"
+            "  -p, --pid PID       attach to the running process PID (memrec's own ptrace\n"
+            "                      injector; needs the right to trace it)\n"
+            "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
+            "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
+            "                      FILE.<pid>.zst with -o FILE.zst)\n"
+            "  -l, --level N       zstd compression level (1-19, default 3)\n"
+            "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
+            "                      bytes allocated on average (suffixes K, M, G); every call\n"
+            "                      and byte is still counted, the rest is estimated\n"
+            "  -t, --time          measure the time each call spends in the allocator (the\n"
+            "                      forwarded malloc, free, new, delete...; with -s, the\n"
+            "                      sampled calls)\n"
+            "  -w, --max-wait TIME the longest a thread of the program waits for memrec to\n"
+            "                      read (a stopped or starved memrec): past it, events are\n"
+            "                      dropped, counted and reported; TIME in ms, or with ms, s\n"
+            "                      or m; 'none' waits as long as it takes (default: 100ms\n"
+            "                      with --pid, none when memrec starts the program)\n"
+            "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
+            "                      keep their innermost and outermost frames and are marked\n"
+            "                      truncated\n"
+            "  -h, --help          show this help\n"
+            "  -V, --version       show the version\n"
+            "\n"
+            "Then: memprint FILE\n");
+}
+
+/* --max-wait's TIME: milliseconds (a bare number, or with ms, s or m),
+ * -1 for "none", -2 when invalid. At most an hour. */
+static long parse_wait(const char *s)
+{
+    if (strcmp(s, "none") == 0) {
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !(v >= 0)) {
+        return -2;
+    }
+    double mult = 1;
+    if (strcmp(end, "s") == 0) {
+        mult = 1000;
+    } else if (strcmp(end, "m") == 0) {
+        mult = 60000;
+    } else if (*end && strcmp(end, "ms") != 0) {
+        return -2;
+    }
+    v *= mult;
+    if (v > 3600.0 * 1000) {
+        return -2;
+    }
+    return (long)(v + 0.5);
 }
 
 void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},
-        {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {"follow-fork", no_argument, NULL, 'f'},
-        {"pid", required_argument, NULL, 'p'},
-        {"time", no_argument, NULL, 't'},
-        {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},           {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},         {"time", no_argument, NULL, 't'},
+        {"max-wait", required_argument, NULL, 'w'},    {NULL, 0, NULL, 0},
     };
     o->level = 3;
+    o->max_wait_ms = -2; /* not given */
     opterr = 0;
     int c;
     /* '+': stop at the program name, its options are its own. */
-    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:thV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:ql:d:s:fp:thVw:", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             if (strcmp(optarg, "-") == 0) {
@@ -124,6 +154,12 @@ void parse_args(int argc, char **argv, struct options *o)
             snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", v * mult);
             break;
         }
+        case 'w':
+            o->max_wait_ms = parse_wait(optarg);
+            if (o->max_wait_ms == -2) {
+                die_code(2, "invalid --max-wait '%s' (expected a time such as 100ms, 2s or 1m, or 'none')", optarg);
+            }
+            break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); exit(0);
         case '?':
@@ -133,6 +169,11 @@ void parse_args(int argc, char **argv, struct options *o)
             }
             die_code(2, "unknown option '%s' (see memrec --help)", argv[optind - 1]);
         }
+    }
+    if (o->max_wait_ms == -2) {
+        /* Attached, the program is someone's running service: it must not
+         * stop with memrec. Launched, exact figures come first. */
+        o->max_wait_ms = o->attach_pid ? 100 : -1;
     }
     if (o->attach_pid) {
         if (optind < argc) {

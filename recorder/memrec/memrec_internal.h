@@ -24,6 +24,11 @@ struct options {
     int follow_fork; /* record fork children, each into its own file */
     pid_t attach_pid; /* --pid: attach to this running process instead */
     int time; /* --time: 0, or the clock the recorder reads (enum timing_clock), passed as MEMREC_TIME */
+    /* --max-wait: the longest a thread of the program waits for room in
+     * the pipe (ms, passed as MEMREC_MAX_WAIT_MS), -1 no bound; after
+     * parse_args() the default is set: 100 ms with --pid, no bound when
+     * memrec starts the program. */
+    long max_wait_ms;
     char **argv;
 };
 

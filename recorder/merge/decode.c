@@ -176,7 +176,23 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             s->nodes[s->nnodes++] = id;
             continue;
         }
-        case MEMFMT_W_LOST: m->st.lost_events += ev.a; continue;
+        case MEMFMT_W_LOST: {
+            /* Batches the recorder dropped (its bound on waiting for us):
+             * how many events and when, for the readers to say so. */
+            m->st.lost_events += ev.a;
+            struct memfmt_record r = {.tag = MEMFMT_REC_LOST};
+            r.u.lost.from_ms = ev.b > m->start_ms ? ev.b - m->start_ms : 0;
+            r.u.lost.to_ms = ev.c > m->start_ms ? ev.c - m->start_ms : 0;
+            if (r.u.lost.to_ms < r.u.lost.from_ms) {
+                r.u.lost.to_ms = r.u.lost.from_ms;
+            }
+            r.u.lost.events = ev.a;
+            rc = out(m, &r);
+            if (rc < 0) {
+                return rc;
+            }
+            continue;
+        }
         case MEMFMT_W_IMAGE:
             rc = new_image(m);
             if (rc < 0) {

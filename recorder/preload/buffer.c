@@ -53,6 +53,7 @@
 static atomic_uint next_stream = 1;
 static atomic_int direct; /* after exit started: flush after every event */
 static atomic_uint tree_gen; /* bumped when a module goes away: trees restart */
+static atomic_int records_lost; /* a dropped batch held a record (a module): buffer_records_lost() */
 /* Bumped by every buffer_setup(): a buffer made in an earlier recording
  * (memrec attached again) starts its lifetime over at its first event in
  * this one. */
@@ -147,22 +148,45 @@ static void batch_reset(struct tbuf *b)
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_relaxed);
     b->len = MEMFMT_WIRE_HEADER;
     b->prev_seq = 0;
+    b->nev = 0;
+    b->nrec = 0;
     uint32_t s = b->stream;
     memcpy(b->data + 4, &s, 4);
 }
 
-void tbuf_flush(struct tbuf *b)
+int tbuf_flush(struct tbuf *b)
 {
     if (b->len <= MEMFMT_WIRE_HEADER) {
-        return;
+        return PIPE_SENT;
+    }
+    if (b->lost_tree) {
+        /* The rest of a stream that lost a batch: its node ids may name
+         * nodes memrec never got. It is dropped too, and the stream starts
+         * over at the owner's next event (restart_tree()). */
+        pipe_count_drop(b->nev);
+        if (b->nrec) {
+            atomic_store(&records_lost, 1);
+        }
+        batch_reset(b);
+        return PIPE_DROPPED;
     }
     uint32_t n = (uint32_t)(b->len - 4);
     memcpy(b->data, &n, 4);
     /* Interrupted during the write, a crash handler cannot know whether
      * the batch went out: it sends nothing rather than twice. */
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_release);
-    pipe_send(b->data, b->len);
+    int rc = pipe_send(b->data, b->len, b->nev);
+    if (rc == PIPE_DROPPED && b != &service_buf) {
+        /* memrec no longer knows this stream's latest nodes. The service
+         * stream (SYNC, records) has none and just goes on. */
+        b->lost_tree = 1;
+        b->tree_gen = ~atomic_load(&tree_gen);
+    }
+    if (rc == PIPE_DROPPED && b->nrec) {
+        atomic_store(&records_lost, 1);
+    }
     batch_reset(b);
+    return rc;
 }
 
 void tbuf_emit_node(void *ctx, uint32_t parent, uint64_t ip)
@@ -329,13 +353,15 @@ static void on_thread_exit(void *arg)
     tstate.in_hook = saved;
 }
 
-/* Modules went away: node ids restart with a new stream, so memrec never
- * confuses old and new trees of one thread. A new attach makes them go
+/* Modules went away, or a batch of the stream was dropped (pipe_send()'s
+ * bound): node ids restart with a new stream, so memrec never confuses old
+ * and new trees of one thread, nor misses a node. A new attach makes them go
  * away too: then this is the thread's first event in the new recording,
  * where its lifetime and CPU time start over. */
 static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
 {
     tbuf_flush(b);
+    b->lost_tree = 0;
     tracetree_release(&b->tree);
     b->tree_gen = g;
     b->stream = atomic_fetch_add(&next_stream, 1);
@@ -345,6 +371,20 @@ static __attribute__((noinline)) void restart_tree(struct tbuf *b, uint32_t g)
     }
     batch_reset(b);
     say_hello(b);
+}
+
+/* The pipe is stalled (memrec does not read, the bound passed): the event
+ * is skipped before its stack is walked, and counted, so that the program
+ * runs at full speed meanwhile. Every 4096th skip asks the pipe whether it
+ * takes writes again, should no other write find out (no service thread). */
+static __attribute__((noinline)) int skip_event(struct tbuf *b)
+{
+    uint64_t n = atomic_fetch_add_explicit(&b->skipped, 1, memory_order_relaxed);
+    if ((n & 4095) == 4095 && pipe_probe()) {
+        atomic_fetch_sub_explicit(&b->skipped, 1, memory_order_relaxed);
+        return 0;
+    }
+    return 1;
 }
 
 /* Lock this thread's buffer, creating it on first use, and restart its
@@ -360,6 +400,9 @@ static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
             return NULL;
         }
         tstate.buf = b;
+    }
+    if (__builtin_expect(atomic_load_explicit(&pipe_stalled, memory_order_relaxed), 0) && skip_event(b)) {
+        return NULL;
     }
     buflock_owner_take(&b->lk);
     b->owner_holds = 1;
@@ -669,6 +712,7 @@ static void append_record(struct tbuf *b, const uint8_t *rec, size_t len)
     tbuf_put(b, len);
     memcpy(b->data + b->len, rec, len);
     b->len += len;
+    b->nrec++;
 }
 
 void buffer_record(const uint8_t *rec, size_t len)
@@ -682,6 +726,9 @@ void buffer_record(const uint8_t *rec, size_t len)
     }
     b = lock_mine();
     if (!b) {
+        if (atomic_load(&pipe_stalled)) {
+            atomic_store(&records_lost, 1); /* skipped: said again later */
+        }
         return;
     }
     append_record(b, rec, len);
@@ -691,6 +738,15 @@ void buffer_record(const uint8_t *rec, size_t len)
 void buffer_modules_gone(void)
 {
     atomic_fetch_add(&tree_gen, 1);
+}
+
+int buffer_records_lost(void)
+{
+    if (!atomic_load(&records_lost) || atomic_load(&pipe_stalled)) {
+        return 0;
+    }
+    atomic_store(&records_lost, 0);
+    return 1;
 }
 
 /* ---- flush rounds (the service thread, exit, exec, detach) ---- */
@@ -711,6 +767,10 @@ static int owner_gone(const struct tbuf *b)
 
 static void flush_one(struct tbuf *b)
 {
+    uint64_t skipped = atomic_exchange_explicit(&b->skipped, 0, memory_order_relaxed);
+    if (skipped) {
+        pipe_count_drop(skipped);
+    }
     tbuf_put_counts(b);
     tbuf_flush(b);
 }
@@ -773,12 +833,25 @@ static void sync_point_with(void (*flush)(struct tbuf *))
     uint64_t ms = now_ms();
     flush_all(flush);
     buflock_take(&service_buf.lk.lock);
+    /* Batches dropped since the last round (memrec did not read within
+     * the bound): how many events, over which span, before the SYNC; said
+     * again next round if this batch is dropped too. */
+    uint64_t lost = 0, first_ms, last_ms;
+    if (pipe_lost(&lost, &first_ms, &last_ms)) {
+        tbuf_ensure_room(&service_buf, 1 + 3 * MEMFMT_VARINT_MAX + TBUF_EVENT_ROOM);
+        service_buf.data[service_buf.len++] = MEMFMT_W_LOST;
+        tbuf_put(&service_buf, lost);
+        tbuf_put(&service_buf, first_ms);
+        tbuf_put(&service_buf, last_ms);
+    }
     tbuf_ensure_room(&service_buf, TBUF_EVENT_ROOM);
     service_buf.data[service_buf.len++] = MEMFMT_W_SYNC;
     tbuf_put_seq(&service_buf, s);
     tbuf_put(&service_buf, ms);
     tbuf_put(&service_buf, 0);
-    tbuf_flush(&service_buf);
+    if (tbuf_flush(&service_buf) == PIPE_SENT && lost) {
+        pipe_lost_said(lost); /* else said again next round */
+    }
     buflock_release(&service_buf.lk.lock);
 }
 

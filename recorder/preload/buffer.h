@@ -58,6 +58,10 @@ HIDDEN uint64_t buffer_events_taken(void);
 /** Modules were unloaded: every thread restarts its trace tree, so that a
  * new module at the same address never inherits old nodes. */
 HIDDEN void buffer_modules_gone(void);
+/** 1 once after a batch holding a record (a module's) was dropped or a
+ * record skipped (pipe_send()'s bound), when the pipe takes writes again:
+ * the caller announces the modules again (modules_relearn()). */
+HIDDEN int buffer_records_lost(void);
 /** Flush every thread's buffer and send everything directly from now on;
  * then tell memrec the image ends normally, with `status` (-1: not known). */
 HIDDEN void buffer_finish(int status);

@@ -16,16 +16,20 @@ HIDDEN int buflock_asym;
 
 /* A thread's buffer lock is contended only by the service thread, for a
  * moment every flush period: the owner's path is one exchange and one
- * store. But the holder may block in write(2) while the pipe is full, so a
- * waiter spins briefly and then sleeps in short naps instead of burning the
- * CPU that memrec needs to drain the pipe. */
+ * store. But the holder may wait in write(2) or poll(2) while the pipe is
+ * full, for as long as memrec does not read (it may be stopped), so a
+ * waiter spins briefly and then sleeps in naps that grow from 20 us to
+ * 10 ms: no CPU taken from memrec, and no thousands of wake-ups a second
+ * while it is stopped. */
 static void wait_a_little(int *spins)
 {
     if (++*spins < 64) {
         __builtin_ia32_pause();
         return;
     }
-    struct timespec nap = {0, 20 * 1000};
+    int k = *spins - 64;
+    long us = 20L << (k < 9 ? k : 9);
+    struct timespec nap = {0, us * 1000};
     nanosleep(&nap, NULL);
 }
 

@@ -79,5 +79,5 @@ void crashflush_say_signaled(int sig)
     uint32_t len = (uint32_t)(n - 4), stream = 0;
     memcpy(b, &len, 4);
     memcpy(b + 4, &stream, 4);
-    pipe_send(b, n);
+    pipe_send(b, n, 0);
 }

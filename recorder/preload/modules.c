@@ -213,6 +213,18 @@ int modules_scan(void)
     return gone;
 }
 
+void modules_relearn(void)
+{
+    if (atomic_flag_test_and_set(&scan_lock)) {
+        return; /* a scan runs: the caller tries again at its next round */
+    }
+    /* Forgotten as known; the ids go on, so that memrec sees each module
+     * announced anew, never an id it already has with another meaning. */
+    nknown = 0;
+    last_adds = last_subs = 0;
+    atomic_flag_clear(&scan_lock);
+}
+
 void modules_forget(void)
 {
     nknown = 0;

@@ -19,6 +19,9 @@ HIDDEN void modules_note_frame(uint64_t ip);
 HIDDEN void modules_send_process(char **envp);
 /** A number that changes whenever a scan finds modules loaded or gone. */
 HIDDEN unsigned modules_generation(void);
+/** Announce every module again at the next modules_scan(), under new ids:
+ * records announcing some were dropped (buffer_records_lost()). */
+HIDDEN void modules_relearn(void);
 /** In a fork child that starts its own recording: nothing is announced yet. */
 HIDDEN void modules_forget(void);
 

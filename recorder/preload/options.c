@@ -19,6 +19,7 @@ HIDDEN struct rec_options opts = {
     .fast_unwind = 1,
     .tsc_order = 0,
     .heapinfo = 1,
+    .max_wait_ms = -1,
 };
 
 struct option_def {
@@ -42,6 +43,8 @@ static const struct option_def defs[] = {
      "time every forwarded allocator call (memrec --time): 1 with the TSC, 2 with CLOCK_MONOTONIC"},
     {"MEMREC_CHECK_UNWIND", &opts.check_unwind, 0, 1, "compare every fast stack walk with libunwind (debugging)"},
     {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
+    {"MEMREC_MAX_WAIT_MS", &opts.max_wait_ms, 0, 3600 * 1000,
+     "longest wait of a thread for room in the pipe to memrec, then drop and count (unset: no bound)"},
     {"MEMREC_HEAPINFO", &opts.heapinfo, 0, 1,
      "sample the allocator's own figures (glibc mallinfo2) with the RSS, at most 0.5% of the time"},
 };
@@ -75,6 +78,9 @@ static int parse_int(const char *s, int *out)
 
 void options_init(char **envp)
 {
+    /* Called again at each attach: an option of one recording that the
+     * next one does not give goes back to its default. */
+    opts.max_wait_ms = -1;
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         const char *s = options_env(envp, defs[i].name);
         int v;

@@ -42,6 +42,9 @@ static void *service_main(void *arg)
     struct timespec period = {0, (long)opts.flush_ms * 1000000L};
     while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
         nanosleep(&period, NULL);
+        if (buffer_records_lost()) {
+            modules_relearn(); /* memrec may have missed modules while it did not read */
+        }
         modules_scan();
         if (attach_poll_fn && attach_poll_fn()) {
             break;

@@ -27,6 +27,10 @@ struct tbuf {
     int orphan; /* created after the thread's exit destructor */
     uint64_t prev_seq; /* delta base of the current batch */
     uint32_t tree_gen;
+    uint32_t nev; /* sequence numbers in the current batch: the events a drop loses */
+    int lost_tree; /* a batch of this stream was dropped: its trace tree restarts at the next lock_mine() */
+    uint32_t nrec; /* W_RECORDs in the current batch: a drop of one makes the modules be announced again */
+    atomic_uint_fast64_t skipped; /* events skipped while the pipe was stalled, not yet counted */
     int owner_holds; /* the owner holds the lock (inside lock_mine .. unlock_mine) */
     uint64_t born_ns; /* CLOCK_MONOTONIC when the thread's buffer was made (its first event) */
     uint64_t born_cpu_ns; /* the thread's CPU time then: THREAD_TIMES count from there, as the lifetime does */
@@ -48,8 +52,11 @@ struct tbuf {
 /* Every function here is called with the buffer's lock held (by its owner,
  * or by another thread through the buflock_others_* steps). */
 
-/** Send the buffer's complete batch to the pipe and start a new one. */
-HIDDEN void tbuf_flush(struct tbuf *b);
+/** Send the buffer's complete batch to the pipe and start a new one:
+ * pipe_send()'s enum pipe_sent (PIPE_SENT with nothing to send). A dropped
+ * batch makes the stream start over (lost_tree), and until then the rest
+ * of it is dropped too. */
+HIDDEN int tbuf_flush(struct tbuf *b);
 /** Sampling: the thread's exact totals so far (a COUNTS event). */
 HIDDEN void tbuf_put_counts(struct tbuf *b);
 /** The trace-tree callback that writes a new node (announcing its module
@@ -91,6 +98,7 @@ static inline void tbuf_put_seq(struct tbuf *b, uint64_t s)
 {
     tbuf_put(b, s - b->prev_seq);
     b->prev_seq = s;
+    b->nev++;
 }
 
 /* An event's tag and its number, taken now: callers hold the buffer and

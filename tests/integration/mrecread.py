@@ -7,6 +7,7 @@ command."""
 import subprocess
 
 TAG_PROCESS, TAG_THREAD, TAG_NODE, TAG_EVENTS, TAG_END, TAG_THREAD_TIMES = 1, 4, 5, 6, 11, 17
+TAG_LOST = 24
 HF_TIMED = 1 << 1
 OP_ALLOC, OP_FREE, OP_REALLOC, OP_THREAD = 0, 1, 2, 3
 
@@ -84,6 +85,7 @@ class Recording:
         # event of type OP_REALLOC with the new block's size.
         self.events = []
         self.thread_times = []  # (thread, wall_ns, cpu_ns)
+        self.lost = []  # (from_ms, to_ms, events): what the recorder dropped
         self.end = None  # (how, runtime_ms, cpu_user_ns, cpu_sys_ns)
         self.sample_rate = 0
         self.events_bytes = []  # every EVENTS payload, as written
@@ -105,6 +107,11 @@ class Recording:
                 w, k = varint(payload, k)
                 c, k = varint(payload, k)
                 self.thread_times.append((t, w, c))
+            elif tag == TAG_LOST:
+                f, k = varint(payload, 0)
+                t, k = varint(payload, k)
+                e, k = varint(payload, k)
+                self.lost.append((f, t, e))
             elif tag == TAG_END:
                 vals, k = [], 0
                 while k < len(payload):

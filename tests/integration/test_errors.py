@@ -336,6 +336,8 @@ def memrec_error(what, args, code, subject, patterns):
 
 memrec_error("memrec unknown option", ["--no-such-option", "true"], 2, "--no-such-option", [r"unknown option"])
 memrec_error("memrec unknown short option", ["-Z", "true"], 2, "-Z", [r"unknown option"])
+for bad in ("abc", "-5", "10x", "2h"):
+    memrec_error("memrec --max-wait %s" % bad, ["--max-wait", bad, "true"], 2, bad, [r"invalid --max-wait"])
 rc, _, err = run_tool([MEMREC])
 if no_crash("memrec without a program", rc):
     check_eq(rc, 2, "memrec without a program: exit status")

@@ -140,6 +140,19 @@ static void test_records(void)
     CHECK_EQ(b.u.stats.unmatched_frees, 4);
     CHECK_EQ(b.u.stats.startup_calls, 5);
     CHECK_EQ(b.u.stats.startup_bytes, 72796);
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_LOST;
+    a.u.lost.from_ms = 1142;
+    a.u.lost.to_ms = 4075;
+    a.u.lost.events = 43878078;
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.u.lost.from_ms, 1142);
+    CHECK_EQ(b.u.lost.to_ms, 4075);
+    CHECK_EQ(b.u.lost.events, 43878078);
+    /* A span that ends before it starts is corrupt. */
+    uint8_t backwards[] = {MEMFMT_REC_LOST, 3, 9, 8, 1};
+    CHECK(memfmt_decode(backwards, sizeof backwards, &b) == MEMFMT_E_CORRUPT);
+
     /* STATS written before the start-up fields: they read as 0. */
     uint8_t old_stats[] = {MEMFMT_REC_STATS, 2, 3, 4};
     CHECK(memfmt_decode(old_stats, sizeof old_stats, &b) == 4);
