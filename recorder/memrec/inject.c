@@ -3,13 +3,27 @@
  *
  * The thread is stopped with PTRACE_SEIZE + PTRACE_INTERRUPT; only it is
  * stopped, the others run on. A call is made by pointing its registers at
- * the function with the arguments in rdi, rsi, rdx and a return address of
- * 0 pushed below its stack (past the red zone): when the function returns,
- * the thread faults at address 0, which ptrace reports as a SIGSEGV stop
- * with rip == 0, and rax holds the result. orig_rax = -1 keeps the kernel
- * from restarting an interrupted system call on top of our call; putting
- * the saved registers back afterwards lets it restart that call as if
- * nothing happened.
+ * the function with the arguments in rdi, rsi, rdx and a return address
+ * pushed below its stack (past the red zone); orig_rax = -1 keeps the
+ * kernel from restarting an interrupted system call on top of our call.
+ *
+ * The return address is a trampoline: 0x90 bytes memrec writes once into
+ * the slack after the end of the C library's code, in the last page of its
+ * executable mapping (ptrace writes there copy the page for this process
+ * only; the file and other processes are untouched). It saves the result,
+ * makes a getpid() system call, where memrec, tracing system calls during
+ * the call, stops the thread and reads the result, and then restores every
+ * register of the thread as it was when stopped (from a block below the
+ * stack that memrec wrote first: the general registers, the flags, the
+ * XSAVE area; an interrupted system call set up to restart) and jumps back.
+ * So from the moment the first call starts, the thread never depends on
+ * memrec to get its state back: a memrec killed at any instant leaves it
+ * running (the kernel detaches a dead tracer's tracees and they go on),
+ * and memrec ends an attach by just letting the thread go from the stop.
+ * Where there is no room for the trampoline, the call returns to address
+ * 0 instead: the thread faults there, which ptrace reports as a SIGSEGV
+ * stop with rip == 0, and memrec puts the registers back itself (a memrec
+ * killed meanwhile then kills the program).
  *
  * The injected code allocates (dlopen does), so the thread must not be
  * stopped while it holds an allocator lock: its instruction pointer and the
@@ -34,6 +48,37 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* ---- the trampoline ----
+ *
+ * At entry (the injected function's ret) rsp points at the block memrec
+ * wrote: [0] the result, [8] the XSAVE area's address, then r15 r14 r13
+ * r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi rflags (the order of the
+ * pops). The thread's own rsp and rip are in the two slots after the code,
+ * read rip-relative once every general register is back. */
+static const uint8_t tramp_code[] = {
+    0x48, 0x89, 0x04, 0x24, /* mov [rsp], rax: the result */
+    0xb8, 0x27, 0x00, 0x00, 0x00, /* mov eax, 39 (getpid) */
+    0x0f, 0x05, /* syscall: memrec's stop, at TRAMP_STOP */
+    0x48, 0x8b, 0x5c, 0x24, 0x08, /* mov rbx, [rsp+8] */
+    0xb8, 0xff, 0xff, 0xff, 0xff, /* mov eax, -1 */
+    0xba, 0xff, 0xff, 0xff, 0xff, /* mov edx, -1 */
+    0x48, 0x0f, 0xae, 0x2b, /* xrstor64 [rbx]: every vector register */
+    0x48, 0x83, 0xc4, 0x10, /* add rsp, 16 */
+    0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, /* pop r15, r14, r13 */
+    0x41, 0x5c, 0x5d, 0x5b, /* pop r12, rbp, rbx */
+    0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, /* pop r11, r10, r9 */
+    0x41, 0x58, 0x58, 0x59, 0x5a, /* pop r8, rax, rcx, rdx */
+    0x5e, 0x5f, 0x9d, /* pop rsi, rdi; popfq */
+    0x48, 0x8b, 0x25, 0x3f, 0x00, 0x00, 0x00, /* mov rsp, [rip + 0x3f]: TRAMP_SLOTS */
+    0xff, 0x25, 0x41, 0x00, 0x00, 0x00, /* jmp [rip + 0x41]: TRAMP_SLOTS + 8 */
+};
+#define TRAMP_STOP 11 /* the instruction after the syscall */
+#define TRAMP_SLOTS 0x80 /* the thread's rsp, then its rip */
+#define TRAMP_SIZE (TRAMP_SLOTS + 16)
+#define TRAMP_BLOCK (16 + 16 * 8) /* the block: result, XSAVE address, 16 registers */
+/* The result slot before the call: no int or pointer a call returns. */
+#define TRAMP_NO_RESULT 0xa5a5a5a5a5a5a5a5ull
 
 static uint64_t now_ns(void)
 {
@@ -183,6 +228,33 @@ static int sym_lookup(const struct elf_image *e, const char *name, uint64_t *val
     return -1;
 }
 
+/* Where the trampoline fits in the object of image `e` loaded at `base`:
+ * after the end of its executable segment, in the slack of its last page
+ * (the mapping is whole pages; there the file holds padding). 0 when the
+ * slack is too small. */
+static uint64_t tramp_place(const struct elf_image *e, uint64_t base)
+{
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)e->p;
+    if (eh->e_phoff == 0 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+        eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > e->n) {
+        return 0;
+    }
+    const Elf64_Phdr *ph = (const Elf64_Phdr *)(e->p + eh->e_phoff);
+    uint64_t at = 0;
+    for (int i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_X)) {
+            continue;
+        }
+        uint64_t end = base + ph[i].p_vaddr + ph[i].p_memsz;
+        uint64_t page_end = (end + 4095) & ~(uint64_t)4095;
+        uint64_t t = (end + 64 + 63) & ~(uint64_t)63;
+        if (t + TRAMP_SIZE <= page_end) {
+            at = t; /* the last one: the end of the code */
+        }
+    }
+    return at;
+}
+
 /* The load bias of the object mapped from `path` in `pid`: the start of
  * its mapping at file offset 0 (shared libraries link at address 0). */
 static int find_mapping(pid_t pid, const char *want, char *path, size_t cap, uint64_t *base)
@@ -287,6 +359,7 @@ int inject_find_libc(pid_t pid, struct inject_libc *lc, char *err, size_t cap)
             lc->nbusy++;
         }
     }
+    lc->tramp_at = tramp_place(&e, base);
     munmap((void *)e.p, e.n);
     if (!lc->dlopen || !lc->dlsym) {
         /* glibc before 2.34 keeps them in libdl, loaded only on demand. */
@@ -347,6 +420,7 @@ void inject_add_busy_object(pid_t pid, struct inject_libc *lc, const char *base)
 static int wait_stop(const struct inject *in, pid_t tid, int *status, int timeout_ms)
 {
     uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
+    int polls = 0;
     for (;;) {
         pid_t r = waitpid(tid, status, __WALL | WNOHANG);
         if (r == tid) {
@@ -362,7 +436,14 @@ static int wait_stop(const struct inject *in, pid_t tid, int *status, int timeou
         if (in && in->idle) {
             in->idle(in->idle_ctx);
         }
-        nap_ms(1);
+        /* Short naps first: during a call every system call of the thread
+         * is a stop (see inject_call()), each one waiting for us. */
+        if (++polls < 200) {
+            struct timespec t = {0, 20 * 1000};
+            nanosleep(&t, NULL);
+        } else {
+            nap_ms(1);
+        }
     }
 }
 
@@ -459,6 +540,96 @@ static void restore_fp(struct inject *in)
     }
 }
 
+/* Write `len` bytes at `at` in the target: process_vm_writev, or word by
+ * word with ptrace where the pages are not writable (the code's). */
+static int poke(const struct inject *in, uint64_t at, const void *data, size_t len)
+{
+    struct iovec local = {(void *)data, len};
+    struct iovec remote = {(void *)(uintptr_t)at, len};
+    if (process_vm_writev(in->pid, &local, 1, &remote, 1, 0) == (ssize_t)len) {
+        return 0;
+    }
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t w = 0;
+        if (i + 8 > len) {
+            errno = 0;
+            w = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)(at + i), 0);
+            if (errno) {
+                return -1;
+            }
+        }
+        memcpy(&w, (const uint8_t *)data + i, len - i < 8 ? len - i : 8);
+        if (ptrace(PTRACE_POKEDATA, in->tid, (void *)(uintptr_t)(at + i), (void *)(uintptr_t)w) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The registers the thread resumes with: the saved ones, and if it was
+ * stopped inside an interrupted system call that the kernel would have
+ * restarted, set up as the kernel sets them up to restart it (rip back
+ * over the syscall instruction, the number back in rax), since the
+ * trampoline's jump does not pass through the kernel. */
+static struct user_regs_struct resume_regs(const struct user_regs_struct *r)
+{
+    struct user_regs_struct x = *r;
+    if ((int64_t)r->orig_rax >= 0) {
+        switch ((int64_t)r->rax) {
+        case -512: /* ERESTARTSYS */
+        case -513: /* ERESTARTNOINTR */
+        case -514: /* ERESTARTNOHAND: no handler runs here */
+            x.rax = r->orig_rax;
+            x.rip -= 2;
+            break;
+        case -516: /* ERESTART_RESTARTBLOCK: nanosleep and the like go on */
+            x.rax = SYS_restart_syscall;
+            x.rip -= 2;
+            break;
+        default: break;
+        }
+    }
+    return x;
+}
+
+/* Put the trampoline in place for this attach: its code (once per
+ * process: an earlier attach may have left it), the thread's XSAVE area
+ * below its red zone, and the rsp and rip to resume at. Without room for
+ * it, or without the XSAVE area, in->tramp stays 0: the old way. */
+static void tramp_setup(struct inject *in, const struct inject_libc *lc)
+{
+    in->tramp = 0;
+    if (!lc->tramp_at || !in->xstate_len) {
+        return;
+    }
+    uint8_t have[TRAMP_SIZE];
+    struct iovec local = {have, sizeof have};
+    struct iovec remote = {(void *)(uintptr_t)lc->tramp_at, sizeof have};
+    if (process_vm_readv(in->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof have) {
+        return;
+    }
+    if (memcmp(have, tramp_code, sizeof tramp_code) != 0) {
+        for (size_t i = 0; i < TRAMP_SIZE; i++) {
+            if (have[i]) {
+                return; /* not padding: leave it alone */
+            }
+        }
+        if (poke(in, lc->tramp_at, tramp_code, sizeof tramp_code) != 0) {
+            return;
+        }
+    }
+    in->resume = resume_regs(&in->saved);
+    uint64_t x = (in->saved.rsp - 256 - in->xstate_len) & ~(uint64_t)63;
+    uint64_t slots[2] = {in->resume.rsp, in->resume.rip};
+    if (poke(in, x, in->xstate, in->xstate_len) != 0 ||
+        poke(in, lc->tramp_at + TRAMP_SLOTS, slots, sizeof slots) != 0) {
+        return;
+    }
+    in->xsave_at = x;
+    in->scratch = x & ~(uint64_t)15;
+    in->tramp = lc->tramp_at;
+}
+
 int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int timeout_ms, char *err, size_t cap)
 {
     void (*idle)(void *) = in->idle;
@@ -470,7 +641,7 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
     in->cancel = cancel;
     in->pid = pid;
     in->tid = pid;
-    if (ptrace(PTRACE_SEIZE, in->tid, 0, 0) != 0) {
+    if (ptrace(PTRACE_SEIZE, in->tid, 0, (void *)(uintptr_t)PTRACE_O_TRACESYSGOOD) != 0) {
         int e = errno;
         if (e == EPERM) {
             char scope[16] = "";
@@ -522,6 +693,7 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
             in->t0 = t0;
             /* Below the red zone, 16-byte aligned, with room for strings. */
             in->scratch = (in->saved.rsp - 256) & ~(uint64_t)15;
+            tramp_setup(in, lc);
             return 0;
         }
         if (now_ns() > end) {
@@ -545,38 +717,102 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
 uint64_t inject_put(struct inject *in, const void *data, size_t len)
 {
     uint64_t at = (in->scratch - len) & ~(uint64_t)15;
-    struct iovec local = {(void *)data, len};
-    struct iovec remote = {(void *)(uintptr_t)at, len};
-    if (process_vm_writev(in->pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
-        /* Pages the kernel will not write through this path: word by word. */
-        for (size_t i = 0; i < len; i += 8) {
-            uint64_t w = 0;
-            if (i + 8 > len) {
-                w = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)(at + i), 0);
-            }
-            memcpy(&w, (const uint8_t *)data + i, len - i < 8 ? len - i : 8);
-            if (ptrace(PTRACE_POKEDATA, in->tid, (void *)(uintptr_t)(at + i), (void *)(uintptr_t)w) != 0) {
-                return 0;
-            }
-        }
+    if (poke(in, at, data, len) != 0) {
+        return 0;
     }
     in->scratch = at;
     return at;
+}
+
+/* The thread's return address and the trampoline's block for a call made
+ * with its stack at `blk` (see tramp_code). */
+static int put_block(const struct inject *in, uint64_t blk)
+{
+    const struct user_regs_struct *r = &in->resume;
+    uint64_t w[1 + 2 + 16] = {
+        in->tramp, TRAMP_NO_RESULT, in->xsave_at, r->r15, r->r14, r->r13, r->r12, r->rbp, r->rbx,    r->r11,
+        r->r10,    r->r9,           r->r8,        r->rax, r->rcx, r->rdx, r->rsi, r->rdi, r->eflags,
+    };
+    return poke(in, blk - 8, w, sizeof w);
+}
+
+static uint64_t read_word(const struct inject *in, uint64_t at)
+{
+    uint64_t w = 0;
+    struct iovec local = {&w, 8};
+    struct iovec remote = {(void *)(uintptr_t)at, 8};
+    if (process_vm_readv(in->pid, &local, 1, &remote, 1, 0) != 8) {
+        errno = 0;
+        w = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)at, 0);
+    }
+    return w;
+}
+
+/* A free-running call (see inject_call()): wait for its result slot,
+ * serving `idle`, and for stops: a signal of the program's while the call
+ * runs is kept for later, like a stopped call's. */
+static int free_call(struct inject *in, uint64_t blk, uint64_t *ret, int timeout_ms, char *err, size_t cap)
+{
+    uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (int polls = 0;; polls++) {
+        uint64_t res = read_word(in, blk);
+        if (res != TRAMP_NO_RESULT) {
+            *ret = res;
+            in->running = 0;
+            in->released = 1;
+            return 0;
+        }
+        int st;
+        pid_t r = waitpid(in->tid, &st, __WALL | WNOHANG);
+        if (r == in->tid) {
+            if (WIFEXITED(st) || WIFSIGNALED(st)) {
+                in->running = 0;
+                snprintf(err, cap, "the process ended during the call");
+                return -1;
+            }
+            int sig = WSTOPSIG(st);
+            if ((st >> 16) != PTRACE_EVENT_STOP && sig == SIGSEGV) {
+                in->running = 0;
+                in->crashed = 1;
+                snprintf(err, cap, "the call crashed (SIGSEGV)");
+                return -1;
+            }
+            if ((st >> 16) != PTRACE_EVENT_STOP && sig != (SIGTRAP | 0x80)) {
+                note_signal(in, sig);
+            }
+            ptrace(PTRACE_CONT, in->tid, 0, 0);
+            continue;
+        }
+        if (now_ns() > end) {
+            snprintf(err, cap, "the call did not return within %d ms", timeout_ms);
+            return -1;
+        }
+        in->idle(in->idle_ctx);
+        struct timespec t = {0, polls < 200 ? 20 * 1000 : 1000 * 1000};
+        nanosleep(&t, NULL);
+    }
 }
 
 int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret, int timeout_ms,
                 char *err, size_t cap)
 {
     struct user_regs_struct r = in->saved;
-    uint64_t zero = 0;
-    uint64_t sp = (in->scratch - 64) & ~(uint64_t)15;
-    sp -= 8; /* at the function's entry, rsp + 8 is 16-byte aligned */
-    struct iovec local = {&zero, 8};
-    struct iovec remote = {(void *)(uintptr_t)sp, 8};
-    if (process_vm_writev(in->pid, &local, 1, &remote, 1, 0) != 8 &&
-        ptrace(PTRACE_POKEDATA, in->tid, (void *)(uintptr_t)sp, 0) != 0) {
-        snprintf(err, cap, "cannot write to its stack: %s", strerror(errno));
-        return -1;
+    uint64_t sp, blk = 0;
+    if (in->tramp) {
+        /* At the function's entry, rsp + 8 is 16-byte aligned. */
+        blk = (in->scratch - 64 - TRAMP_BLOCK) & ~(uint64_t)15;
+        sp = blk - 8;
+        if (put_block(in, blk) != 0) {
+            snprintf(err, cap, "cannot write to its stack: %s", strerror(errno));
+            return -1;
+        }
+    } else {
+        uint64_t zero = 0;
+        sp = ((in->scratch - 64) & ~(uint64_t)15) - 8;
+        if (poke(in, sp, &zero, 8) != 0) {
+            snprintf(err, cap, "cannot write to its stack: %s", strerror(errno));
+            return -1;
+        }
     }
     r.rsp = sp;
     r.rip = fn;
@@ -585,9 +821,22 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
     r.rdx = c;
     r.rax = 0;
     r.orig_rax = (uint64_t)-1;
-    if (ptrace(PTRACE_SETREGS, in->tid, 0, &r) != 0 || ptrace(PTRACE_CONT, in->tid, 0, 0) != 0) {
+    /* With the trampoline, every system call of the thread stops it until
+     * the trampoline's own: the call's end. But not a call that talks to
+     * us (`idle` answers it): stopped in its connect() while we wait for
+     * its request, it would wait for us. That call runs free instead, to
+     * the end of the trampoline and back into the program, and its end is
+     * seen in the result slot: it must be the last call (inject.h). */
+    int free_run = in->tramp && in->idle;
+    enum __ptrace_request go = in->tramp && !free_run ? PTRACE_SYSCALL : PTRACE_CONT;
+    if (ptrace(PTRACE_SETREGS, in->tid, 0, &r) != 0 || ptrace(go, in->tid, 0, 0) != 0) {
         snprintf(err, cap, "cannot start the call: %s", strerror(errno));
         return -1;
+    }
+    in->at_tramp = 0;
+    in->running = 1;
+    if (free_run) {
+        return free_call(in, blk, ret, timeout_ms, err, cap);
     }
     for (;;) {
         int st;
@@ -596,33 +845,86 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
             return -1;
         }
         if (WIFEXITED(st) || WIFSIGNALED(st)) {
+            in->running = 0;
             snprintf(err, cap, "the process ended during the call");
             return -1;
         }
         int sig = WSTOPSIG(st);
         if ((st >> 16) == PTRACE_EVENT_STOP) {
-            ptrace(PTRACE_CONT, in->tid, 0, 0);
+            ptrace(go, in->tid, 0, 0);
+            continue;
+        }
+        struct user_regs_struct now;
+        if (sig == (SIGTRAP | 0x80)) {
+            if (ptrace(PTRACE_GETREGS, in->tid, 0, &now) == 0 && now.rip == in->tramp + TRAMP_STOP &&
+                now.orig_rax == SYS_getpid && now.rsp == blk) {
+                uint64_t res = 0;
+                struct iovec local = {&res, 8};
+                struct iovec remote = {(void *)(uintptr_t)blk, 8};
+                if (process_vm_readv(in->pid, &local, 1, &remote, 1, 0) != 8) {
+                    errno = 0;
+                    res = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)blk, 0);
+                }
+                *ret = res;
+                in->running = 0;
+                in->at_tramp = 1;
+                return 0;
+            }
+            ptrace(go, in->tid, 0, 0); /* a system call of the function's */
             continue;
         }
         if (sig == SIGSEGV) {
-            struct user_regs_struct now;
-            if (ptrace(PTRACE_GETREGS, in->tid, 0, &now) == 0 && now.rip == 0) {
+            if (ptrace(PTRACE_GETREGS, in->tid, 0, &now) == 0 && now.rip == 0 && !in->tramp) {
                 *ret = now.rax;
+                in->running = 0;
                 return 0;
             }
+            in->running = 0;
+            in->crashed = 1;
             snprintf(err, cap, "the call crashed (SIGSEGV at %#llx)", (unsigned long long)now.rip);
             return -1;
         }
         /* The program's signal, for later: the thread is not its own now. */
         note_signal(in, sig);
-        ptrace(PTRACE_CONT, in->tid, 0, 0);
+        ptrace(go, in->tid, 0, 0);
     }
 }
 
 void inject_end(struct inject *in)
 {
-    ptrace(PTRACE_SETREGS, in->tid, 0, &in->saved);
-    restore_fp(in);
+    if (in->tramp && !in->crashed) {
+        /* A call that did not return in time runs on to the trampoline by
+         * itself, and a free-running one is back in the program: stop the
+         * thread where it is, to detach. Back in the program, a signal
+         * that stops it first is its own: delivered. */
+        if (in->running || in->released) {
+            int st;
+            if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0) != 0) {
+                return; /* gone, or we end and the kernel lets it go */
+            }
+            for (;;) {
+                if (wait_stop(NULL, in->tid, &st, 2000) != 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
+                    return;
+                }
+                int sig = WSTOPSIG(st);
+                if ((st >> 16) == PTRACE_EVENT_STOP || sig == (SIGTRAP | 0x80)) {
+                    break;
+                }
+                ptrace(PTRACE_CONT, in->tid, 0, (void *)(uintptr_t)(in->released ? sig : 0));
+                if (!in->released) {
+                    note_signal(in, sig);
+                }
+            }
+        } else if (!in->at_tramp) {
+            /* No call was made: its registers are its own. */
+            ptrace(PTRACE_SETREGS, in->tid, 0, &in->saved);
+        }
+        /* At the trampoline's stop, or inside the call: the trampoline
+         * puts every register back. */
+    } else {
+        ptrace(PTRACE_SETREGS, in->tid, 0, &in->saved);
+        restore_fp(in);
+    }
     in->stopped_ns = now_ns() - in->t0;
     ptrace(PTRACE_DETACH, in->tid, 0, 0);
     for (int i = 0; i < in->npending; i++) {

@@ -21,6 +21,18 @@ struct inject {
     size_t xstate_len; /* 0: only `fpregs` was saved */
     struct user_fpregs_struct fpregs;
     uint64_t scratch; /* where strings go: below its stack pointer */
+    /* The trampoline (see inject.c): its address in the target, 0 when
+     * there is none (calls return to address 0, the old way); where the
+     * XSAVE area was copied; the registers it resumes the thread with (the
+     * saved ones, an interrupted system call set up to restart); whether
+     * the thread is stopped at the trampoline's stop, its call returned. */
+    uint64_t tramp;
+    uint64_t xsave_at;
+    struct user_regs_struct resume;
+    int at_tramp;
+    int running; /* a call was started and has not reached the trampoline */
+    int crashed; /* a call faulted: only memrec can put the registers back */
+    int released; /* a free-running call ended: the thread is back in the program */
     int pending[8]; /* signals that arrived while it was ours, re-sent at the end */
     int npending;
     uint64_t stopped_ns; /* how long the thread has been stopped, at inject_end() */
@@ -37,6 +49,9 @@ struct inject {
 struct inject_libc {
     char path[4096]; /* the C library as the target sees it */
     uint64_t dlopen, dlsym, dlerror; /* addresses in the target, 0 if missing */
+    /* Where the trampoline goes: the slack between the end of the C
+     * library's code and the end of its last page, 0 when too small. */
+    uint64_t tramp_at;
     uint64_t busy_lo[24], busy_hi[24]; /* functions the thread must not be inside */
     int nbusy;
 };
@@ -69,12 +84,16 @@ int inject_begin(struct inject *in, pid_t pid, const struct inject_libc *lc, int
 uint64_t inject_put(struct inject *in, const void *data, size_t len);
 
 /** Call fn(a, b, c) in the stopped thread and return its result in *ret.
- * Returns 0, or -1 with a reason in `err` (the thread died, a crash). */
+ * Returns 0, or -1 with a reason in `err` (the thread died, a crash).
+ * With `idle` set, the call runs free (it may talk to memrec) and the
+ * thread goes back into the program when it returns: it must be the last
+ * call before inject_end(). */
 int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret, int timeout_ms,
                 char *err, size_t cap);
 
-/** Put the thread's registers back and let it go; signals that arrived in
- * between are delivered again. */
+/** Let the thread go: through the trampoline, which puts its registers
+ * back itself, or by putting them back here (no trampoline, or a call
+ * that crashed); signals that arrived in between are delivered again. */
 void inject_end(struct inject *in);
 
 #endif

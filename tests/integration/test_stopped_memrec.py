@@ -89,16 +89,19 @@ def lost_checks(out, what, t_stop):
     check(j.get("lost_events", 0) > 0, "%s: the recording counts the dropped events (%s)" %
           (what, j.get("lost_events")))
     spans = j.get("lost_spans", [])
-    check(len(spans) == 1, "%s: one span of lost events: %s" % (what, spans))
+    # On a loaded machine memrec may also fall behind by more than the
+    # bound on its own, before or after the stop: more spans, earlier.
+    check(len(spans) >= 1, "%s: spans of lost events: %s" % (what, spans))
+    check_timing(len(spans) == 1, "%s: one span of lost events: %s" % (what, spans))
     if spans:
-        s = spans[0]
+        s = max(spans, key=lambda x: x["to_ms"] - x["from_ms"])
         # The stop began at t_stop seconds into the recording (memrec's
         # clock starts a little earlier than ours, never later).
-        check(s["from_ms"] >= t_stop * 1000 - 300 and s["from_ms"] <= t_stop * 1000 + 1500,
+        check_timing(s["from_ms"] >= t_stop * 1000 - 300 and s["from_ms"] <= t_stop * 1000 + 1500,
               "%s: the span starts with the stop (%d ms, stop at %.0f ms)" % (what, s["from_ms"], t_stop * 1000))
         check(s["to_ms"] - s["from_ms"] >= (STOP - 1.0) * 1000,
               "%s: the span covers the stop (%d ms to %d ms)" % (what, s["from_ms"], s["to_ms"]))
-        check_eq(s["events"], j.get("lost_events"), "%s: the span holds every lost event" % what)
+        check_eq(sum(x["events"] for x in spans), j.get("lost_events"), "%s: the spans hold every lost event" % what)
     # The reader written from docs/format.md alone sees the same records.
     lost = Recording(out, events=False).lost
     check(lost and sum(e for _, _, e in lost) == j.get("lost_events"),
