@@ -4,8 +4,8 @@
  * executable without running it (running an untrusted or stale binary to
  * learn a string is out of the question): find the function's symbol,
  * decode the few instructions compilers emit for `return "...";` on
- * x86-64, and read the string they point to. What is decoded, and what is
- * not, is listed in docs/suppressions.md. */
+ * x86-64, and read the string they point to (suppress.c parses it). What
+ * is decoded, and what is not, is listed in docs/suppressions.md. */
 #include "suppress.h"
 
 #include <errno.h>
@@ -208,9 +208,10 @@ static int embedded_text(Elf *elf, const struct model_module *mod, const char **
     return 1;
 }
 
-int suppress_add_program(struct suppressions *s, const struct model *m, suppress_warn_fn warn, void *ctx, char *err,
-                         size_t cap)
+int suppress_program_text(const struct model *m, char **text, size_t *len, char *err, size_t cap)
 {
+    *text = NULL;
+    *len = 0;
     /* A packed recording reads the same on every machine and opens no
      * module file (docs/format.md, "Packed recordings"): the executable,
      * here or not, is not read for it either. */
@@ -251,13 +252,15 @@ int suppress_add_program(struct suppressions *s, const struct model *m, suppress
         snprintf(err, cap, "'%s' is not an ELF file", m->exe);
         rc = -1;
     } else {
-        const char *text;
-        size_t len;
-        rc = embedded_text(elf, mod, &text, &len, m->exe, err, cap);
+        const char *found;
+        size_t n;
+        rc = embedded_text(elf, mod, &found, &n, m->exe, err, cap);
         if (rc == 1) {
-            size_t before = s->n;
-            rc = suppress_parse(s, text, len, SUPP_PROGRAM, m->exe, 0, warn, ctx, err, cap);
-            rc = rc < 0 ? -1 : (int)(s->n - before);
+            /* A copy: the text lives in the file's mapping, which elf_end() drops. */
+            *text = xmalloc(n + 1);
+            memcpy(*text, found, n);
+            (*text)[n] = 0;
+            *len = n;
         }
     }
     elf_end(elf);
