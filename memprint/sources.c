@@ -13,7 +13,8 @@
 #include "parse.h"
 #include "util.h"
 
-/* `read_fail_code`: the exit code when the file cannot be read (mpopts.h). */
+/* `read_fail_code`: the exit code when the file cannot be read (mpopts.h);
+ * a file cut too early to report anything is incomplete, exit 3. */
 static void load_model(struct source *s, const struct model_hook *hook, int read_fail_code)
 {
     int err;
@@ -22,7 +23,9 @@ static void load_model(struct source *s, const struct model_hook *hook, int read
         if (rc == MEMFMT_E_IO) {
             die_code(read_fail_code, "cannot read '%s': %s", s->path, strerror(err));
         }
-        die_code(read_fail_code, "cannot read '%s': %s", s->path, memfmt_strerror(rc));
+        /* Cut before its first block is whole: a recording all the same,
+         * only incomplete (memprint(1): exit 3), with nothing to report. */
+        die_code(rc == MEMFMT_E_TRUNCATED ? 3 : read_fail_code, "cannot read '%s': %s", s->path, memfmt_strerror(rc));
     }
     const struct model *m = s->m;
     if (m->stop_rc == MEMFMT_E_TOOBIG) {
