@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "modcheck.h"
 #include "util.h"
 
 #define LSAN_FN "__lsan_default_suppressions"
@@ -69,29 +70,6 @@ static int find_symbol(Elf *elf, uint64_t *va)
                     *va = sym.st_value;
                     return 1;
                 }
-            }
-        }
-    }
-    return 0;
-}
-
-/* The file's GNU build-id, or 0 bytes. */
-static size_t build_id(Elf *elf, uint8_t *out, size_t cap)
-{
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(elf, scn)) != NULL) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE) {
-            continue;
-        }
-        Elf_Data *d = elf_getdata(scn, NULL);
-        size_t off = 0, name_off, desc_off;
-        GElf_Nhdr nh;
-        while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-                memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= cap) {
-                memcpy(out, (const char *)d->d_buf + desc_off, nh.n_descsz);
-                return nh.n_descsz;
             }
         }
     }
@@ -173,7 +151,7 @@ static int embedded_text(Elf *elf, const struct model_module *mod, const char **
     }
     if (mod && mod->build_id_len) {
         uint8_t id[64];
-        size_t n = build_id(elf, id, sizeof id);
+        size_t n = modcheck_build_id(elf, id, sizeof id);
         if (n != mod->build_id_len || memcmp(id, mod->build_id, n) != 0) {
             snprintf(err, cap,
                      "'%s' is not the executable that was recorded (its build-id differs): its "

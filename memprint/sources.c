@@ -10,8 +10,38 @@
 #include <string.h>
 
 #include "charts.h"
+#include "escape.h"
+#include "modcheck.h"
 #include "parse.h"
 #include "util.h"
+
+/* Once per recording: the modules whose files are gone or were rebuilt,
+ * whose frames then show as module and offset only. */
+static void modules_warning(const char *path, const struct model *m)
+{
+    struct modcheck c = MODCHECK_INIT;
+    modcheck_run(m, &c);
+    if (c.n) {
+        char list[1024];
+        size_t n = 0;
+        size_t shown = c.n < 4 ? c.n : 4;
+        for (size_t i = 0; i < shown; i++) {
+            char *name = esc_text(c.v[i].path);
+            n = util_addf(list, sizeof list, n, "%s'%s' (%s)", i ? ", " : "", name, modcheck_why_name(c.v[i].why));
+            free(name);
+        }
+        if (c.n > shown) {
+            util_addf(list, sizeof list, n, " and %zu more", c.n - shown);
+        }
+        char *file = esc_text(path);
+        warning("'%s': %zu module%s cannot be symbolized here, %s: %s; their frames show as module and offset "
+                "(memprint --pack '%s' where the recorded files are makes a copy that reads the same anywhere)",
+                file, c.n, c.n == 1 ? "" : "s",
+                c.n == 1 ? "its file is not the recorded one" : "their files are not the recorded ones", list, file);
+        free(file);
+    }
+    modcheck_release(&c);
+}
 
 /* `read_fail_code`: the exit code when the file cannot be read (mpopts.h);
  * a file cut too early to report anything is incomplete, exit 3. */
@@ -54,6 +84,7 @@ static void load_model(struct source *s, const struct model_hook *hook, int read
                 s->path, (unsigned long long)m->beyond_total, m->beyond_total == 1 ? "" : "s",
                 m->beyond_total == 1 ? "" : "s");
     }
+    modules_warning(s->path, m);
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", s->path, (unsigned long long)m->bad_records,
                 m->bad_records == 1 ? "" : "s");

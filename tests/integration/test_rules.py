@@ -245,7 +245,7 @@ ANALYZER_LAYERS = [
     ("outputs", "alloctime.c charts.c checks.c diff.c folded.c groups.c json.c massif.c packwriter.c pprof.c "
                 "suppress.c suppress_elf.c svg.c threadcosts.c"),
     ("analyses", "analysis.c calltree.c costs.c figures.c report.c"),
-    ("frames", "frames.c symfiles.c"),
+    ("frames", "frames.c modcheck.c symfiles.c"),
     ("symbolizer", "symbolize.c"),
     ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c"),
     ("model", "model.c"),
