@@ -34,10 +34,12 @@ static void modules_warning(const char *path, const struct model *m)
             util_addf(list, sizeof list, n, " and %zu more", c.n - shown);
         }
         char *file = esc_text(path);
-        warning("'%s': %zu module%s cannot be symbolized here, %s: %s; their frames show as module and offset "
+        int one = c.n == 1;
+        warning("'%s': %zu module%s cannot be symbolized here, %s: %s; %s frames show as module and offset "
                 "(memprint --pack '%s' where the recorded files are makes a copy that reads the same anywhere)",
-                file, c.n, c.n == 1 ? "" : "s",
-                c.n == 1 ? "its file is not the recorded one" : "their files are not the recorded ones", list, file);
+                file, c.n, one ? "" : "s",
+                one ? "its file is not the recorded one" : "their files are not the recorded ones", list,
+                one ? "its" : "their", file);
         free(file);
     }
     modcheck_release(&c);
