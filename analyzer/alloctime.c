@@ -490,12 +490,23 @@ static uint32_t union_keys(const struct alloctime_row *b, uint32_t nb, const str
 
 static const struct alloctime_row zero_row;
 
+/* new / base as "1.23x", or "-" when there is no base or no new call. */
+static void ratio(uint64_t base, uint64_t newer, uint64_t new_calls, FILE *f)
+{
+    if (base && new_calls) {
+        fprintf(f, " %8.3gx", (double)newer / (double)base);
+    } else {
+        fprintf(f, " %9s", "-");
+    }
+}
+
 static void diff_table_text(const char *title, const char *what, const struct alloctime_row *b, uint32_t nb,
                             const struct alloctime_row *n, uint32_t nn, int sizes, FILE *f)
 {
     fprintf(f, "\n%s\n", title);
-    fprintf(f, "  %-28s %12s %10s %12s %10s %12s %12s %13s %9s\n", what, "base calls", "base mean", "new calls",
-            "new mean", "base total", "new total", "change", "new/base");
+    fprintf(f, "  %-28s %12s %10s %10s %10s %12s %10s %10s %10s %12s %12s %13s %9s %9s\n", what, "base calls",
+            "base mean", "base p50", "base p99", "new calls", "new mean", "new p50", "new p99", "base total",
+            "new total", "change", "new/base", "p50 n/b");
     uint32_t *keys = xmalloc(((size_t)nb + nn + 1) * sizeof *keys);
     uint32_t k = union_keys(b, nb, n, nn, keys);
     char label[64];
@@ -511,14 +522,16 @@ static void diff_table_text(const char *title, const char *what, const struct al
         char b1[32], b2[32], b3[40];
         uint64_t grow = rn->total_ns >= rb->total_ns ? rn->total_ns - rb->total_ns : rb->total_ns - rn->total_ns;
         snprintf(b3, sizeof b3, "%c%s", rn->total_ns >= rb->total_ns ? '+' : '-', util_ns(b1, sizeof b1, grow));
-        fprintf(f, "  %-28s %12llu %10llu %12llu %10llu %12s %12s %13s", label, (unsigned long long)rb->calls,
-                (unsigned long long)rb->mean_ns, (unsigned long long)rn->calls, (unsigned long long)rn->mean_ns,
-                util_ns(b1, sizeof b1, rb->total_ns), util_ns(b2, sizeof b2, rn->total_ns), b3);
-        if (rb->mean_ns && rn->calls) {
-            fprintf(f, " %8.3gx\n", (double)rn->mean_ns / (double)rb->mean_ns);
-        } else {
-            fprintf(f, " %9s\n", "-");
-        }
+        /* The percentiles beside the mean: one preempted call can make a
+         * class's mean many times its p50 on a loaded machine. */
+        fprintf(f, "  %-28s %12llu %10llu %10llu %10llu %12llu %10llu %10llu %10llu %12s %12s %13s", label,
+                (unsigned long long)rb->calls, (unsigned long long)rb->mean_ns, (unsigned long long)rb->p50_ns,
+                (unsigned long long)rb->p99_ns, (unsigned long long)rn->calls, (unsigned long long)rn->mean_ns,
+                (unsigned long long)rn->p50_ns, (unsigned long long)rn->p99_ns, util_ns(b1, sizeof b1, rb->total_ns),
+                util_ns(b2, sizeof b2, rn->total_ns), b3);
+        ratio(rb->mean_ns, rn->mean_ns, rn->calls, f);
+        ratio(rb->p50_ns, rn->p50_ns, rn->calls, f);
+        fputc('\n', f);
     }
     free(keys);
 }
@@ -539,8 +552,10 @@ void alloctime_print_diff_text(const struct alloctime *base, const struct alloct
         fprintf(f, ", new/base %.2fx", (double)newer->total_ns / (double)base->total_ns);
     }
     fputs(")\n", f);
-    diff_table_text("ALLOCATOR TIME PER SIZE CLASS: BASE AND NEW (mean: ns a call; new/base: ratio of the means)",
-                    "size", base->sizes, base->nsizes, newer->sizes, newer->nsizes, 1, f);
+    diff_table_text(
+        "ALLOCATOR TIME PER SIZE CLASS: BASE AND NEW (mean, p50, p99: ns a call; new/base: ratio of the means, "
+        "p50 n/b: of the p50s)",
+        "size", base->sizes, base->nsizes, newer->sizes, newer->nsizes, 1, f);
     diff_table_text("ALLOCATOR TIME PER FUNCTION: BASE AND NEW", "function", base->funcs, base->nfuncs, newer->funcs,
                     newer->nfuncs, 0, f);
 }

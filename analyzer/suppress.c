@@ -5,7 +5,6 @@
 #include "suppress.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -419,6 +418,21 @@ void suppress_release(struct suppressions *s)
 
 /* ---- loading and notes for memprint ---- */
 
+int suppress_add_program(struct suppressions *s, const struct model *m, suppress_warn_fn warn, void *ctx, char *err,
+                         size_t cap)
+{
+    char *text;
+    size_t len;
+    int rc = suppress_program_text(m, &text, &len, err, cap);
+    if (rc == 1) {
+        size_t before = s->n;
+        rc = suppress_parse(s, text, len, SUPP_PROGRAM, m->exe, 0, warn, ctx, err, cap);
+        rc = rc < 0 ? -1 : (int)(s->n - before);
+    }
+    free(text);
+    return rc;
+}
+
 int suppress_load_all(struct suppressions *s, const char *const *files, size_t nfiles, const struct model *m,
                       unsigned flags, suppress_warn_fn warn, void *ctx, char *err, size_t cap)
 {
@@ -439,30 +453,17 @@ int suppress_load_all(struct suppressions *s, const char *const *files, size_t n
     return 0;
 }
 
-/* Appends to buf[at..cap) as snprintf; returns the new end (at most past cap). */
-static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...)
-{
-    if (at >= cap) {
-        return at;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + at, cap - at, fmt, ap);
-    va_end(ap);
-    return n < 0 ? at : at + (size_t)n;
-}
-
 void suppress_note(char *buf, size_t cap, const char *note, const struct suppressions *s, const struct accounting *a)
 {
-    size_t n = add(buf, cap, 0, "%s", note ? note : "");
+    size_t n = util_addf(buf, cap, 0, "%s", note ? note : "");
     if (s->total.blocks == 0) {
         return;
     }
     const struct acct_totals *t = accounting_totals(a);
     char b1[32], b2[32];
     uint64_t kept = t->live_bytes - s->total.bytes, kept_blocks = t->live_blocks - s->total.blocks;
-    add(buf, cap, n,
+    util_addf(
+        buf, cap, n,
         "%sleaks suppressed: %s (%llu bytes) in %llu %s (SUPPRESSED LEAKS below); not suppressed: %s (%llu bytes) "
         "in %llu %s",
         n ? "\n" : "", util_bytes(b1, sizeof b1, s->total.bytes), (unsigned long long)s->total.bytes,

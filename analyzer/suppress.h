@@ -90,6 +90,14 @@ void suppress_add_builtin(struct suppressions *s);
  * or the function's code is not a form suppress_elf.c decodes. */
 int suppress_add_program(struct suppressions *s, const struct model *m, suppress_warn_fn warn, void *ctx, char *err,
                          size_t cap);
+/** The text the recorded executable's __lsan_default_suppressions()
+ * returns, read by suppress_elf.c as suppress_add_program() describes:
+ * 1 with a NUL-terminated copy in `*text` (`*len` bytes before the NUL;
+ * the caller frees it), 0 when there is none (`*text` NULL), or the
+ * negative values of suppress_add_program() with a reason in `err`. It
+ * parses nothing: suppress_add_program() does, so that suppress.c calls
+ * suppress_elf.c and never the other way round. */
+int suppress_program_text(const struct model *m, char **text, size_t *len, char *err, size_t cap);
 /** Match the leaked stacks of `r` against the patterns: a stack is taken
  * by the first pattern that matches the function, source file or module
  * name of its innermost frame that any pattern matches. Taken stacks leave

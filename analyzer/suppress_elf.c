@@ -4,8 +4,8 @@
  * executable without running it (running an untrusted or stale binary to
  * learn a string is out of the question): find the function's symbol,
  * decode the few instructions compilers emit for `return "...";` on
- * x86-64, and read the string they point to. What is decoded, and what is
- * not, is listed in docs/suppressions.md. */
+ * x86-64, and read the string they point to (suppress.c parses it). What
+ * is decoded, and what is not, is listed in docs/suppressions.md. */
 #include "suppress.h"
 
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "modcheck.h"
 #include "util.h"
 
 #define LSAN_FN "__lsan_default_suppressions"
@@ -69,29 +70,6 @@ static int find_symbol(Elf *elf, uint64_t *va)
                     *va = sym.st_value;
                     return 1;
                 }
-            }
-        }
-    }
-    return 0;
-}
-
-/* The file's GNU build-id, or 0 bytes. */
-static size_t build_id(Elf *elf, uint8_t *out, size_t cap)
-{
-    Elf_Scn *scn = NULL;
-    while ((scn = elf_nextscn(elf, scn)) != NULL) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE) {
-            continue;
-        }
-        Elf_Data *d = elf_getdata(scn, NULL);
-        size_t off = 0, name_off, desc_off;
-        GElf_Nhdr nh;
-        while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-                memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz <= cap) {
-                memcpy(out, (const char *)d->d_buf + desc_off, nh.n_descsz);
-                return nh.n_descsz;
             }
         }
     }
@@ -173,7 +151,7 @@ static int embedded_text(Elf *elf, const struct model_module *mod, const char **
     }
     if (mod && mod->build_id_len) {
         uint8_t id[64];
-        size_t n = build_id(elf, id, sizeof id);
+        size_t n = modcheck_build_id(elf, id, sizeof id);
         if (n != mod->build_id_len || memcmp(id, mod->build_id, n) != 0) {
             snprintf(err, cap,
                      "'%s' is not the executable that was recorded (its build-id differs): its "
@@ -208,9 +186,10 @@ static int embedded_text(Elf *elf, const struct model_module *mod, const char **
     return 1;
 }
 
-int suppress_add_program(struct suppressions *s, const struct model *m, suppress_warn_fn warn, void *ctx, char *err,
-                         size_t cap)
+int suppress_program_text(const struct model *m, char **text, size_t *len, char *err, size_t cap)
 {
+    *text = NULL;
+    *len = 0;
     /* A packed recording reads the same on every machine and opens no
      * module file (docs/format.md, "Packed recordings"): the executable,
      * here or not, is not read for it either. */
@@ -251,13 +230,15 @@ int suppress_add_program(struct suppressions *s, const struct model *m, suppress
         snprintf(err, cap, "'%s' is not an ELF file", m->exe);
         rc = -1;
     } else {
-        const char *text;
-        size_t len;
-        rc = embedded_text(elf, mod, &text, &len, m->exe, err, cap);
+        const char *found;
+        size_t n;
+        rc = embedded_text(elf, mod, &found, &n, m->exe, err, cap);
         if (rc == 1) {
-            size_t before = s->n;
-            rc = suppress_parse(s, text, len, SUPP_PROGRAM, m->exe, 0, warn, ctx, err, cap);
-            rc = rc < 0 ? -1 : (int)(s->n - before);
+            /* A copy: the text lives in the file's mapping, which elf_end() drops. */
+            *text = xmalloc(n + 1);
+            memcpy(*text, found, n);
+            (*text)[n] = 0;
+            *len = n;
         }
     }
     elf_end(elf);

@@ -4,13 +4,13 @@
 #define _GNU_SOURCE
 #include "mpopts.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "checks.h"
 #include "memfmt.h"
+#include "parse.h"
 #include "suppress.h"
 #include "util.h"
 
@@ -132,10 +132,8 @@ void mpopts_usage(FILE *f)
 
 static int parse_count(const char *s, const char *what)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (*s == 0 || *end || errno || v < 0 || v > 1000000) {
+    uint64_t v;
+    if (parse_uint(s, 0, 1000000, &v) < 0) {
         die_code(2, "invalid %s '%s' (expected a number from 0 to 1000000)", what, s);
     }
     return (int)v;

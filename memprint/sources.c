@@ -5,17 +5,48 @@
 #define _GNU_SOURCE
 #include "sources.h"
 
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "charts.h"
+#include "escape.h"
+#include "modcheck.h"
+#include "parse.h"
 #include "util.h"
 
-/* `read_fail_code`: the exit code when the file cannot be read (mpopts.h). */
+/* Once per recording: the modules whose files are gone or were rebuilt,
+ * whose frames then show as module and offset only. */
+static void modules_warning(const char *path, const struct model *m)
+{
+    struct modcheck c = MODCHECK_INIT;
+    modcheck_run(m, &c);
+    if (c.n) {
+        char list[1024];
+        size_t n = 0;
+        size_t shown = c.n < 4 ? c.n : 4;
+        for (size_t i = 0; i < shown; i++) {
+            char *name = esc_text(c.v[i].path);
+            n = util_addf(list, sizeof list, n, "%s'%s' (%s)", i ? ", " : "", name, modcheck_why_name(c.v[i].why));
+            free(name);
+        }
+        if (c.n > shown) {
+            util_addf(list, sizeof list, n, " and %zu more", c.n - shown);
+        }
+        char *file = esc_text(path);
+        int one = c.n == 1;
+        warning("'%s': %zu module%s cannot be symbolized here, %s: %s; %s frames show as module and offset "
+                "(memprint --pack '%s' where the recorded files are makes a copy that reads the same anywhere)",
+                file, c.n, one ? "" : "s",
+                one ? "its file is not the recorded one" : "their files are not the recorded ones", list,
+                one ? "its" : "their", file);
+        free(file);
+    }
+    modcheck_release(&c);
+}
+
+/* `read_fail_code`: the exit code when the file cannot be read (mpopts.h);
+ * a file cut too early to report anything is incomplete, exit 3. */
 static void load_model(struct source *s, const struct model_hook *hook, int read_fail_code)
 {
     int err;
@@ -24,7 +55,9 @@ static void load_model(struct source *s, const struct model_hook *hook, int read
         if (rc == MEMFMT_E_IO) {
             die_code(read_fail_code, "cannot read '%s': %s", s->path, strerror(err));
         }
-        die_code(read_fail_code, "cannot read '%s': %s", s->path, memfmt_strerror(rc));
+        /* Cut before its first block is whole: a recording all the same,
+         * only incomplete (memprint(1): exit 3), with nothing to report. */
+        die_code(rc == MEMFMT_E_TRUNCATED ? 3 : read_fail_code, "cannot read '%s': %s", s->path, memfmt_strerror(rc));
     }
     const struct model *m = s->m;
     if (m->stop_rc == MEMFMT_E_TOOBIG) {
@@ -53,6 +86,7 @@ static void load_model(struct source *s, const struct model_hook *hook, int read
                 s->path, (unsigned long long)m->beyond_total, m->beyond_total == 1 ? "" : "s",
                 m->beyond_total == 1 ? "" : "s");
     }
+    modules_warning(s->path, m);
     if (m->bad_records) {
         warning("'%s': %llu record%s could not be applied (corrupt data?)", s->path, (unsigned long long)m->bad_records,
                 m->bad_records == 1 ? "" : "s");
@@ -66,13 +100,11 @@ static uint64_t parse_time(const char *s, const struct model *m, const char *opt
     if (strcmp(s, "peak") == 0) {
         return m ? accounting_totals(m->acct)->peak_ms : 0;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*s == 0 || *end || errno || !isfinite(v) || v < 0 || v > 1e12) {
+    uint64_t ms;
+    if (parse_seconds_ms(s, 1e12, &ms) < 0) {
         die_code(2, "invalid time '%s' for %s (expected seconds, e.g. 1.5, or 'peak')", s, opt);
     }
-    return (uint64_t)llround(v * 1000.0);
+    return ms;
 }
 
 struct frames *source_frames(struct source *s)
@@ -84,19 +116,6 @@ struct frames *source_frames(struct source *s)
         }
     }
     return s->fr;
-}
-
-static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static size_t add(char *buf, size_t cap, size_t at, const char *fmt, ...)
-{
-    if (at >= cap) {
-        return at;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + at, cap - at, fmt, ap);
-    va_end(ap);
-    return n < 0 ? at : at + (size_t)n;
 }
 
 /* The query the options ask for, run on `s`; the note and JSON members
@@ -179,34 +198,34 @@ void source_open(struct source *s, const struct opts *o)
     }
     size_t n = 0, j = 0;
     if (q->has_window) {
-        n = add(s->note, sizeof s->note, n, "window: allocations made from %.3f s", (double)q->from_ms / 1000.0);
+        n = util_addf(s->note, sizeof s->note, n, "window: allocations made from %.3f s", (double)q->from_ms / 1000.0);
         if (q->to_ms != UINT64_MAX) {
-            n = add(s->note, sizeof s->note, n, " to %.3f s", (double)q->to_ms / 1000.0);
+            n = util_addf(s->note, sizeof s->note, n, " to %.3f s", (double)q->to_ms / 1000.0);
         }
-        n = add(s->note, sizeof s->note, n,
-                ", followed to the end; %llu %s (%llu bytes) allocated before it and freed in it are not "
-                "counted",
-                (unsigned long long)s->a->earlier_freed_blocks,
-                util_plural(s->a->earlier_freed_blocks, "block", "blocks"),
-                (unsigned long long)s->a->earlier_freed_bytes);
-        j = add(s->json, sizeof s->json, j, ", \"window_from_ms\": %llu, \"window_to_ms\": %lld",
-                (unsigned long long)q->from_ms, q->to_ms == UINT64_MAX ? -1LL : (long long)q->to_ms);
-        j = add(s->json, sizeof s->json, j, ", \"earlier_freed_blocks\": %llu, \"earlier_freed_bytes\": %llu",
-                (unsigned long long)s->a->earlier_freed_blocks, (unsigned long long)s->a->earlier_freed_bytes);
+        n = util_addf(s->note, sizeof s->note, n,
+                      ", followed to the end; %llu %s (%llu bytes) allocated before it and freed in it are not "
+                      "counted",
+                      (unsigned long long)s->a->earlier_freed_blocks,
+                      util_plural(s->a->earlier_freed_blocks, "block", "blocks"),
+                      (unsigned long long)s->a->earlier_freed_bytes);
+        j = util_addf(s->json, sizeof s->json, j, ", \"window_from_ms\": %llu, \"window_to_ms\": %lld",
+                      (unsigned long long)q->from_ms, q->to_ms == UINT64_MAX ? -1LL : (long long)q->to_ms);
+        j = util_addf(s->json, sizeof s->json, j, ", \"earlier_freed_blocks\": %llu, \"earlier_freed_bytes\": %llu",
+                      (unsigned long long)s->a->earlier_freed_blocks, (unsigned long long)s->a->earlier_freed_bytes);
     }
     if (q->has_at) {
-        n = add(s->note, sizeof s->note, n, "%sat %.3f s: the run up to that moment (leaked: live then)", n ? "; " : "",
-                (double)q->at_ms / 1000.0);
-        j = add(s->json, sizeof s->json, j, ", \"at_ms\": %llu", (unsigned long long)q->at_ms);
+        n = util_addf(s->note, sizeof s->note, n, "%sat %.3f s: the run up to that moment (leaked: live then)",
+                      n ? "; " : "", (double)q->at_ms / 1000.0);
+        j = util_addf(s->json, sizeof s->json, j, ", \"at_ms\": %llu", (unsigned long long)q->at_ms);
     }
     if (q->thread) {
-        n = add(s->note, sizeof s->note, n, "%sthread %u only", n ? "; " : "", q->thread);
-        j = add(s->json, sizeof s->json, j, ", \"thread\": %u", q->thread);
+        n = util_addf(s->note, sizeof s->note, n, "%sthread %u only", n ? "; " : "", q->thread);
+        j = util_addf(s->json, sizeof s->json, j, ", \"thread\": %u", q->thread);
     }
     if (q->keep) {
         /* The expressions are the user's own, from the command line. */
-        n = add(s->note, sizeof s->note, n, "%sstacks filtered by function", n ? "; " : "");
-        j = add(s->json, sizeof s->json, j, ", \"function_filter\": true");
+        n = util_addf(s->note, sizeof s->note, n, "%sstacks filtered by function", n ? "; " : "");
+        j = util_addf(s->json, sizeof s->json, j, ", \"function_filter\": true");
     }
 }
 

@@ -107,6 +107,18 @@ void xgrow(void **p, size_t *cap, size_t need, size_t elem)
     *cap = ncap;
 }
 
+size_t util_addf(char *buf, size_t cap, size_t at, const char *fmt, ...)
+{
+    if (at >= cap) {
+        return at;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + at, cap - at, fmt, ap);
+    va_end(ap);
+    return n < 0 ? at : at + (size_t)n;
+}
+
 const char *util_bytes(char *buf, size_t cap, uint64_t bytes)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

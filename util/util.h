@@ -31,6 +31,13 @@ char *xstrdup(const char *s);
 /** Grow `*p` (of `*cap` elements of `elem` bytes) to hold at least `need`. */
 void xgrow(void **p, size_t *cap, size_t need, size_t elem);
 
+/** Append to the string in buf[0..cap) at offset `at`, as snprintf() at
+ * buf + at would: the text is cut to fit and stays NUL-terminated. Returns
+ * the offset of the end of the whole text, which may pass `cap` when it
+ * was cut (a later call at such an offset adds nothing), or `at` on an
+ * encoding error. Builds a line from pieces without a length check per
+ * piece. */
+size_t util_addf(char *buf, size_t cap, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /** Human-readable bytes into buf: "512 B" below 1 KiB, else two decimals and a binary unit
  * ("1.50 MiB"). Returns buf. */
 const char *util_bytes(char *buf, size_t cap, uint64_t bytes);

@@ -2,12 +2,12 @@
 /* memrec's command line: usage and option parsing into struct options. Part of the memrec program
  * (memrec_internal.h). */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
+#include "parse.h"
 #include "util.h"
 #include "memrec_internal.h"
 
@@ -106,52 +106,35 @@ void parse_args(int argc, char **argv, struct options *o)
         case 'f': o->follow_fork = 1; break;
         case 't': o->time = timing_choose_clock(); break;
         case 'p': {
-            char *end;
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (*end || errno || v <= 0 || v > INT32_MAX) {
+            uint64_t v;
+            if (parse_uint(optarg, 1, INT32_MAX, &v) < 0) {
                 die_code(2, "invalid process id '%s'", optarg);
             }
             o->attach_pid = (pid_t)v;
             break;
         }
         case 'l': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 19) {
+            uint64_t v;
+            if (parse_uint(optarg, 1, 19, &v) < 0) {
                 die_code(2, "invalid compression level '%s' (expected 1-19)", optarg);
             }
             o->level = (int)v;
             break;
         }
         case 'd': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 8 || v > 1024) {
+            uint64_t v;
+            if (parse_uint(optarg, 8, 1024, &v) < 0) {
                 die_code(2, "invalid stack depth '%s' (expected 8-1024)", optarg);
             }
             o->max_depth = optarg;
             break;
         }
         case 's': {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            unsigned long long mult = 1;
-            if (*end == 'K' || *end == 'k') {
-                mult = 1024;
-                end++;
-            } else if (*end == 'M' || *end == 'm') {
-                mult = 1024 * 1024;
-                end++;
-            } else if (*end == 'G' || *end == 'g') {
-                mult = 1024ull * 1024 * 1024;
-                end++;
-            }
-            if (*end || errno || optarg[0] == '-' || v == 0 || v > (1ull << 30) / mult) {
+            uint64_t v;
+            if (parse_size(optarg, 1, 1ull << 30, &v) < 0) {
                 die_code(2, "invalid sample rate '%s' (expected bytes from 1 to 1G, e.g. 512K)", optarg);
             }
-            snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", v * mult);
+            snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", (unsigned long long)v);
             break;
         }
         case 'w':

@@ -387,6 +387,29 @@ check_eq(rows, {x["thread"]: x["total_ns"] for x in t["threads"]}, "threads --th
 check_eq(sum(rows.values()), j["allocator_time_ns"], "threads --threads: the rows' times sum to the summary's")
 check_eq(sorted(x["calls"] for x in j["threads_section"])[-8:], [PAIRS] * 8, "threads --threads: 8 workers' calls")
 
+# ---- --diff --alloc-time: the percentiles beside the means ----
+
+# Two timed recordings with different calls: each text row of both tables
+# shows base's and new's calls, mean, p50 and p99, the JSON's figures.
+dj = mpj(["--diff", sites, threads8, "--alloc-time"], "diff --alloc-time sites threads8")["alloc_time_diff"]
+text = mp(["--diff", sites, threads8, "--alloc-time"], "diff --alloc-time sites threads8 text").stdout.decode()
+tables = {}
+for block in text.split("\n\n"):
+    lines = block.strip("\n").split("\n")
+    if len(lines) < 3 or not lines[0].startswith("ALLOCATOR TIME PER "):
+        continue
+    head = lines[1].split()
+    check_eq(head[1:11], ["base", "calls", "base", "mean", "base", "p50", "base", "p99", "new", "calls"],
+             "diff --alloc-time text: the base's p50 and p99 beside its mean (%s)" % lines[0][:40])
+    # The label is %-28s after two spaces; the figures follow.
+    tables[lines[0].split(":")[0]] = [tuple(int(x) for x in ln[31:].split()[:8]) for ln in lines[2:]]
+for title, key in (("ALLOCATOR TIME PER SIZE CLASS", "size_classes"), ("ALLOCATOR TIME PER FUNCTION", "functions")):
+    want = [(x["base"]["calls"], x["base"]["mean_ns"], x["base"]["p50_ns"], x["base"]["p99_ns"], x["new"]["calls"],
+             x["new"]["mean_ns"], x["new"]["p50_ns"], x["new"]["p99_ns"]) for x in dj.get(key, [])]
+    check(len(want) >= 2 and any(w[2] != w[6] for w in want),
+          "diff --alloc-time %s: rows whose p50s differ between the runs (%d rows)" % (key, len(want)))
+    check_eq(tables.get(title), want, "diff --alloc-time text %s: calls, mean, p50, p99 of base and new" % key)
+
 # ---- comparing allocators (docs/allocators.md) ----
 
 asan = is_asan(MEMREC)

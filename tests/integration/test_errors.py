@@ -254,15 +254,18 @@ else:
     if len(blocks) >= 4:
         first_end = blocks[0][1]  # the first block holds the header
 
-        # Cut before the header's block is complete: nothing to report, exit
-        # 1; or, when that block is stored raw (zstd hands out the start of
-        # a raw block before its end) and the cut leaves the header whole,
-        # the report of what is there, incomplete: exit 3. Either way one
-        # line that says truncated.
+        # Cut before the header's block is complete: nothing to report, or,
+        # when that block is stored raw (zstd hands out the start of a raw
+        # block before its end) and the cut leaves the header whole, the
+        # report of what is there. Either way an incomplete recording, exit
+        # 3 as memprint(1) says (with --check too: 3, not 4, which is for a
+        # file that cannot be read), and one line that says truncated.
         for off in (3, blocks[0][0] + 2, first_end // 2, first_end - 1):
             cut = write_bytes(os.path.join(d, "cut-%d.zst" % off), data[:off])
             expect_error("memprint recording cut at byte %d (inside the header's block)" % off, [MEMPRINT, cut],
-                         None, "memprint", cut, [r"truncated"])
+                         3, "memprint", cut, [r"truncated"])
+            expect_error("memprint --check on a recording cut at byte %d (inside the header's block)" % off,
+                         [MEMPRINT, "--check", "leaked_bytes==0", cut], 3, "memprint", cut, [r"truncated"])
 
         # Cut after it: report what comes before, exit 3 (incomplete), one warning.
         mid = blocks[len(blocks) // 2]

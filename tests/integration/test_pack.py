@@ -232,6 +232,28 @@ check(re.search(r"\?\? in libpackdemo\.so\+0x[0-9a-f]+", gtext) is not None,
 check("keep_record" not in gtext and "packlib::" not in gtext, "unpacked, program deleted: no name of the program")
 check(without_notice("text", gtext) != without_notice("text", text), "unpacked, program deleted: the output differs")
 
+# Said once on stderr, with the way out: which files are gone, and --pack.
+gerr = [ln for ln in gone["text"][2].splitlines() if "cannot be symbolized here" in ln]
+check_eq(len(gerr), 1, "unpacked, program deleted: one warning on the modules: %r" % gone["text"][2])
+gline = gerr[0] if gerr else ""
+check(gline.startswith("memprint: warning: '%s': 2 modules" % orig) and "'%s' (missing)" % exe in gline
+      and "'%s' (missing)" % lib in gline and "memprint --pack" in gline,
+      "unpacked, program deleted: the warning names both files, missing, and --pack: %r" % gline)
+check_eq(gone["text"][0], 0, "unpacked, program deleted: still exit 0 (a warning, the report is whole)")
+
+# Rebuilt: another executable at the program's path (its build-id is not
+# the recorded one): said so, the library still missing.
+os.mkdir(work)
+shutil.copy(prog("aligned"), exe)
+r = run([MEMPRINT, "-n", "3", orig])
+rerr = [ln for ln in r.stderr.decode().splitlines() if "cannot be symbolized here" in ln]
+check(len(rerr) == 1 and "'%s' (rebuilt: its build-id differs)" % exe in rerr[0] and "'%s' (missing)" % lib in rerr[0],
+      "unpacked, another program at its path: rebuilt and missing: %r" % r.stderr.decode())
+r = run([MEMPRINT, "-n", "3", packed])
+check("cannot be symbolized" not in r.stderr.decode(), "packed, another program at its path: no warning (%r)"
+      % r.stderr.decode())
+shutil.rmtree(work)
+
 # ---- packing a packed file: the same file ----
 again = os.path.join(d, "again.zst")
 r = run([MEMPRINT, "--pack", packed, again])

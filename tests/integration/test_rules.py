@@ -14,7 +14,7 @@ checked on the built binaries and the sources instead of only written down:
   named in INTERNAL_USERS. The recorder, memrec and the merge speak the
   pipe protocol of format/memwire.h and the varints of format/varint.h;
 - inside each library of LIBRARIES (the preload library, the merge,
-  memrec, format/), calls go down the layers of its table only (for the
+  memrec, format/, memtui, the analyzer), calls go down the layers of its table only (for the
   preload library hooks -> lifecycle -> modules -> buffers -> base): no
   object file of a lower layer refers to a symbol that a file of a higher
   layer defines, no files call each other in a cycle except the sets of
@@ -228,8 +228,7 @@ FORMAT_LAYERS = [
 ]
 
 # One line per library: (its folder, the CMake targets whose objects are
-# its files, its layer table[, its MUTUAL]). The analyzer's and memtui's
-# go here once their layers settle.
+# its files, its layer table[, its MUTUAL]).
 TUI_LAYERS = [
     ("main", "memtui.c"),
     ("screen", "screen.c"),
@@ -239,12 +238,28 @@ TUI_LAYERS = [
     ("base", "crt.c text.c action.c data.c"),
 ]
 
+# analyzer/ (memaccounting, memanalysis, memexport: the library of
+# memprint and memtui, and accounting.c, which memrec links too);
+# docs/design.md, "memprint", "Layers of analyzer/".
+ANALYZER_LAYERS = [
+    ("outputs", "alloctime.c charts.c checks.c diff.c folded.c groups.c json.c massif.c packwriter.c pprof.c "
+                "suppress.c suppress_elf.c svg.c threadcosts.c"),
+    ("analyses", "analysis.c calltree.c costs.c figures.c report.c"),
+    ("frames", "frames.c modcheck.c symfiles.c"),
+    ("symbolizer", "symbolize.c"),
+    ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c"),
+    ("model", "model.c"),
+    ("base", "accounting.c addrmap.c names.c outfile.c packframes.c protobuf.c rssgap.c sizes.c threadtimes.c "
+             "timeseries.c"),
+]
+
 LIBRARIES = [
     ("recorder/preload", "memrec_preload", PRELOAD_LAYERS, PRELOAD_MUTUAL),
     ("recorder/merge", "memmerge", MERGE_LAYERS),
     ("recorder/memrec", "memrec", MEMREC_LAYERS),
     ("format", "memfmt memfmt_record", FORMAT_LAYERS),
     ("tui", "memtui", TUI_LAYERS),
+    ("analyzer", "memaccounting memanalysis memexport", ANALYZER_LAYERS),
 ]
 
 
