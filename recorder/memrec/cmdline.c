@@ -13,8 +13,9 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
-               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] --pid PID\n"
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] [--duration D] [--] PROGRAM "
+               "[ARGS...]\n"
+               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-d DEPTH] [-l LEVEL] [--duration D] --pid PID\n"
                "\n"
                "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
                "--pid, attaches to a running process and records it until Ctrl+C (which\n"
@@ -37,10 +38,39 @@ static void usage(FILE *f)
                "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
                "                      keep their innermost and outermost frames and are marked\n"
                "                      truncated\n"
+               "      --duration D    stop recording after D seconds (suffixes s, m, h); with\n"
+               "                      --pid, detach then; a program memrec started runs on to\n"
+               "                      its end, and memrec waits for it and exits with its status\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n"
                "\n"
                "Then: memprint FILE\n");
+}
+
+enum { OPT_DURATION = 256 };
+
+/* --duration: seconds, or a number with s, m or h; into milliseconds (at
+ * least 1). */
+static uint64_t parse_duration(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = 1000.0;
+    if (*end == 's') {
+        end++;
+    } else if (*end == 'm') {
+        mult = 60000.0;
+        end++;
+    } else if (*end == 'h') {
+        mult = 3600000.0;
+        end++;
+    }
+    if (end == s || *end || errno || !(v > 0) || v * mult > 1e15) {
+        die_code(2, "invalid duration '%s' (expected seconds, or a number with s, m or h, e.g. 30s, 5m)", s);
+    }
+    uint64_t ms = (uint64_t)(v * mult + 0.5);
+    return ms ? ms : 1;
 }
 
 void parse_args(int argc, char **argv, struct options *o)
@@ -56,6 +86,7 @@ void parse_args(int argc, char **argv, struct options *o)
         {"follow-fork", no_argument, NULL, 'f'},
         {"pid", required_argument, NULL, 'p'},
         {"time", no_argument, NULL, 't'},
+        {"duration", required_argument, NULL, OPT_DURATION},
         {NULL, 0, NULL, 0},
     };
     o->level = 3;
@@ -124,6 +155,7 @@ void parse_args(int argc, char **argv, struct options *o)
             snprintf(o->sample_rate, sizeof o->sample_rate, "%llu", v * mult);
             break;
         }
+        case OPT_DURATION: o->duration_ms = parse_duration(optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); exit(0);
         case '?':
