@@ -227,16 +227,6 @@ static void on_realloc(struct pass *p, const struct memfmt_event *old, const str
 
 /* Growth follows every block the filters keep, whenever it was allocated:
  * a cache filled before the window is flat in it, not absent. */
-static void growth_events(struct pass *p, const struct memfmt_event *ev, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint32_t trace = ev[i].trace < p->ntraces ? ev[i].trace : 0;
-        if (keeps_trace(p, trace)) {
-            growth_event(p->a->growth, trace, ev[i].size, (ev[i].flags & MEMFMT_EV_FREE) != 0);
-        }
-    }
-}
-
 static void growth_record(struct pass *p, uint64_t size, uint32_t trace, int freed, int thread_ok)
 {
     trace = trace < p->ntraces ? trace : 0;
@@ -248,7 +238,7 @@ static void growth_record(struct pass *p, uint64_t size, uint32_t trace, int fre
 static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
     if (p->a->growth) {
-        growth_events(p, ev, n);
+        growth_feed(p->a->growth, ev, n, p->ntraces, p->q->keep);
         if (p->skip_events && !p->pair_mode && !p->a->series && !p->a->sizes) {
             return; /* nothing but growth asked */
         }

@@ -16,12 +16,15 @@
 /* Doubling stops there: no run of a recording is 2^40 ms long. */
 #define MAX_SPACING_MS ((uint64_t)1 << 40)
 
+/* Per trace, indexed by the trace id: what each event touches, kept
+ * small (32 bytes); the points are apart, made at a trace's first event. */
 struct series_state {
     double live; /* bytes (weighted when sampling) */
+    uint64_t samples; /* allocations stamped in the window */
+    uint32_t epoch; /* g->epoch when its points were last brought up to date; 0: never */
     uint32_t filled; /* points written */
     uint32_t gen; /* spacing generation the points are in */
-    uint64_t samples; /* allocations stamped in the window */
-    double pts[GROWTH_POINTS];
+    uint32_t pts; /* 1 + index of its points in g->pool (GROWTH_POINTS each); 0: none yet */
 };
 
 struct growth {
@@ -29,14 +32,17 @@ struct growth {
     uint64_t spacing; /* ms between points */
     uint32_t gen; /* doublings so far */
     uint32_t passed; /* points the clock has passed: final */
+    uint32_t epoch; /* changes with passed or gen: a state of another epoch must catch up */
     uint64_t now;
     int in_window;
     double rate; /* sample rate; 0: complete */
-    uint32_t *slot; /* per trace: index + 1 into states, 0 = none */
-    size_t slot_cap;
-    struct series_state *states;
-    size_t nstates, states_cap;
+    struct series_state *states; /* by trace */
+    size_t states_cap;
+    size_t nseries; /* traces with points */
+    double *pool; /* GROWTH_POINTS per trace with points */
+    size_t pool_cap;
     struct series_state total;
+    double total_pts[GROWTH_POINTS];
     int finished;
 };
 
@@ -48,6 +54,7 @@ struct growth *growth_new(uint64_t from_ms, uint64_t to_ms, uint64_t sample_rate
     g->spacing = 10; /* memrec's clock ticks every 10 ms */
     g->rate = (double)sample_rate;
     g->in_window = from_ms == 0;
+    g->epoch = 1;
     return g;
 }
 
@@ -61,8 +68,8 @@ void growth_free(struct growth *g)
     if (!g) {
         return;
     }
-    free(g->slot);
     free(g->states);
+    free(g->pool);
     free(g);
 }
 
@@ -86,21 +93,38 @@ static uint32_t passed_before(const struct growth *g, uint64_t ms)
     return c;
 }
 
-/* Bring `s` to the current spacing and write its value into the points
- * passed since it last changed. */
-static void catch_up(const struct growth *g, struct series_state *s)
+/* The points of `s`, made when it has none. */
+static double *points_of(struct growth *g, struct series_state *s)
+{
+    if (s->pts == 0) {
+        xgrow((void **)&g->pool, &g->pool_cap, (g->nseries + 1) * GROWTH_POINTS, sizeof *g->pool);
+        s->pts = (uint32_t)++g->nseries;
+        s->gen = g->gen; /* met now: it was at 0 at the points before, none written */
+    }
+    return g->pool + (size_t)(s->pts - 1) * GROWTH_POINTS;
+}
+
+/* Bring `s` (points `pts`) to the current spacing and write its value
+ * into the points passed since it last changed. */
+static void bring_up(const struct growth *g, struct series_state *s, double *pts)
 {
     while (s->gen < g->gen) {
         uint32_t keep = (s->filled + 1) / 2;
         for (uint32_t j = 1; j < keep; j++) {
-            s->pts[j] = s->pts[2 * j];
+            pts[j] = pts[2 * j];
         }
         s->filled = keep;
         s->gen++;
     }
     while (s->filled < g->passed) {
-        s->pts[s->filled++] = s->live;
+        pts[s->filled++] = s->live;
     }
+    s->epoch = g->epoch;
+}
+
+static __attribute__((noinline)) void catch_up(struct growth *g, struct series_state *s)
+{
+    bring_up(g, s, points_of(g, s));
 }
 
 void growth_time(struct growth *g, uint64_t ms)
@@ -116,53 +140,82 @@ void growth_time(struct growth *g, uint64_t ms)
         if (c == GROWTH_POINTS && point_ms(g, GROWTH_POINTS) <= g->to && g->spacing < MAX_SPACING_MS) {
             g->spacing *= 2;
             g->gen++;
+            g->epoch++;
             continue;
         }
-        g->passed = c;
+        if (c != g->passed) {
+            g->passed = c;
+            g->epoch++;
+        }
         break;
     }
 }
 
-static struct series_state *state_of(struct growth *g, uint32_t trace)
+/* Room for the state of `trace`. */
+static __attribute__((noinline)) void grow_states(struct growth *g, uint32_t trace)
 {
-    if (trace >= g->slot_cap) {
-        size_t old = g->slot_cap;
-        xgrow((void **)&g->slot, &g->slot_cap, (size_t)trace + 1, sizeof *g->slot);
-        memset(g->slot + old, 0, (g->slot_cap - old) * sizeof *g->slot);
+    size_t old = g->states_cap;
+    xgrow((void **)&g->states, &g->states_cap, (size_t)trace + 1, sizeof *g->states);
+    memset(g->states + old, 0, (g->states_cap - old) * sizeof *g->states);
+}
+
+static inline __attribute__((always_inline)) void feed(struct growth *g, int sampled, const struct memfmt_event *ev,
+                                                       size_t n, uint32_t ntraces, const uint8_t *keep)
+{
+    if (g->total.epoch != g->epoch) {
+        bring_up(g, &g->total, g->total_pts);
     }
-    if (g->slot[trace] == 0) {
-        xgrow((void **)&g->states, &g->states_cap, g->nstates + 1, sizeof *g->states);
-        memset(&g->states[g->nstates], 0, sizeof *g->states);
-        g->states[g->nstates].gen = g->gen;
-        /* A trace met now was at 0 at the points before. */
-        g->nstates++;
-        g->slot[trace] = (uint32_t)g->nstates;
+    /* The clock does not move inside a batch: the total changes once, and
+     * the fields read per event stay in registers. */
+    double total = g->total.live;
+    uint64_t in_window = (uint64_t)g->in_window;
+    uint32_t epoch = g->epoch;
+    struct series_state *states = g->states;
+    size_t cap = g->states_cap;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t t = ev[i].trace < ntraces ? ev[i].trace : 0;
+        if (keep && !keep[t]) {
+            continue;
+        }
+        if (t >= cap) {
+            grow_states(g, t);
+            states = g->states;
+            cap = g->states_cap;
+        }
+        struct series_state *s = &states[t];
+        if (s->epoch != epoch) {
+            catch_up(g, s);
+        }
+        double v = (double)ev[i].size;
+        if (sampled) {
+            double p = -expm1(-v / g->rate);
+            v = p > 0 ? v / p : 0;
+        }
+        if (ev[i].flags & MEMFMT_EV_FREE) {
+            s->live = s->live > v ? s->live - v : 0;
+            total = total > v ? total - v : 0;
+        } else {
+            s->live += v;
+            total += v;
+            s->samples += in_window;
+        }
     }
-    return &g->states[g->slot[trace] - 1];
+    g->total.live = total;
+}
+
+void growth_feed(struct growth *g, const struct memfmt_event *ev, size_t n, uint32_t ntraces, const uint8_t *keep)
+{
+    if (g->rate > 0) {
+        feed(g, 1, ev, n, ntraces, keep);
+    } else {
+        feed(g, 0, ev, n, ntraces, keep);
+    }
 }
 
 void growth_event(struct growth *g, uint32_t trace, uint64_t size, int freed)
 {
-    double v = (double)size;
-    if (g->rate > 0) {
-        double p = -expm1(-v / g->rate);
-        v = p > 0 ? v / p : 0;
-    }
-    struct series_state *s = state_of(g, trace);
-    if (s->filled < g->passed || s->gen < g->gen) {
-        catch_up(g, s);
-    }
-    if (g->total.filled < g->passed || g->total.gen < g->gen) {
-        catch_up(g, &g->total);
-    }
-    if (freed) {
-        s->live = s->live > v ? s->live - v : 0;
-        g->total.live = g->total.live > v ? g->total.live - v : 0;
-    } else {
-        s->live += v;
-        g->total.live += v;
-        s->samples += (uint64_t)g->in_window;
-    }
+    struct memfmt_event e = {size, trace, freed ? MEMFMT_EV_FREE : 0, 0, 0};
+    growth_feed(g, &e, 1, trace + 1, NULL);
 }
 
 void growth_finish(struct growth *g, uint64_t end_ms)
@@ -172,10 +225,12 @@ void growth_finish(struct growth *g, uint64_t end_ms)
     }
     growth_time(g, end_ms < UINT64_MAX ? end_ms + 1 : end_ms);
     g->finished = 1;
-    for (size_t i = 0; i < g->nstates; i++) {
-        catch_up(g, &g->states[i]);
+    for (size_t i = 0; i < g->states_cap; i++) {
+        if (g->states[i].pts) {
+            catch_up(g, &g->states[i]);
+        }
     }
-    catch_up(g, &g->total);
+    bring_up(g, &g->total, g->total_pts);
 }
 
 uint32_t growth_npoints(const struct growth *g)
@@ -195,18 +250,18 @@ uint64_t growth_from_ms(const struct growth *g)
 
 const double *growth_series(const struct growth *g, uint32_t trace, uint64_t *samples)
 {
-    if (trace >= g->slot_cap || g->slot[trace] == 0) {
+    if (trace >= g->states_cap || g->states[trace].pts == 0) {
         *samples = 0;
         return NULL;
     }
-    const struct series_state *s = &g->states[g->slot[trace] - 1];
+    const struct series_state *s = &g->states[trace];
     *samples = s->samples;
-    return s->pts;
+    return g->pool + (size_t)(s->pts - 1) * GROWTH_POINTS;
 }
 
 const double *growth_total(const struct growth *g)
 {
-    return g->total.pts;
+    return g->total_pts;
 }
 
 int growth_sampled(const struct growth *g)

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* Growth of live bytes over time (docs/definitions.md, "Memory growth"):
  * each trace's live bytes sampled at evenly spaced points of a window, and
- * a least-squares line fitted through them. Memory is the traces met times
- * GROWTH_POINTS, whatever the number of events; each event costs O(1)
- * amortized. Fed by the analysis pass (analysis.c). Pure: no I/O. */
+ * a least-squares line fitted through them. Memory is 32 bytes per trace
+ * id and GROWTH_POINTS doubles per trace with an event, whatever the number
+ * of events; each event costs O(1) amortized. Fed by the analysis pass (analysis.c). Pure: no I/O. */
 #ifndef GROWTH_H
 #define GROWTH_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "memfmt.h"
 
 /* Points per series: the spacing doubles as the window grows, so a series
  * holds between GROWTH_POINTS / 2 and GROWTH_POINTS points. */
@@ -42,6 +45,10 @@ void growth_free(struct growth *g);
 void growth_time(struct growth *g, uint64_t ms);
 /** An allocation (`freed` 0) or a free of `size` bytes charged to `trace`. */
 void growth_event(struct growth *g, uint32_t trace, uint64_t size, int freed);
+/** A batch of events (memfmt_read_batch()), each as growth_event() with
+ * its trace, or trace 0 for one of `ntraces` or above; events whose trace
+ * `keep` (NULL: all) marks 0 are skipped. */
+void growth_feed(struct growth *g, const struct memfmt_event *ev, size_t n, uint32_t ntraces, const uint8_t *keep);
 /** After the last event; `end_ms` is the time the data stops. */
 void growth_finish(struct growth *g, uint64_t end_ms);
 
