@@ -73,6 +73,20 @@ def main():
     for limit, code in ((RATE * 0.5, 1), (RATE * 2, 0)):
         c = run([MEMPRINT, "--from", "1", "--check", "growth_bytes_per_s<%d" % limit, out])
         check_eq(c.returncode, code, "--check growth_bytes_per_s<%d exit status" % limit)
+    # The filters apply: the leak's stacks alone grow at the rate, the
+    # rest does not grow.
+    f = memprint_json(out, ["--function", "leak_site"])
+    within(f["growth_bytes_per_s"], RATE, 0.15, "--function leak_site: the rate of the stacks kept")
+    check(f["sections"]["most_growth"] and "leak_site" in top_function(f["sections"]["most_growth"][0]),
+          "--function leak_site: leak_site ranks first")
+    x = memprint_json(out, ["--exclude", "leak_site"])
+    check(not any("leak_site" in top_function(e) for e in x["sections"]["most_growth"]),
+          "--exclude leak_site: leak_site not ranked")
+    check(abs(x["growth_bytes_per_s"]) < 0.15 * RATE,
+          "--exclude leak_site: the rest does not grow (%d bytes/s)" % x["growth_bytes_per_s"])
+    g = run([MEMPRINT, "--group", "site", out]).stdout.decode()
+    sec = g.split("MOST MEMORY GROWTH, BY ALLOCATION SITE")[-1].split("\n\n")[0]
+    check("bytes/s of steady growth in 1 call stack: leak_site" in sec, "--group site: the leak's site is ranked")
     # The text report: the section and the summary line.
     t = run([MEMPRINT, "--from", "1", out]).stdout.decode()
     check("MOST MEMORY GROWTH" in t and "leak_site" in t.split("MOST MEMORY GROWTH")[1].split("\n\n")[0],
