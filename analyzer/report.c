@@ -791,7 +791,6 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu %s\n", est, util_bytes(b1, sizeof b1, t->live_bytes),
             (unsigned long long)t->live_bytes, est, (unsigned long long)t->live_blocks,
             util_plural(t->live_blocks, "block", "blocks"));
-    print_growth_summary(m, out);
     fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", exact || !m->sample_rate ? "" : "~",
             util_bytes(b1, sizeof b1, bytes), (unsigned long long)bytes);
     /* Direct mappings, beside the heap and never in its figures. */
@@ -836,6 +835,12 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     report_print_summary(m, m->acct, out);
     if (o->note) {
         fprintf(out, "%s\n", o->note);
+    }
+    /* The window's fit, not the accounting's: a line of its own, after
+     * the summary that memtui shows as it is. */
+    if (m->growth) {
+        fputc('\n', out);
+        print_growth_summary(m, out);
     }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!report_section_shown(r, o, (enum report_section)s)) {
