@@ -343,8 +343,10 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
 }
 
 /* Each stack's growth: the series of its traces summed (the fit of a sum
- * is not the sum of the fits' steadiness), then fitted. Memory: stacks x
- * GROWTH_POINTS, for the time of the call. */
+ * is not the sum of the fits' steadiness), then fitted. A stack of one
+ * trace is fitted from the trace's own series; only stacks of several
+ * get a sum, so the memory is GROWTH_POINTS per such stack, for the time
+ * of the call. */
 static void stacks_growth(struct report *r, const uint32_t *stack_of_trace, uint32_t ntraces)
 {
     const struct growth *g = r->model->growth;
@@ -352,29 +354,51 @@ static void stacks_growth(struct report *r, const uint32_t *stack_of_trace, uint
     if (r->nstacks == 0) {
         return;
     }
-    double *sum = xcalloc((size_t)r->nstacks * (np ? np : 1), sizeof *sum);
+    uint32_t *one = xcalloc(r->nstacks, sizeof *one); /* a trace with a series, + 1 */
+    uint32_t *sum_of = xcalloc(r->nstacks, sizeof *sum_of); /* index + 1 into sums when several */
+    uint32_t nsums = 0;
     for (uint32_t t = 0; t < ntraces; t++) {
         uint64_t samples;
-        const double *y = growth_series(g, t, &samples);
-        if (!y || stack_of_trace[t] == 0) {
+        if (stack_of_trace[t] == 0 || !growth_series(g, t, &samples)) {
             continue;
         }
-        struct report_stack *st = &r->stacks[stack_of_trace[t] - 1];
-        st->growth_samples += samples;
-        double *d = sum + (size_t)(stack_of_trace[t] - 1) * np;
-        for (uint32_t k = 0; k < np; k++) {
-            d[k] += y[k];
+        uint32_t i = stack_of_trace[t] - 1;
+        r->stacks[i].growth_samples += samples;
+        if (one[i] == 0) {
+            one[i] = t + 1;
+        } else if (sum_of[i] == 0) {
+            sum_of[i] = ++nsums;
+        }
+    }
+    double *sums = xcalloc((size_t)(nsums ? nsums : 1) * (np ? np : 1), sizeof *sums);
+    for (uint32_t t = 0; t < ntraces && nsums; t++) {
+        uint64_t samples;
+        const double *y = stack_of_trace[t] ? growth_series(g, t, &samples) : NULL;
+        uint32_t k = y ? sum_of[stack_of_trace[t] - 1] : 0;
+        if (k == 0) {
+            continue;
+        }
+        double *d = sums + (size_t)(k - 1) * np;
+        for (uint32_t j = 0; j < np; j++) {
+            d[j] += y[j];
         }
     }
     for (uint32_t i = 0; i < r->nstacks; i++) {
         struct report_stack *st = &r->stacks[i];
-        growth_fit_series(g, sum + (size_t)i * np, &st->growth);
+        if (one[i] == 0) {
+            continue; /* no event in the pass (filtered out): no growth */
+        }
+        uint64_t samples;
+        const double *y = sum_of[i] ? sums + (size_t)(sum_of[i] - 1) * np : growth_series(g, one[i] - 1, &samples);
+        growth_fit_series(g, y, &st->growth);
         st->grows = growth_is_growth(g, &st->growth, st->growth_samples);
         if (growth_sampled(g) && st->growth_samples < GROWTH_MIN_SAMPLES && st->growth.rate > 0) {
             r->growth_undersampled++;
         }
     }
-    free(sum);
+    free(sums);
+    free(sum_of);
+    free(one);
 }
 
 static const struct report_stack *sort_base;
