@@ -73,6 +73,8 @@ void growth_free(struct growth *g)
     free(g);
 }
 
+/* ---- the points ---- */
+
 /* Time of point k at the current spacing, saturated. */
 static uint64_t point_ms(const struct growth *g, uint64_t k)
 {
@@ -150,6 +152,8 @@ void growth_time(struct growth *g, uint64_t ms)
         break;
     }
 }
+
+/* ---- events ---- */
 
 /* Room for the state of `trace`. */
 static __attribute__((noinline)) void grow_states(struct growth *g, uint32_t trace)
@@ -232,6 +236,8 @@ void growth_finish(struct growth *g, uint64_t end_ms)
     }
     bring_up(g, &g->total, g->total_pts);
 }
+
+/* ---- reading and fitting ---- */
 
 uint32_t growth_npoints(const struct growth *g)
 {
