@@ -13,6 +13,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
+from mrecread import Recording  # noqa: E402
+
+END_STOPPED = 2  # docs/format.md, END: "recording stopped while it ran"
 
 
 def summary(out):
@@ -36,6 +39,10 @@ def main():
     check(j["complete"], "launch: the file is complete")
     check(500 <= j["runtime_ms"] < 2000, "launch: recorded for --duration (%d ms)" % j["runtime_ms"])
     check("still running when the recording stopped" in summary(out), "launch: memprint's summary says so")
+    # The reader written from the spec alone sees the same END record.
+    end = Recording(out, events=False).end
+    check(end is not None and end[0] == END_STOPPED, "launch: END how %s (2: stopped while it ran)" % (end,))
+    check(end is not None and 500 <= end[1] < 2000, "launch: END runtime %s ms, the duration's" % (end,))
 
     # Launched, a signal after the duration passed is passed on: the
     # program stops at SIGTERM and exits 0, memrec with it.
@@ -73,6 +80,8 @@ def main():
         check(j["attached"] and j["end"] == "detached", "attach: attached, detached (%s)" % j["end"])
         check(1000 <= j["runtime_ms"] < 10000, "attach: recorded for --duration (%d ms)" % j["runtime_ms"])
         check(j["allocations"] > 0, "attach: allocations recorded")
+        end = Recording(out, events=False).end
+        check(end is not None and end[0] == END_STOPPED, "attach: END how %s (2: stopped while it ran)" % (end,))
     p.send_signal(signal.SIGTERM)
     check_eq(p.wait(timeout=30), 0, "attach: the program ends normally at SIGTERM")
 
