@@ -225,8 +225,24 @@ static void on_realloc(struct pass *p, const struct memfmt_event *old, const str
     }
 }
 
+/* Growth follows every block the filters keep, whenever it was allocated:
+ * a cache filled before the window is flat in it, not absent. */
+static void growth_record(struct pass *p, uint64_t size, uint32_t trace, int freed, int thread_ok)
+{
+    trace = trace < p->ntraces ? trace : 0;
+    if (p->a->growth && thread_ok && keeps_trace(p, trace) && size <= ACCT_MAX_SIZE) {
+        growth_event(p->a->growth, trace, size, freed);
+    }
+}
+
 static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
+    if (p->a->growth) {
+        growth_feed(p->a->growth, ev, n, p->ntraces, p->q->keep);
+        if (p->skip_events && !p->pair_mode && !p->a->series && !p->a->sizes) {
+            return; /* nothing but growth asked */
+        }
+    }
     if (p->skip_events && !p->pair_mode && !p->a->series && p->a->sizes) {
         /* Nothing restricted, no series: only the histogram needs the
          * events (the heap total is the series'), in one tight loop. */
@@ -301,6 +317,9 @@ static void set_time(struct pass *p, uint64_t ms)
         timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
     }
     p->now = ms;
+    if (p->a->growth) {
+        growth_time(p->a->growth, ms);
+    }
     p->in_window = !p->q->has_window || (ms >= p->q->from_ms && ms < p->q->to_ms);
 }
 
@@ -341,16 +360,20 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         break;
     case MEMFMT_REC_MAP: on_map(p, r); return 0;
     case MEMFMT_REC_ALLOC:
+        growth_record(p, r->u.alloc.size, r->u.alloc.trace, 0, !p->q->thread || r->u.alloc.thread == p->q->thread);
         on_alloc(p, r->u.alloc.size, r->u.alloc.trace, r->u.alloc.info, record_ns(r->u.alloc.ns),
                  !p->q->thread || r->u.alloc.thread == p->q->thread);
         return 0;
     case MEMFMT_REC_FREE:
         thread_ok = !p->q->thread || r->u.free.thread == p->q->thread;
+        growth_record(p, r->u.free.size, r->u.free.trace, 1, thread_ok);
         on_free(p, r->u.free.size, r->u.free.trace, r->u.free.info, r->u.free.temporary, record_ns(r->u.free.ns),
                 thread_ok);
         return 0;
     case MEMFMT_REC_REALLOC: {
         thread_ok = !p->q->thread || r->u.alloc.thread == p->q->thread;
+        growth_record(p, r->u.alloc.old_size, r->u.alloc.old_trace, 1, thread_ok);
+        growth_record(p, r->u.alloc.size, r->u.alloc.trace, 0, thread_ok);
         struct memfmt_event old = {r->u.alloc.old_size, r->u.alloc.old_trace,
                                    MEMFMT_EV_FREE | (r->u.alloc.old_temporary ? MEMFMT_EV_TEMPORARY : 0),
                                    r->u.alloc.old_info, 0};
@@ -363,6 +386,9 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
          * (streaming: the model has just read it). */
         if (p->m->sample_rate && accounting_totals(p->a->acct)->allocations == 0) {
             accounting_set_sample_rate(p->a->acct, p->m->sample_rate);
+        }
+        if (p->a->growth) {
+            growth_set_sample_rate(p->a->growth, p->m->sample_rate);
         }
         return 0;
     default: break;
@@ -381,6 +407,7 @@ void analysis_free(struct analysis *a)
     accounting_free(a->acct);
     timeseries_free(a->series);
     sizes_free(a->sizes);
+    growth_free(a->growth);
     free(a);
 }
 
@@ -403,6 +430,15 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     }
     if (q->sizes) {
         a->sizes = sizes_new();
+    }
+    if (q->growth) {
+        /* The window's end is inclusive for the points; --at ends it too. */
+        uint64_t from = q->has_window ? q->from_ms : 0;
+        uint64_t to = q->has_window && q->to_ms != UINT64_MAX ? q->to_ms - 1 : UINT64_MAX;
+        if (q->has_at && q->at_ms < to) {
+            to = q->at_ms;
+        }
+        a->growth = growth_new(from, to, m->sample_rate);
     }
     struct pass *p = xcalloc(1, sizeof *p);
     p->q = q;
@@ -503,6 +539,9 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
     memfmt_reader_free(rd);
     free(evs);
     *out = pass_finish(p);
+    if ((*out)->growth) {
+        growth_finish((*out)->growth, (*out)->end_ms);
+    }
     return 0;
 }
 
@@ -560,6 +599,9 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
     }
     struct analysis *a = pass_finish(s->p);
     a->end_ms = s->q.has_at ? s->q.at_ms : model_runtime_ms(m);
+    if (a->growth) {
+        growth_finish(a->growth, a->end_ms);
+    }
     a->stop_rc = m->stop_rc;
     a->stop_offset = m->stop_offset;
     free(s);

@@ -13,6 +13,7 @@
 
 #include "accounting.h"
 #include "frames.h"
+#include "growth.h"
 #include "model.h"
 #include "sizes.h"
 #include "timeseries.h"
@@ -55,10 +56,12 @@ struct analysis_query {
     const uint8_t *keep; /* per model node (m->nnodes entries): nonzero keeps stacks ending there; NULL: all */
     uint32_t series_points; /* 0: no series; else 1..TIMESERIES_MAX_POINTS points */
     int sizes; /* 1: fill the size histogram; 2: and the sizes of each call stack (sizes_of_traces) */
+    int growth; /* 1: fit each trace's live bytes over the window (growth.h): all blocks the filters keep,
+                 * whenever allocated */
 };
 #define ANALYSIS_QUERY_INIT                                                                                            \
     {                                                                                                                  \
-        0, 0, 0, 0, 0, 0, NULL, 0, 0                                                                                   \
+        0, 0, 0, 0, 0, 0, NULL, 0, 0, 0                                                                                \
     }
 
 struct analysis {
@@ -68,6 +71,7 @@ struct analysis {
     uint64_t end_ms; /* time where the figures stop: at_ms, or the run's end */
     struct timeseries *series; /* NULL unless asked */
     struct sizes *sizes; /* NULL unless asked */
+    struct growth *growth; /* NULL unless asked; finished */
     uint64_t bad_events; /* events that could not be applied (corrupt input) */
     int stop_rc; /* 0, or the memfmt status where the data stopped early */
     uint64_t stop_offset;

@@ -3,7 +3,10 @@
  * function that fills in the values, in the same order. */
 #include "figures.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "growth.h"
 
 /* The order of the JSON summary; append new figures at the end of a group
  * and keep this table and figures_collect() in step (the count is checked
@@ -40,6 +43,7 @@ static const char *const names[] = {
     "allocator_time_ns",
     "cpu_user_ns",
     "cpu_sys_ns",
+    "growth_bytes_per_s",
 };
 
 _Static_assert(sizeof names / sizeof names[0] == FIGURES_COUNT, "figures: names[] and FIGURES_COUNT differ");
@@ -62,6 +66,18 @@ int figures_find(const char *name)
 static int64_t s64(uint64_t v)
 {
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* The whole heap's fitted growth in bytes per second, rounded; 0 when not
+ * computed (then not measured). */
+static int64_t growth_rate(const struct model *m)
+{
+    if (!m->growth || growth_npoints(m->growth) < 3) {
+        return 0;
+    }
+    struct growth_fit f;
+    growth_fit_series(m->growth, growth_total(m->growth), &f);
+    return (int64_t)llround(f.rate);
 }
 
 void figures_collect(const struct model *m, const struct accounting *a, const struct figures_suppressed *supp,
@@ -107,6 +123,7 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
         s64(t->time_ns),
         s64(m->end.cpu_user_ns),
         s64(m->end.cpu_sys_ns),
+        growth_rate(m),
     };
     for (size_t i = 0; i < FIGURES_COUNT; i++) {
         out[i].name = names[i];
@@ -121,4 +138,5 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
     int cpu = m->end.cpu_user_ns || m->end.cpu_sys_ns;
     out[figures_find("cpu_user_ns")].measured = cpu;
     out[figures_find("cpu_sys_ns")].measured = cpu;
+    out[figures_find("growth_bytes_per_s")].measured = m->growth && growth_npoints(m->growth) >= 3;
 }

@@ -23,7 +23,7 @@ struct figure {
 };
 
 /* How many figures there are: the same list for every recording. */
-#define FIGURES_COUNT 31
+#define FIGURES_COUNT 32
 
 /** Fill `out` (FIGURES_COUNT entries) with the figures of `m` as counted by
  * `a` (m->acct for the whole run, or an analysis's accounting for a window

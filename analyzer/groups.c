@@ -38,6 +38,7 @@ static const char *unit_of(enum report_section s)
     case REPORT_LEAKED: return "bytes leaked";
     case REPORT_ALLOCATED: return "bytes allocated";
     case REPORT_TIME: return "ns in the allocator";
+    case REPORT_GROWTH: return "bytes/s of steady growth";
     default: return "bytes mapped at the mapped peak";
     }
 }
@@ -275,6 +276,13 @@ static void groups_print_functions(struct calltree *t, const struct report_optio
 {
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!selected(o, s)) {
+            continue;
+        }
+        if (s == REPORT_GROWTH) {
+            /* Growth is the report's, per merged stack: not a cost type
+             * of the call tree (yet), so no inclusive figure to rank. */
+            fprintf(out, "\n%s, BY FUNCTION\n  (not ranked by function: use --group site)\n",
+                    report_title((enum report_section)s));
             continue;
         }
         enum cost_type c = groups_section_cost((enum report_section)s);

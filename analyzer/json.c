@@ -23,7 +23,8 @@ static void field_u(FILE *f, const char *name, uint64_t v, int comma)
 }
 
 static const char *const section_keys[REPORT_NSECTIONS] = {
-    "most_calls", "peak_consumers", "most_temporary", "most_leaked", "most_allocated", "peak_mapped", "most_time",
+    "most_calls",     "peak_consumers", "most_temporary", "most_leaked",
+    "most_allocated", "peak_mapped",    "most_time",      "most_growth",
 };
 
 static const char *end_how(const struct model *m)
@@ -45,6 +46,34 @@ static const char *end_how(const struct model *m)
 static void time_fields(const struct model *m, FILE *f)
 {
     fprintf(f, ", \"timed\": %s", (m->header.flags & MEMFMT_HF_TIMED) ? "true" : "false");
+}
+
+/* A stack's growth (growth.h), estimates when sampled. */
+static void growth_fields(const struct report_stack *st, FILE *f)
+{
+    fprintf(f,
+            ", \"growth_bytes_per_s\": %.1f, \"growth_r2\": %.4f, \"growth_rising_share\": %.4f, "
+            "\"growth_steady\": %s, \"live_at_start_bytes\": %.0f, \"live_at_end_bytes\": %.0f, "
+            "\"growth_samples\": %llu",
+            st->growth.rate, st->growth.r2, st->growth.growing, st->grows ? "true" : "false", st->growth.start,
+            st->growth.end, (unsigned long long)st->growth_samples);
+}
+
+/* The whole heap's fit and where it was made. */
+static void growth_summary(const struct report *r, FILE *f)
+{
+    const struct growth *g = r->model->growth;
+    if (!g) {
+        fputs(", \"growth\": null", f);
+        return;
+    }
+    struct growth_fit fit;
+    growth_fit_series(g, growth_total(g), &fit);
+    fprintf(f,
+            ", \"growth\": {\"from_ms\": %llu, \"spacing_ms\": %llu, \"points\": %u, \"r2\": %.4f, "
+            "\"bytes_per_s\": %.1f, \"undersampled_stacks\": %u}",
+            (unsigned long long)growth_from_ms(g), (unsigned long long)growth_spacing_ms(g), growth_npoints(g), fit.r2,
+            fit.rate, r->growth_undersampled);
 }
 
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f)
@@ -84,6 +113,7 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     if (o->json_extra) {
         fputs(o->json_extra, f);
     }
+    growth_summary(r, f);
     rssgap_print_json(&m->rssgap, m->sample_rate != 0, f);
     fputs(", \"sections\": {", f);
     int first = 1;
@@ -108,6 +138,9 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             field_u(f, "mapping_calls", st->mapping_calls, 1);
             if (m->header.flags & MEMFMT_HF_TIMED) {
                 field_u(f, "time_ns", st->time_ns, 1);
+            }
+            if (m->growth) {
+                growth_fields(st, f);
             }
             fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
             struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);

@@ -96,6 +96,10 @@ struct model {
     uint64_t impossible_sizes; /* allocations refused: larger than ACCT_MAX_SIZE */
     uint64_t beyond_total; /* allocations and mappings refused: a total would pass ACCT_MAX_TOTAL */
     struct rssgap rssgap; /* RSS versus heap: the moment of the widest gap (rssgap.h) */
+    /* Growth over the window (growth.h): set by memprint on the view it
+     * reports from, from the analysis that computed it; NULL: not computed.
+     * Not owned. */
+    const struct growth *growth;
 };
 
 /** Load the recording at `path`. Returns 0 with *out set (possibly with

@@ -5,6 +5,7 @@
  * JSON in json.c. */
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -336,8 +337,68 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
     case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
     case REPORT_TIME: return st->time_ns;
+    case REPORT_GROWTH: return st->grows ? (uint64_t)(st->growth.rate >= 1 ? llround(st->growth.rate) : 1) : 0;
     default: return 0;
     }
+}
+
+/* Each stack's growth: the series of its traces summed (the fit of a sum
+ * is not the sum of the fits' steadiness), then fitted. A stack of one
+ * trace is fitted from the trace's own series; only stacks of several
+ * get a sum, so the memory is GROWTH_POINTS per such stack, for the time
+ * of the call. */
+static void stacks_growth(struct report *r, const uint32_t *stack_of_trace, uint32_t ntraces)
+{
+    const struct growth *g = r->model->growth;
+    uint32_t np = growth_npoints(g);
+    if (r->nstacks == 0) {
+        return;
+    }
+    uint32_t *one = xcalloc(r->nstacks, sizeof *one); /* a trace with a series, + 1 */
+    uint32_t *sum_of = xcalloc(r->nstacks, sizeof *sum_of); /* index + 1 into sums when several */
+    uint32_t nsums = 0;
+    for (uint32_t t = 0; t < ntraces; t++) {
+        uint64_t samples;
+        if (stack_of_trace[t] == 0 || !growth_series(g, t, &samples)) {
+            continue;
+        }
+        uint32_t i = stack_of_trace[t] - 1;
+        r->stacks[i].growth_samples += samples;
+        if (one[i] == 0) {
+            one[i] = t + 1;
+        } else if (sum_of[i] == 0) {
+            sum_of[i] = ++nsums;
+        }
+    }
+    double *sums = xcalloc((size_t)(nsums ? nsums : 1) * (np ? np : 1), sizeof *sums);
+    for (uint32_t t = 0; t < ntraces && nsums; t++) {
+        uint64_t samples;
+        const double *y = stack_of_trace[t] ? growth_series(g, t, &samples) : NULL;
+        uint32_t k = y ? sum_of[stack_of_trace[t] - 1] : 0;
+        if (k == 0) {
+            continue;
+        }
+        double *d = sums + (size_t)(k - 1) * np;
+        for (uint32_t j = 0; j < np; j++) {
+            d[j] += y[j];
+        }
+    }
+    for (uint32_t i = 0; i < r->nstacks; i++) {
+        struct report_stack *st = &r->stacks[i];
+        if (one[i] == 0) {
+            continue; /* no event in the pass (filtered out): no growth */
+        }
+        uint64_t samples;
+        const double *y = sum_of[i] ? sums + (size_t)(sum_of[i] - 1) * np : growth_series(g, one[i] - 1, &samples);
+        growth_fit_series(g, y, &st->growth);
+        st->grows = growth_is_growth(g, &st->growth, st->growth_samples);
+        if (growth_sampled(g) && st->growth_samples < GROWTH_MIN_SAMPLES && st->growth.rate > 0) {
+            r->growth_undersampled++;
+        }
+    }
+    free(sums);
+    free(sum_of);
+    free(one);
 }
 
 static const struct report_stack *sort_base;
@@ -379,6 +440,7 @@ struct report *report_new(const struct model *m)
     size_t stack_of_cap = 0;
     size_t stacks_cap = 0;
     uint32_t ntraces = accounting_ntraces(m->acct);
+    uint32_t *stack_of_trace = m->growth ? xcalloc(ntraces ? ntraces : 1, sizeof *stack_of_trace) : NULL;
     for (uint32_t t = 0; t < ntraces; t++) {
         const struct acct_cost *c = accounting_cost(m->acct, t);
         if (!c || (c->calls == 0 && c->mapping_calls == 0)) {
@@ -398,6 +460,9 @@ struct report *report_new(const struct model *m)
             idx--;
         }
         struct report_stack *st = &r->stacks[idx];
+        if (stack_of_trace) {
+            stack_of_trace[t] = idx + 1;
+        }
         st->calls += c->calls;
         st->temporary += c->temporary;
         st->allocated += c->allocated;
@@ -410,6 +475,10 @@ struct report *report_new(const struct model *m)
         st->time_ns += c->time_ns;
     }
     free(stack_of);
+    if (m->growth) {
+        stacks_growth(r, stack_of_trace, ntraces);
+    }
+    free(stack_of_trace);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         r->ranked[s] = xmalloc((r->nstacks ? r->nstacks : 1) * sizeof *r->ranked[s]);
         uint32_t k = 0;
@@ -445,6 +514,9 @@ int report_section_shown(const struct report *r, const struct report_options *o,
     if (o->sections) {
         return (o->sections & (1u << s)) != 0;
     }
+    if (s == REPORT_GROWTH) {
+        return r->model->growth != NULL;
+    }
     return s != REPORT_TIME || (r->model->header.flags & MEMFMT_HF_TIMED);
 }
 
@@ -458,6 +530,7 @@ const char *report_title(enum report_section s)
         "MOST MEMORY ALLOCATED",
         "PEAK MAPPED MEMORY",
         "MOST TIME IN THE ALLOCATOR",
+        "MOST MEMORY GROWTH",
     };
     return s < REPORT_NSECTIONS ? titles[s] : "";
 }
@@ -561,6 +634,16 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
                 t->time_ns ? 100.0 * (double)st->time_ns / (double)t->time_ns : 0.0, est,
                 (unsigned long long)st->calls);
         break;
+    case REPORT_GROWTH: {
+        char b2[32], b3[32];
+        fprintf(out,
+                "  %s%s/s growth (%s%.0f bytes/s; fit R\xc2\xb2 %.2f, rising in %.0f%% of intervals), "
+                "%s%s at the window's start, %s%s at its end\n",
+                est, util_bytes(b1, sizeof b1, (uint64_t)llround(st->growth.rate)), est, st->growth.rate, st->growth.r2,
+                100.0 * st->growth.growing, est, util_bytes(b2, sizeof b2, (uint64_t)llround(st->growth.start)), est,
+                util_bytes(b3, sizeof b3, (uint64_t)llround(st->growth.end)));
+        break;
+    }
     default: break;
     }
 }
@@ -676,6 +759,28 @@ static void print_time_summary(const struct model *m, const struct acct_totals *
     }
 }
 
+/* The whole heap's growth (growth.h): the fitted rate over the window. */
+static void print_growth_summary(const struct model *m, FILE *out)
+{
+    const struct growth *g = m->growth;
+    if (!g) {
+        return;
+    }
+    uint32_t np = growth_npoints(g);
+    if (np < 3) {
+        fprintf(out, "memory growth: not measured (the window is too short to fit)\n");
+        return;
+    }
+    struct growth_fit f;
+    growth_fit_series(g, growth_total(g), &f);
+    char b1[32];
+    const char *est = m->sample_rate ? "~" : "";
+    double secs = (double)(np - 1) * (double)growth_spacing_ms(g) / 1000.0;
+    fprintf(out, "memory growth: %s%s%s/s (%.0f bytes/s) fitted over %.3f s from %.3f s, R\xc2\xb2 %.2f\n", est,
+            f.rate < 0 ? "-" : "", util_bytes(b1, sizeof b1, (uint64_t)llround(fabs(f.rate))), f.rate, secs,
+            (double)growth_from_ms(g) / 1000.0, f.r2);
+}
+
 void report_print_summary(const struct model *m, const struct accounting *a, FILE *out)
 {
     const struct acct_totals *t = accounting_totals(a);
@@ -750,6 +855,25 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     }
 }
 
+/* What limits the growth section: too short a window, too few samples. */
+static void print_growth_notes(const struct report *r, FILE *out)
+{
+    const struct growth *g = r->model->growth;
+    if (growth_npoints(g) < 3) {
+        fprintf(out, "  (the window is too short to fit: %u points %llu ms apart)\n", growth_npoints(g),
+                (unsigned long long)growth_spacing_ms(g));
+    }
+    if (r->growth_undersampled) {
+        fprintf(out,
+                "  (%u call %s grew with fewer than %d sampled allocations in the window: too few samples for an "
+                "estimate; record longer or with a smaller --sample-rate)\n",
+                r->growth_undersampled, r->growth_undersampled == 1 ? "stack" : "stacks", GROWTH_MIN_SAMPLES);
+    } else if (growth_sampled(g) && r->nranked[REPORT_GROWTH] == 0) {
+        fprintf(out, "  (sampled: a call stack needs at least %d sampled allocations in the window to be ranked)\n",
+                GROWTH_MIN_SAMPLES);
+    }
+}
+
 void report_print_text(const struct report *r, const struct report_options *o, FILE *out)
 {
     const struct model *m = r->model;
@@ -757,6 +881,12 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     report_print_summary(m, m->acct, out);
     if (o->note) {
         fprintf(out, "%s\n", o->note);
+    }
+    /* The window's fit, not the accounting's: a line of its own, after
+     * the summary that memtui shows as it is. */
+    if (m->growth) {
+        fputc('\n', out);
+        print_growth_summary(m, out);
     }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!report_section_shown(r, o, (enum report_section)s)) {
@@ -774,6 +904,9 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         if (m->sample_rate && s == REPORT_TEMPORARY) {
             fprintf(out, "  (not measured when sampling)\n");
             continue;
+        }
+        if (s == REPORT_GROWTH) {
+            print_growth_notes(r, out);
         }
         for (uint32_t i = 0; i < n; i++) {
             const struct report_stack *st = &r->stacks[r->ranked[s][i]];

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "figures.h"
+#include "growth.h"
 #include "model.h"
 #include "symbolize.h"
 
@@ -22,6 +23,7 @@ enum report_section {
     REPORT_ALLOCATED, /* MOST MEMORY ALLOCATED */
     REPORT_MAPPED, /* PEAK MAPPED MEMORY: direct mappings, not the heap */
     REPORT_TIME, /* MOST TIME IN THE ALLOCATOR: timed recordings only */
+    REPORT_GROWTH, /* MOST MEMORY GROWTH: when the model has growth (growth.h) */
     REPORT_NSECTIONS,
 };
 
@@ -35,6 +37,11 @@ struct report_stack {
     uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
     uint64_t mapped_peak, mapped_end, mapping_calls; /* direct mappings */
     uint64_t time_ns; /* allocator time of its calls and of its blocks' frees */
+    /* Growth of its live bytes over the window (growth.h), its traces'
+     * series summed; `grows` when the fit counts as growth. */
+    struct growth_fit growth;
+    uint64_t growth_samples; /* allocations in the window */
+    int grows;
 };
 
 struct report_index;
@@ -47,6 +54,9 @@ struct report {
     uint32_t nstacks;
     uint32_t *ranked[REPORT_NSECTIONS]; /* indexes into stacks, best first */
     uint32_t nranked[REPORT_NSECTIONS];
+    /* Sampled: stacks whose live bytes rose (fitted rate > 0) with fewer
+     * than GROWTH_MIN_SAMPLES sampled allocations in the window. */
+    uint32_t growth_undersampled;
 };
 
 struct report_options {

@@ -74,8 +74,8 @@ void mpopts_usage(FILE *f)
                "  -n, --top N         entries per section (default 10)\n"
                "  -f, --frames N      frames printed per call stack (default 48)\n"
                "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
-               "                      temporary, leaked, allocated, mapped, time (default all;\n"
-               "                      time: only in recordings made with memrec --time)\n"
+               "                      temporary, leaked, allocated, mapped, time, growth (default\n"
+               "                      all; time: only in recordings made with memrec --time)\n"
                "      --full-names    C++ names in full (text shortens long template lists)\n"
                "      --threads       add a section of each thread's calls, peak contribution and\n"
                "                      leaks (a second pass over the file; whole run only)\n"
@@ -169,7 +169,7 @@ enum {
 static unsigned parse_sections(const char *list)
 {
     static const char *const names[REPORT_NSECTIONS] = {"calls",     "peak",   "temporary", "leaked",
-                                                        "allocated", "mapped", "time"};
+                                                        "allocated", "mapped", "time",      "growth"};
     unsigned mask = 0;
     char *copy = xstrdup(list);
     char *save = NULL;
@@ -182,8 +182,9 @@ static unsigned parse_sections(const char *list)
             }
         }
         if (!found) {
-            die_code(2, "invalid section '%s' (expected calls, peak, temporary, leaked, allocated, mapped or time)",
-                     tok);
+            die_code(
+                2, "invalid section '%s' (expected calls, peak, temporary, leaked, allocated, mapped, time or growth)",
+                tok);
         }
     }
     free(copy);

@@ -142,6 +142,7 @@ static void make_query(struct source *s, const struct opts *o, const struct mode
         q->at_ms = parse_time(o->at, m, "--at") + (strcmp(o->at, "peak") == 0);
     }
     q->thread = o->thread;
+    q->growth = 1;
     q->sizes = o->sizes ? 1 + o->by_stack : 0;
     if (o->timeline) {
         q->series_points = o->json ? o->points : CHARTS_COLUMNS;
@@ -164,7 +165,7 @@ void source_open(struct source *s, const struct opts *o)
     struct model_hook hook;
     if (!need_model) {
         make_query(s, o, NULL);
-        int wanted = q->has_window || q->has_at || q->thread || q->sizes || q->series_points;
+        int wanted = q->has_window || q->has_at || q->thread || q->sizes || q->series_points || q->growth;
         st = wanted ? analysis_stream_new(q, &hook) : NULL;
     }
     load_model(s, st ? &hook : NULL, o->read_fail_code);
@@ -180,7 +181,7 @@ void source_open(struct source *s, const struct opts *o)
     int restricted = q->has_window || q->has_at || q->thread || q->keep;
     if (st) {
         s->a = analysis_stream_finish(st, m);
-    } else if (restricted || q->sizes || q->series_points) {
+    } else if (restricted || q->sizes || q->series_points || q->growth) {
         int err;
         int rc = analysis_run(s->path, m, q, &s->a, &err);
         if (rc < 0) {
@@ -193,6 +194,7 @@ void source_open(struct source *s, const struct opts *o)
     s->acct = restricted ? s->a->acct : m->acct;
     s->view = *m;
     s->view.acct = (struct accounting *)s->acct;
+    s->view.growth = s->a ? s->a->growth : NULL;
     if (restricted) {
         s->view.has_counts = 0; /* the exact per-thread counts are the whole run's */
     }

@@ -2,6 +2,7 @@
 /* memrec's command line: usage and option parsing into struct options. Part of the memrec program
  * (memrec_internal.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,40 +14,43 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--] PROGRAM [ARGS...]\n"
-            "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] --pid PID\n"
-            "\n"
-            "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
-            "--pid, attaches to a running process and records it until Ctrl+C (which\n"
-            "detaches and leaves it running) or its end.\n"
-            "\n"
-            "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
-            "  -q, --quiet         print nothing at the end\n"
-            "  -p, --pid PID       attach to the running process PID (memrec's own ptrace\n"
-            "                      injector; needs the right to trace it)\n"
-            "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
-            "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
-            "                      FILE.<pid>.zst with -o FILE.zst)\n"
-            "  -l, --level N       zstd compression level (1-19, default 3)\n"
-            "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
-            "                      bytes allocated on average (suffixes K, M, G); every call\n"
-            "                      and byte is still counted, the rest is estimated\n"
-            "  -t, --time          measure the time each call spends in the allocator (the\n"
-            "                      forwarded malloc, free, new, delete...; with -s, the\n"
-            "                      sampled calls)\n"
-            "  -w, --max-wait TIME the longest a thread of the program waits for memrec to\n"
-            "                      read (a stopped or starved memrec): past it, events are\n"
-            "                      dropped, counted and reported; TIME in ms, or with ms, s\n"
-            "                      or m; 'none' waits as long as it takes (default: 100ms\n"
-            "                      with --pid, none when memrec starts the program)\n"
-            "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
-            "                      keep their innermost and outermost frames and are marked\n"
-            "                      truncated\n"
-            "  -h, --help          show this help\n"
-            "  -V, --version       show the version\n"
-            "\n"
-            "Then: memprint FILE\n");
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--duration D] [--]\n"
+               "              PROGRAM [ARGS...]\n"
+               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--duration D] --pid PID\n"
+               "\n"
+               "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
+               "--pid, attaches to a running process and records it until Ctrl+C (which\n"
+               "detaches and leaves it running) or its end.\n"
+               "\n"
+               "  -o, --output FILE   write the recording to FILE (default: memrec.<program>.<pid>.zst)\n"
+               "  -q, --quiet         print nothing at the end\n"
+               "  -p, --pid PID       attach to the running process PID (memrec's own ptrace\n"
+               "                      injector; needs the right to trace it)\n"
+               "  -f, --follow-fork   record each child the program forks too, into a file of its\n"
+               "                      own named after its pid (memrec.<program>.<pid>.zst, or\n"
+               "                      FILE.<pid>.zst with -o FILE.zst)\n"
+               "  -l, --level N       zstd compression level (1-19, default 3)\n"
+               "  -s, --sample-rate B record the stacks of a sample of the allocations, one per B\n"
+               "                      bytes allocated on average (suffixes K, M, G); every call\n"
+               "                      and byte is still counted, the rest is estimated\n"
+               "  -t, --time          measure the time each call spends in the allocator (the\n"
+               "                      forwarded malloc, free, new, delete...; with -s, the\n"
+               "                      sampled calls)\n"
+               "  -w, --max-wait TIME the longest a thread of the program waits for memrec to\n"
+               "                      read (a stopped or starved memrec): past it, events are\n"
+               "                      dropped, counted and reported; TIME in ms, or with ms, s\n"
+               "                      or m; 'none' waits as long as it takes (default: 100ms\n"
+               "                      with --pid, none when memrec starts the program)\n"
+               "  -d, --max-depth N   frames kept per stack (8-1024, default 256); deeper stacks\n"
+               "                      keep their innermost and outermost frames and are marked\n"
+               "                      truncated\n"
+               "      --duration D    stop recording after D seconds (suffixes s, m, h); with\n"
+               "                      --pid, detach then; a program memrec started runs on to\n"
+               "                      its end, and memrec waits for it and exits with its status\n"
+               "  -h, --help          show this help\n"
+               "  -V, --version       show the version\n"
+               "\n"
+               "Then: memprint FILE\n");
 }
 
 /* --max-wait's TIME: milliseconds (a bare number, or with ms, s or m),
@@ -77,15 +81,48 @@ static long parse_wait(const char *s)
     return (long)(v + 0.5);
 }
 
+enum { OPT_DURATION = 256 };
+
+/* --duration: seconds, or a number with s, m or h; into milliseconds (at
+ * least 1). */
+static uint64_t parse_duration(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = 1000.0;
+    if (*end == 's') {
+        end++;
+    } else if (*end == 'm') {
+        mult = 60000.0;
+        end++;
+    } else if (*end == 'h') {
+        mult = 3600000.0;
+        end++;
+    }
+    if (end == s || *end || errno || !(v > 0) || v * mult > 1e15) {
+        die_code(2, "invalid duration '%s' (expected seconds, or a number with s, m or h, e.g. 30s, 5m)", s);
+    }
+    uint64_t ms = (uint64_t)(v * mult + 0.5);
+    return ms ? ms : 1;
+}
+
 void parse_args(int argc, char **argv, struct options *o)
 {
     static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},      {"quiet", no_argument, NULL, 'q'},
-        {"level", required_argument, NULL, 'l'},       {"max-depth", required_argument, NULL, 'd'},
-        {"sample-rate", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},           {"follow-fork", no_argument, NULL, 'f'},
-        {"pid", required_argument, NULL, 'p'},         {"time", no_argument, NULL, 't'},
-        {"max-wait", required_argument, NULL, 'w'},    {NULL, 0, NULL, 0},
+        {"output", required_argument, NULL, 'o'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"level", required_argument, NULL, 'l'},
+        {"max-depth", required_argument, NULL, 'd'},
+        {"sample-rate", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"follow-fork", no_argument, NULL, 'f'},
+        {"pid", required_argument, NULL, 'p'},
+        {"time", no_argument, NULL, 't'},
+        {"max-wait", required_argument, NULL, 'w'},
+        {"duration", required_argument, NULL, OPT_DURATION},
+        {NULL, 0, NULL, 0},
     };
     o->level = 3;
     o->max_wait_ms = -2; /* not given */
@@ -143,6 +180,7 @@ void parse_args(int argc, char **argv, struct options *o)
                 die_code(2, "invalid --max-wait '%s' (expected a time such as 100ms, 2s or 1m, or 'none')", optarg);
             }
             break;
+        case OPT_DURATION: o->duration_ms = parse_duration(optarg); break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); exit(0);
         case '?':

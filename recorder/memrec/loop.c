@@ -189,7 +189,9 @@ static int all_finished(const struct session *s)
 /* A program memrec started: SIGINT, SIGTERM and SIGHUP sent to memrec
  * alone go on to the program, as time(1) does, and the recording goes on
  * until the program ends; a second one stops the recording at once. */
-static void pass_on_signals(struct session *s, int *passed)
+static int passed[sizeof sent_to_us / sizeof *sent_to_us]; /* of sent_to_us, passed on so far */
+
+static void pass_on_signals(struct session *s)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
@@ -216,14 +218,28 @@ void run(struct session *s)
     uint64_t last_flush = mono_ms(), last_rss = 0, stop_at = 0;
     struct pollfd *pfd = NULL;
     size_t pfd_cap = 0;
-    int passed[sizeof sent_to_us / sizeof *sent_to_us] = {0};
+    uint64_t start = mono_ms();
     for (;;) {
         uint64_t now = mono_ms();
         if (got_stop && !stop_at) {
             stop_at = now;
         }
         if (got_stop && !s->attached) {
-            pass_on_signals(s, passed);
+            pass_on_signals(s);
+        }
+        if (s->o->duration_ms && !s->duration_over && now - start >= s->o->duration_ms) {
+            s->duration_over = 1;
+            if (s->attached) {
+                break; /* the caller detaches */
+            }
+            /* The program runs on: its recorders find the pipes closed
+             * and disarm (pipe.c: EPIPE, SIGPIPE kept from the program). */
+            for (size_t i = 0; i < s->nrecs; i++) {
+                if (!s->recs[i]->finished) {
+                    finish(s, s->recs[i], MEMFMT_END_DETACHED, 0);
+                }
+            }
+            break;
         }
         if (got_chld) {
             got_chld = 0;
@@ -293,4 +309,18 @@ void run(struct session *s)
         }
     }
     free(pfd);
+}
+
+void wait_unrecorded(struct session *s)
+{
+    while (!s->reaped && got_stop < 2) {
+        if (got_stop) {
+            pass_on_signals(s);
+        }
+        struct pollfd p = {s->lfd, POLLIN, 0};
+        if (poll(&p, 1, RSS_EVERY_MS) > 0) {
+            serve(s); /* every recording is finished: no pipe to hand out */
+        }
+        reap(s, WNOHANG);
+    }
 }

@@ -68,6 +68,13 @@ int main(int argc, char **argv)
     close(s.child.err_fd);
 
     run(&s);
+    if (s.duration_over && !s.reaped) {
+        if (!o.quiet) {
+            fprintf(stderr, "memrec: --duration reached: recording stopped; waiting for process %d to end\n",
+                    (int)s.child.pid);
+        }
+        wait_unrecorded(&s);
+    }
     if (!s.reaped && got_stop < 2) {
         reap(&s, 0);
     }

@@ -29,6 +29,7 @@ struct options {
      * parse_args() the default is set: 100 ms with --pid, no bound when
      * memrec starts the program. */
     long max_wait_ms;
+    uint64_t duration_ms; /* --duration: stop recording after this long (0: until the end or Ctrl+C) */
     char **argv;
 };
 
@@ -53,6 +54,7 @@ struct session {
     uint64_t cpu_user_ns, cpu_sys_ns; /* the program's CPU time (wait4), once reaped */
     uint64_t cpu_at_attach[2]; /* --pid: its user and system CPU time when memrec attached */
     int cpu_known; /* --pid: cpu_at_attach could be read */
+    int duration_over; /* --duration passed: the recording stopped, the program runs on */
 };
 
 /* ---- loop.c: signal flags, set by its handlers ---- */
@@ -120,8 +122,15 @@ int open_hub(char *sock, size_t cap);
 void reap(struct session *s, int flags);
 void main_end(struct session *s, unsigned *how, int *value);
 /** Read the pipes and serve the socket until every recorded process ended
- * or the user stopped us. */
+ * or the user stopped us, or --duration passed: then, attached, run()
+ * returns for the caller to detach; launched, every recording is finished
+ * as stopped while the program ran (END "detached") and run() returns. */
 void run(struct session *s);
+/** After --duration stopped the recordings of a program memrec started:
+ * wait for it to end, passing signals on as run() does, answering its
+ * recorders' requests for a pipe with none (they disarm). Returns when it
+ * was reaped, or at a second stop signal (then it runs on). */
+void wait_unrecorded(struct session *s);
 
 /* ---- summary.c ---- */
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "escape.h"
 #include "util.h"
@@ -45,9 +46,20 @@ void print_summary(const struct session *s, const struct recording *r)
     }
     if (r->how == MEMFMT_END_SIGNALED) {
         fprintf(stderr, "memrec: the program was killed by signal %d (%s)\n", r->value, strsignal(r->value));
+    } else if (r->how == MEMFMT_END_DETACHED && s->duration_over && r->is_main && s->reaped && !s->attached) {
+        /* --duration: the recording stopped, the program ran on to its end. */
+        if (WIFEXITED(s->status)) {
+            fprintf(stderr,
+                    "memrec: recording stopped after --duration; the program ran on and exited with status %d\n",
+                    WEXITSTATUS(s->status));
+        } else {
+            fprintf(stderr,
+                    "memrec: recording stopped after --duration; the program ran on and was killed by signal %d\n",
+                    WTERMSIG(s->status));
+        }
     } else if (r->how == MEMFMT_END_DETACHED) {
-        fprintf(stderr, "memrec: recording stopped; the program is still running%s\n",
-                s->attached ? " (detached)" : "");
+        fprintf(stderr, "memrec: recording stopped%s; the program is still running%s\n",
+                s->duration_over ? " after --duration" : "", s->attached ? " (detached)" : "");
     } else if (r->how == MEMFMT_END_UNKNOWN && !r->is_main) {
         fprintf(stderr, "memrec: the process ended without exiting normally (killed or crashed)\n");
     }

@@ -105,6 +105,9 @@ target_compile_options(prog_plugin PRIVATE -O2 -g -fno-sanitize=all)
 target_link_options(prog_plugin PRIVATE -fno-sanitize=all)
 memrec_add_prog(dlopener "dlopener.c")
 # A running server memrec attaches to (memrec --pid).
+# A server whose memory grows at 100 KB/s beside a cache, churn and a
+# sawtooth (test_growth.py).
+memrec_add_prog(growth "growth.c")
 memrec_add_prog(attachee "attachee.c")
 target_link_libraries(prog_attachee PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 add_dependencies(prog_attachee prog_plugin)
