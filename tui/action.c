@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Keys to actions in one table, and next to it the help screen's text,
- * which must name every key of the table (a key added here goes there). */
+ * which must name every key of the table (a key added here goes there);
+ * the views and their number keys come from the table of views, put in
+ * by help.c where action_help_views stands. */
 #include "action.h"
 
 #include <curses.h>
@@ -35,11 +37,12 @@ enum action action_of_key(int key)
     return ACT_NONE;
 }
 
+const char action_help_views[] = "(the views)";
+
 static const char *const help[] = {
     "Views",
     "  Tab / Shift+Tab      next / previous view",
-    "  1 2 3 4 5 6 7        Summary, Top-down, Bottom-up, Functions, Flame graph, Over time,",
-    "                       Allocator time (per size class, function, thread; memrec --time)",
+    action_help_views,
     "Moving",
     "  Up Down, k j         previous / next row",
     "  PgUp PgDn, Space     page up / down",

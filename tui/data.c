@@ -255,8 +255,10 @@ const char *data_func_name(struct data *d, uint32_t f)
     }
     if (!d->fnames[f]) {
         const struct calltree_func *fn = calltree_func(d->tree, f);
-        /* The raw function name, escaped so that it reads unambiguously;
-         * frames_name()'s form (with '?' for controls) when unnamed. */
+        /* The raw function name, escaped for this terminal; a frame with
+         * no function keeps the tree's name, frames_name_dup()'s form
+         * ("?? in MODULE+0xOFFSET", "[frames omitted]", already escaped
+         * as \xHH), escaped again only for an ASCII terminal. */
         if (fn->frame && fn->frame->function) {
             d->fnames[f] = esc_text_for(fn->frame->function, !d->utf8);
         } else {

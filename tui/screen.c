@@ -17,6 +17,7 @@
 #include "crt.h"
 #include "detail.h"
 #include "escape.h"
+#include "help.h"
 #include "util.h"
 #include "view.h"
 
@@ -26,6 +27,7 @@ struct screen {
     size_t cur; /* the view shown */
     char search[128];
     int help;
+    char **help_text; /* help_new()'s lines */
     int detail; /* frame detail shown over the view */
     char status[256];
     /* Geometry of the last draw (mouse). */
@@ -41,6 +43,10 @@ static const char *const cost_titles[COST_NTYPES] = {
     "bytes mapped at the mapped peak",
     "ns in the allocator",
 };
+
+/* The help's lines are wrapped below this width (the widest key's text
+ * is as wide). */
+#define HELP_WIDTH 96
 
 static struct view_ctx ctx_of(struct screen *scr)
 {
@@ -103,9 +109,9 @@ static int draw_window_line(struct screen *scr, int y, int w)
     return 1;
 }
 
-static void draw_help(int h, int w)
+static void draw_help(struct screen *scr, int h, int w)
 {
-    const char *const *lines = action_help();
+    char **lines = scr->help_text;
     erase();
     crt_fill(0, 0, w, ' ', crt_attr(CRT_TITLE));
     crt_put(0, 0, "memtui help: every key (any key closes this screen)", w, crt_attr(CRT_TITLE));
@@ -119,7 +125,7 @@ static void draw(struct screen *scr, const char *prompt, const char *input)
     int h = LINES, w = COLS;
     erase();
     if (scr->help) {
-        draw_help(h, w);
+        draw_help(scr, h, w);
         refresh();
         return;
     }
@@ -454,6 +460,7 @@ int screen_run(struct data *d)
     memset(&scr, 0, sizeof scr);
     scr.d = d;
     scr.views = xcalloc(view_count, sizeof *scr.views);
+    scr.help_text = help_new(HELP_WIDTH);
     for (size_t i = 0; i < view_count; i++) {
         scr.views[i] = view_table[i]->new ();
         scr.views[i]->cls = view_table[i];
@@ -463,5 +470,6 @@ int screen_run(struct data *d)
         view_table[i]->free(scr.views[i]);
     }
     free(scr.views);
+    help_free(scr.help_text);
     return status;
 }

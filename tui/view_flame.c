@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "crt.h"
+#include "search.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -235,13 +236,10 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
  * match (the screen gives it to select_node()). */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 {
-    struct view_result r = VIEW_RESULT_NONE;
     (void)v;
     (void)c;
     (void)dir;
-    r.flags = VIEW_SEARCH_IN;
-    r.o = CALLTREE_TOP_DOWN;
-    return r;
+    return search_forward(CALLTREE_TOP_DOWN, 0);
 }
 
 /* No sync() here: a node chosen before the first draw after a reload is

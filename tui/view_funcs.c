@@ -11,7 +11,7 @@
 
 #include "crt.h"
 #include "listbox.h"
-#include "text.h"
+#include "search.h"
 #include "util.h"
 #include "view.h"
 
@@ -252,6 +252,17 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
     return fn->frame;
 }
 
+struct name_arg {
+    struct data *d;
+    const struct listbox *l;
+};
+
+static const char *row_name(void *arg, uint32_t i)
+{
+    struct name_arg *a = arg;
+    return data_func_name(a->d, a->l->rows[i].id);
+}
+
 /* The search looks at the list of functions (leaving a callers and
  * callees page), from the selection. */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
@@ -261,15 +272,11 @@ static struct view_result search(struct view *v, struct view_ctx *c, int dir)
     struct view_result r = VIEW_RESULT_NONE;
     s->shown = CALLTREE_NONE;
     selected(c->d, s);
-    uint32_t n = l->n;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t step = dir == 0 ? k : k + 1;
-        uint32_t i = dir < 0 ? (l->sel + n - step % n) % n : (l->sel + step) % n;
-        if (text_match(data_func_name(c->d, l->rows[i].id), c->search)) {
-            l->sel = i;
-            r.flags = VIEW_FOUND;
-            return r;
-        }
+    struct name_arg arg = {c->d, l};
+    uint32_t i = search_step(l->n, l->sel, dir, c->search, row_name, &arg);
+    if (i < l->n) {
+        l->sel = i;
+        r.flags = VIEW_FOUND;
     }
     return r;
 }

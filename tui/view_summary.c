@@ -9,6 +9,7 @@
 
 #include "crt.h"
 #include "listbox.h"
+#include "search.h"
 #include "util.h"
 #include "view.h"
 
@@ -170,13 +171,10 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
 /* The summary's sites are the bottom-up view's: the search goes there. */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 {
-    struct view_result r = VIEW_RESULT_NONE;
     (void)v;
     (void)c;
     (void)dir;
-    r.flags = VIEW_GOTO | VIEW_SEARCH_IN;
-    r.o = CALLTREE_BOTTOM_UP;
-    return r;
+    return search_forward(CALLTREE_BOTTOM_UP, 1);
 }
 
 static struct view *new_view(void)

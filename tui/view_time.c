@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "crt.h"
+#include "search.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -247,13 +248,10 @@ static void click(struct view *v, struct view_ctx *c, int line, int x)
  * flame graph's cursor follows its match. */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 {
-    struct view_result r = VIEW_RESULT_NONE;
     (void)v;
     (void)c;
     (void)dir;
-    r.flags = VIEW_SEARCH_IN;
-    r.o = CALLTREE_TOP_DOWN;
-    return r;
+    return search_forward(CALLTREE_TOP_DOWN, 0);
 }
 
 static void window_clear(struct view *v)

@@ -11,6 +11,7 @@
 
 #include "crt.h"
 #include "listbox.h"
+#include "search.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -347,18 +348,6 @@ static uint32_t *built_nodes(const struct calltree *t, enum calltree_orient o, u
     return out;
 }
 
-/* 1 when some function's name matches the search. O(functions). */
-static int some_function_matches(struct data *d, const char *needle)
-{
-    uint32_t nf = calltree_nfuncs(d->tree);
-    for (uint32_t f = 0; f < nf; f++) {
-        if (text_match(data_func_name(d, f), needle)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* The bottom-up node of a match that no node built so far shows, found
  * through the top-down tree: its first node (display order) of a matching
  * function, followed down its heaviest children to an allocation site;
@@ -421,12 +410,24 @@ static uint32_t bottom_up_match(struct data *d, const char *needle)
     return found;
 }
 
+struct name_arg {
+    struct data *d;
+    enum calltree_orient o;
+    const uint32_t *nodes;
+};
+
+static const char *node_name(void *arg, uint32_t i)
+{
+    struct name_arg *a = arg;
+    return data_node_name(a->d, a->o, a->nodes[i]);
+}
+
 /* Search among the nodes built, in display order from the selection; the
  * bottom-up tree is never built whole for it (see bottom_up_match()). */
 static int search_tree(struct data *d, struct tree_view *s, const char *needle, int dir)
 {
     sync(d, s);
-    if (!some_function_matches(d, needle)) {
+    if (!search_any_function(d, needle)) {
         return 0;
     }
     uint32_t n;
@@ -439,14 +440,11 @@ static int search_tree(struct data *d, struct tree_view *s, const char *needle, 
             break;
         }
     }
-    int found = 0;
-    for (uint32_t k = 0; k < n && !found; k++) {
-        uint32_t step = dir == 0 ? k : k + 1;
-        uint32_t i = dir < 0 ? (at + n - step % n) % n : (at + step) % n;
-        if (text_match(data_node_name(d, s->o, nodes[i]), needle)) {
-            tree_select(d, s, nodes[i]);
-            found = 1;
-        }
+    struct name_arg arg = {d, s->o, nodes};
+    uint32_t i = search_step(n, at, dir, needle, node_name, &arg);
+    int found = i < n;
+    if (found) {
+        tree_select(d, s, nodes[i]);
     }
     free(nodes);
     if (!found && s->o == CALLTREE_BOTTOM_UP) {

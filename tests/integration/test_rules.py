@@ -233,9 +233,10 @@ FORMAT_LAYERS = [
 TUI_LAYERS = [
     ("main", "memtui.c"),
     ("screen", "screen.c"),
+    ("help", "help.c"),
     ("table", "views.c"),
     ("views", "view_alloc.c view_flame.c view_funcs.c view_summary.c view_time.c view_tree.c"),
-    ("widgets", "listbox.c detail.c"),
+    ("widgets", "listbox.c detail.c search.c"),
     ("base", "crt.c text.c action.c data.c"),
 ]
 
