@@ -77,6 +77,26 @@ static void set_attrs(void)
     attrs[CRT_FLAME_B] = A_NORMAL;
 }
 
+/* Home and End as terminals send them, whatever TERM's entry says: tmux
+ * and screen send \e[1~ and \e[4~ (TERM=xterm inside tmux lacks them),
+ * xterm \e[H and \e[F or \eOH and \eOF. A sequence curses does not know
+ * arrives as its characters, and the "4" of \e[4~ would open view 4. */
+static void define_home_end(void)
+{
+    static const struct {
+        const char *seq;
+        int key;
+    } seqs[] = {
+        {"\033[1~", KEY_HOME}, {"\033[4~", KEY_END}, {"\033[7~", KEY_HOME}, {"\033[8~", KEY_END},
+        {"\033[H", KEY_HOME},  {"\033[F", KEY_END},  {"\033OH", KEY_HOME},  {"\033OF", KEY_END},
+    };
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        if (key_defined(seqs[i].seq) == 0) {
+            define_key(seqs[i].seq, seqs[i].key);
+        }
+    }
+}
+
 void crt_init(void)
 {
     struct sigaction sa;
@@ -100,9 +120,10 @@ void crt_init(void)
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    define_home_end();
     curs_set(0);
     set_escdelay(25);
-    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_DOUBLE_CLICKED, NULL);
+    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     mouseinterval(0);
 
     const char *nc = getenv("NO_COLOR");

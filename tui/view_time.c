@@ -237,11 +237,13 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
 
 /* ---- the view class ---- */
 
+/* A click on the chart: its column, past the byte axis' gutter; the
+ * next draw keeps it within the chart. */
 static void click(struct view *v, struct view_ctx *c, int line, int x)
 {
     (void)c;
     (void)line;
-    ((struct time_view *)v)->col = x;
+    ((struct time_view *)v)->col = x - (AXIS_W + 1);
 }
 
 /* The chart has no names: the search is the top-down view's, and the

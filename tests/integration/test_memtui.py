@@ -580,6 +580,97 @@ try:
         check(m is not None and int(m.group(1)) in want,
               "d at 80x24, %s: line %s (expected %s)" % (what, m.group(1) if m else None, " or ".join(map(str, want))))
         t.close()
+
+    # ---- 80x24: the help scrolls, every tab's number shows (issue 22, item 3) ----
+    t = Tui(["phases.zst"], cwd=d, width=80, height=24)
+    t.wait_text("MOST CALLS")
+    s = t.screen()
+    check(" 7 Alloc t" in lines(s)[1] and " 1 Summary " in lines(s)[1], "80x24: every tab's number on the tab row")
+    t.keys("7")
+    s = t.wait_text(" 7 Alloc time")
+    check(s is not None, "80x24: the current tab keeps its whole name (7 Alloc time)")
+    t.keys("?")
+    s = t.wait_text("memtui help")
+    check(s is not None and re.search(r"^lines 1-22 of \d+: Down, PgDn or End for more$", s, re.M) is not None,
+          "80x24 help: says it is cut and how to scroll")
+    check(s is not None and "clear the window" not in s, "80x24 help: the time-window keys are below the screen")
+    check(s is not None and "Over time, Allocator time" in s, "80x24 help: the views from the table, wrapped")
+    t.keys("End")
+    s = t.wait_text("clear the window")
+    check(s is not None, "80x24 help: End scrolls to the time-window and other keys")
+    check(s is not None and re.search(r"^lines \d+-(\d+) of \1: Up, PgUp or Home$", s, re.M) is not None,
+          "80x24 help: the last line is shown")
+    check(s is not None and max(len(ln) for ln in s.split("\n")) <= 80, "80x24 help: drawn within 80 columns")
+    capture("Help at 80x24, scrolled to its end (End)", t)
+    t.keys("Up")
+    s = t.wait_text(re.compile(r"^lines \d+-\d+ of \d+: Down, PgDn or End for more$", re.M))
+    check(s is not None, "80x24 help: Up scrolls back, the help stays open")
+    t.keys("Escape")
+    check(t.wait(lambda x: "memtui help" not in x, "help closed") is not None, "80x24 help: another key closes it")
+
+    # ---- the typed window is checked against the run (issue 22, item 6) ----
+    t.keys("6", "w")
+    t.wait_text("window in ms")
+    t.literal("5000-9000")
+    t.keys("Enter")
+    s = t.wait_text("no window: '5000-9000' starts after the run's end at")
+    check(s is not None and "WINDOW" not in s, "window prompt: a window after the run's end is refused, said")
+    t.keys("w")
+    t.wait_text("window in ms")
+    t.literal("0.5s-1.5s")
+    t.keys("Enter")
+    s = t.wait_text("WINDOW 0.500-1.500 s (x clears)")
+    check(s is not None, "window prompt: seconds with an s; 'x clears' on screen at 80 columns")
+    t.keys("x")
+    t.wait(lambda x: "WINDOW" not in x, "window cleared")
+
+    # ---- mouse: a click on the chart lands on its column, past the axis (issue 22, item 5) ----
+    r = run([MEMTUI, "-b", "-s", "80x24", "-k", "6 Home Right Right Right Right Right", phases],
+            stdin=subprocess.DEVNULL)
+    want = re.search(r"^cursor [^\n]*", r.stdout.decode(), re.M)
+    t.literal("\x1b[M%c%c%c" % (32, 32 + 12 + 1 + 5 + 1, 32 + 10))
+    t.literal("\x1b[M%c%c%c" % (35, 32 + 12 + 1 + 5 + 1, 32 + 10))
+    s = t.wait(lambda x: want is not None and want.group(0) in lines(x), "click on chart column 5", timeout=10)
+    check(s is not None, "mouse: a click on chart column 5 puts the cursor there (%s)" % (want and want.group(0)))
+    # The wheel: three rows a notch, down then up.
+    t.keys("4")
+    t.wait_text("function (sorted by")
+    def body_selection(text):
+        """(row number, text) of the selected list row (it has a share column)."""
+        sel = [ln for ln in selected_rows(t, "%")]
+        rows_now = lines(text)
+        return next(((i, ln.rstrip()) for i, ln in enumerate(rows_now) for x in sel[:1] if ln.rstrip() and
+                     ln.rstrip() in x), None)
+
+    first = body_selection(t.screen())
+    t.literal("\x1b[M%c%c%c" % (32 + 65, 32 + 10, 32 + 10))
+    s = t.wait(lambda x: body_selection(x) not in (None, first), "wheel down", timeout=10)
+    now = body_selection(s or "")
+    check(first is not None and now is not None and now[0] == first[0] + 3,
+          "mouse wheel: down one notch moves the selection three rows (%s to %s)" % (first, now))
+    t.literal("\x1b[M%c%c%c" % (32 + 64, 32 + 10, 32 + 10))
+    s = t.wait(lambda x: body_selection(x) == first, "wheel up", timeout=10)
+    check(s is not None, "mouse wheel: up one notch comes back")
+    t.keys("q")
+    restored(t, "80x24, q", 0)
+    t.close()
+
+    # ---- End with TERM=xterm inside tmux: no stray "4" (issue 22, item 8) ----
+    t = Tui(["phases.zst"], cwd=d, width=80, height=24, env={"TERM": "xterm"})
+    t.wait_text("MOST CALLS")
+    t.keys("2")
+    t.wait_text("function (callees below)")
+    t.keys("Right", "End")
+    t.keys("?")
+    t.wait_text("memtui help")
+    t.keys("Escape")
+    s = t.wait(lambda x: "memtui help" not in x, "help closed")
+    check(s is not None and "|  Top-down  |" in lines(s)[0], "TERM=xterm: End keeps the view (no '4' opening Functions)")
+    body = [ln for ln in lines((s or "").rstrip("\n"))[3:-1] if ln.strip()]
+    check(body and any(body[-1] in r for r in selected_rows(t, "%")), "TERM=xterm: End selects the last row")
+    t.keys("q")
+    t.finished()
+    t.close()
 finally:
     tmux("kill-server", check_rc=False)
 
