@@ -13,18 +13,19 @@ struct binding {
 };
 
 static const struct binding bindings[] = {
-    {'q', ACT_QUIT},         {KEY_UP, ACT_UP},       {'k', ACT_UP},           {KEY_DOWN, ACT_DOWN},
-    {'j', ACT_DOWN},         {KEY_PPAGE, ACT_PGUP},  {KEY_NPAGE, ACT_PGDN},   {' ', ACT_PGDN},
-    {KEY_HOME, ACT_HOME},    {'g', ACT_HOME},        {KEY_END, ACT_END},      {'G', ACT_END},
-    {'\r', ACT_EXPAND},      {'\n', ACT_EXPAND},     {KEY_ENTER, ACT_EXPAND}, {KEY_RIGHT, ACT_RIGHT},
-    {'l', ACT_RIGHT},        {KEY_LEFT, ACT_LEFT},   {'h', ACT_LEFT},         {KEY_BACKSPACE, ACT_BACK},
-    {127, ACT_BACK},         {8, ACT_BACK},          {'\t', ACT_NEXT_VIEW},   {KEY_BTAB, ACT_PREV_VIEW},
-    {'1', ACT_VIEW1},        {'2', ACT_VIEW2},       {'3', ACT_VIEW3},        {'4', ACT_VIEW4},
-    {'5', ACT_VIEW5},        {'6', ACT_VIEW6},       {'7', ACT_VIEW7},        {'8', ACT_VIEW8},
-    {'9', ACT_VIEW9},        {'c', ACT_COST_NEXT},   {'C', ACT_COST_PREV},    {'s', ACT_SORT_SELF},
-    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT}, {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
-    {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},      {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
-    {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},      {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
+    {'q', ACT_QUIT},         {KEY_UP, ACT_UP},        {'k', ACT_UP},           {KEY_DOWN, ACT_DOWN},
+    {'j', ACT_DOWN},         {KEY_PPAGE, ACT_PGUP},   {KEY_NPAGE, ACT_PGDN},   {' ', ACT_PGDN},
+    {KEY_HOME, ACT_HOME},    {'g', ACT_HOME},         {KEY_END, ACT_END},      {'G', ACT_END},
+    {'\r', ACT_EXPAND},      {'\n', ACT_EXPAND},      {KEY_ENTER, ACT_EXPAND}, {KEY_RIGHT, ACT_RIGHT},
+    {'l', ACT_RIGHT},        {KEY_LEFT, ACT_LEFT},    {'h', ACT_LEFT},         {KEY_BACKSPACE, ACT_BACK},
+    {127, ACT_BACK},         {8, ACT_BACK},           {'\t', ACT_NEXT_VIEW},   {KEY_BTAB, ACT_PREV_VIEW},
+    {'1', ACT_VIEW1},        {'2', ACT_VIEW2},        {'3', ACT_VIEW3},        {'4', ACT_VIEW4},
+    {'5', ACT_VIEW5},        {'6', ACT_VIEW6},        {'7', ACT_VIEW7},        {'8', ACT_VIEW8},
+    {'9', ACT_VIEW9},        {'c', ACT_COST_NEXT},    {'C', ACT_COST_PREV},    {'s', ACT_SORT_SELF},
+    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
+    {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
+    {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
+    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT},
 };
 
 enum action action_of_key(int key)
@@ -54,6 +55,8 @@ static const char *const help[] = {
     "                       Flame graph: previous frame on the row",
     "  Backspace            Flame graph: zoom out; Functions: back to the list",
     "  *                    expand the selected subtree (Top-down, Bottom-up)",
+    "  < >                  Top-down, Bottom-up: scroll the names left / right",
+    "                       (deep rows scroll by themselves to the selection)",
     "  mouse click, wheel   select a row, a frame or a view tab; scroll",
     "Figures",
     "  c / C                next / previous cost: calls, temporary, peak,",

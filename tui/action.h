@@ -42,6 +42,8 @@ enum action {
     ACT_SERIES,
     ACT_REFRESH,
     ACT_EXPAND_ALL,
+    ACT_SCROLL_LEFT, /* <: the names column, in the trees */
+    ACT_SCROLL_RIGHT, /* > */
     ACT_NACTIONS,
 };
 

@@ -290,3 +290,70 @@ int crt_put_hl(int y, int x, const char *s, int w, int attr, const char *hl)
     used += put_cols(y, x + used, rest, strlen(rest), w - used, attr);
     return used;
 }
+
+/* One character of s (at most `bytes`): its length and columns; a byte
+ * that is no character counts as one of one column, drawn '?'. */
+static size_t char_at(const char *s, size_t bytes, wchar_t *wc, int *cols)
+{
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t len = mbrtowc(wc, s, bytes, &st);
+    if (len == 0 || len == (size_t)-1 || len == (size_t)-2) {
+        *wc = L'?';
+        *cols = 1;
+        return 1;
+    }
+    *cols = wcwidth(*wc);
+    if (*cols < 0) {
+        *wc = L'?';
+        *cols = 1;
+    }
+    return len;
+}
+
+int crt_put_name(int y, int x, const char *s, int skip, int w, int attr, const char *hl, const char *more)
+{
+    if (w <= 0) {
+        return 0;
+    }
+    size_t n = strlen(s);
+    int total = 0;
+    wchar_t wc;
+    int cw;
+    for (size_t i = 0; i < n;) {
+        i += char_at(s + i, n - i, &wc, &cw);
+        total += cw;
+    }
+    const char *at = hl && *hl ? strcasestr(s, hl) : NULL;
+    size_t hl_from = at ? (size_t)(at - s) : n, hl_to = at ? hl_from + strlen(hl) : n;
+    int cut_left = skip > 0 && total > 0;
+    int cut_right = total - skip > w;
+    int room = w - cut_right;
+    int used = 0, col = 0;
+    move(y, x);
+    if (cut_left) {
+        used += put_cols(y, x, more, strlen(more), 1, attr);
+    }
+    for (size_t i = 0; i < n && used < room;) {
+        size_t len = char_at(s + i, n - i, &wc, &cw);
+        int start = col;
+        col += cw;
+        if (start < skip + cut_left) {
+            i += len;
+            continue;
+        }
+        if (used + cw > room) {
+            break;
+        }
+        int a = i >= hl_from && i < hl_to ? attr | crt_attr(CRT_MATCH) : attr;
+        attron(a);
+        mvaddnwstr(y, x + used, &wc, 1);
+        attroff(a);
+        used += cw;
+        i += len;
+    }
+    if (cut_right && used < w) {
+        used += put_cols(y, x + used, more, strlen(more), 1, attr);
+    }
+    return used;
+}

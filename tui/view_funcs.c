@@ -146,7 +146,7 @@ static void draw_row(struct view_ctx *c, int y, int w, int attr, const struct co
         crt_fill(y, 0, w, ' ', attr);
     }
     int x = crt_put(y, 0, buf, w, attr);
-    crt_put_hl(y, x, name, w - x, attr, c->search);
+    crt_put_name(y, x, name, 0, w - x, attr, c->search, d->utf8 ? "\xe2\x80\xa6" : ">");
 }
 
 static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
@@ -166,7 +166,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             uint32_t i = s->l.top + (uint32_t)r;
             const struct calltree_func *f = calltree_func(d->tree, s->l.rows[i].id);
             draw_row(c, y + 1 + r, w, i == s->l.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL, &f->incl, &f->self, 0,
-                     data_func_name(d, s->l.rows[i].id));
+                     data_func_label(d, s->l.rows[i].id));
         }
         free(s->selname);
         s->selname = s->l.n ? xstrdup(data_func_name(d, s->l.rows[s->l.sel].id)) : NULL;
@@ -174,7 +174,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
     }
     build_links(d, s);
     snprintf(buf, sizeof buf, "%14s %14s %7s  %s (Backspace or Left: back to the list)", "through call", "", "share",
-             data_func_name(d, s->shown));
+             data_func_label(d, s->shown));
     crt_put(y, 0, buf, w, A_BOLD);
     listbox_scroll(&s->links, rows);
     for (int r = 0; r < rows && s->links.top + (uint32_t)r < s->links.n; r++) {
@@ -189,7 +189,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             continue;
         }
         const struct calltree_link *lk = row->kind == LINK_CALLER ? &s->callers[row->id] : &s->callees[row->id];
-        draw_row(c, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_name(d, lk->func));
+        draw_row(c, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_label(d, lk->func));
     }
 }
 

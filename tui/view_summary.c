@@ -121,7 +121,8 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             }
             snprintf(buf, sizeof buf, "  %14llu  ", (unsigned long long)n->incl.v[row->kind]);
             int x = crt_put(yy, 0, buf, w, attr);
-            crt_put_hl(yy, x, data_node_name(d, CALLTREE_BOTTOM_UP, row->id), w - x, attr, c->search);
+            crt_put_name(yy, x, data_node_label(d, CALLTREE_BOTTOM_UP, row->id), 0, w - x, attr, c->search,
+                         d->utf8 ? "\xe2\x80\xa6" : ">");
             break;
         }
         }

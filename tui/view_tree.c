@@ -25,7 +25,12 @@ struct tree_view {
     uint64_t generation; /* of the data's tree the state was made for */
     char **path; /* names from the root to the selection: kept across reloads */
     uint32_t npath;
+    int hoff; /* columns of the names column scrolled out on the left */
+    int hmanual; /* hoff set by < or >: kept until the selection moves */
 };
+
+/* < and > scroll the names by this many columns. */
+#define HSCROLL_STEP 8
 
 /* ---- state ---- */
 
@@ -173,6 +178,7 @@ static void tree_select(struct data *d, struct tree_view *s, uint32_t node)
         }
     }
     remember_path(d, s, node);
+    s->hmanual = 0;
 }
 
 static uint32_t tree_selected(struct data *d, struct tree_view *s)
@@ -199,6 +205,26 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     listbox_scroll(&s->l, rows);
     const char *open_mark = d->utf8 ? "\xe2\x96\xbe " : "- ";
     const char *closed_mark = d->utf8 ? "\xe2\x96\xb8 " : "+ ";
+    const char *more = d->utf8 ? "\xe2\x80\xa6" : ">";
+    /* The names column scrolls so that the selected row's mark stays in
+     * its left half, however deep the row: two columns a level. */
+    int names_x = 14 + 1 + 14 + 1 + 7 + 2, names_w = w - names_x;
+    if (s->l.n && !s->hmanual) {
+        int sel_indent = (int)s->l.rows[s->l.sel].depth * 2;
+        if (sel_indent < s->hoff) {
+            s->hoff = sel_indent;
+        }
+        if (names_w > 1 && sel_indent > s->hoff + names_w / 2) {
+            s->hoff = sel_indent - names_w / 2;
+        }
+    }
+    if (s->hoff > 0) {
+        snprintf(buf, sizeof buf, "%14s %14s %7s  %s from column %d (< >)", "inclusive", "self", "share",
+                 s->o == CALLTREE_TOP_DOWN ? "function" : "site", s->hoff + 1);
+        crt_put(y, 0, buf, w, A_BOLD);
+    }
+    char *line = NULL;
+    size_t line_cap = 0;
     for (int r = 0; r < rows && s->l.top + (uint32_t)r < s->l.n; r++) {
         uint32_t i = s->l.top + (uint32_t)r;
         const struct row *row = &s->l.rows[i];
@@ -212,17 +238,25 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
         snprintf(buf, sizeof buf, "%14llu %14llu %6.2f%%  ", (unsigned long long)v,
                  (unsigned long long)n->self.v[d->cost], share);
         int x = crt_put(y + 1 + r, 0, buf, w, attr);
-        int indent = (int)row->depth * 2;
-        if (indent > (w - x) / 2) {
-            indent = (w - x) / 2;
-        }
-        x += indent;
         /* Whether it has children, without building them (bottom-up). */
         int kids = calltree_has_children(d->tree, s->o, row->id);
         const char *mark = !kids ? "  " : (is_open(s, row->id) ? open_mark : closed_mark);
-        x += crt_put(y + 1 + r, x, mark, w - x, attr);
-        crt_put_hl(y + 1 + r, x, data_node_name(d, s->o, row->id), w - x, attr, c->search);
+        const char *label = data_node_label(d, s->o, row->id);
+        size_t indent = (size_t)row->depth * 2;
+        xgrow((void **)&line, &line_cap, indent + strlen(mark) + strlen(label) + 1, 1);
+        memset(line, ' ', indent);
+        snprintf(line + indent, line_cap - indent, "%s%s", mark, label);
+        /* Following the selection, the scroll takes a row's indentation
+         * only, so a shallower row still shows its mark and name (after
+         * the cut mark); < and > scroll the whole column. */
+        int skip = s->hoff;
+        if (!s->hmanual) {
+            skip = (int)indent < s->hoff ? (int)indent : s->hoff;
+            skip = skip > 0 ? skip - 1 : 0;
+        }
+        crt_put_name(y + 1 + r, x, line, skip, w - x, attr, c->search, more);
     }
+    free(line);
     if (s->l.n == 0) {
         crt_put(y + 1, 2, "(no allocation with this cost)", w - 2, (int)A_NORMAL);
     }
@@ -293,6 +327,14 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
             r.status = "expanded the first 100000 nodes of the subtree only";
         }
         break;
+    case ACT_SCROLL_LEFT:
+    case ACT_SCROLL_RIGHT:
+        s->hoff += a == ACT_SCROLL_RIGHT ? HSCROLL_STEP : -HSCROLL_STEP;
+        if (s->hoff < 0) {
+            s->hoff = 0;
+        }
+        s->hmanual = 1;
+        return r;
     case ACT_LEFT:
         if (kids && is_open(s, id)) {
             set_open(s, id, 0);
@@ -312,6 +354,7 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     }
     rebuild(d, s);
     remember_path(d, s, s->l.rows[s->l.sel].id);
+    s->hmanual = 0;
     return r;
 }
 

@@ -360,9 +360,12 @@ try:
     # ---- help ----
     t.keys("?")
     s = t.wait_text("memtui help")
-    for key in ("Tab / Shift+Tab", "PgUp PgDn", "Home End", "Enter", "Left, h", "c / C", "n / N", "q "):
+    for key in ("Tab / Shift+Tab", "PgUp PgDn", "Home End", "Enter", "Left, h", "c / C", "n / N"):
         check(s is not None and key in s, "help lists %r" % key)
     capture("Help", t)
+    t.keys("End")
+    s = t.wait_text("quit (Ctrl+C too)")
+    check(s is not None and "  q  " in s, "help lists 'q' at its end")
     t.keys("Escape")
     t.wait(lambda x: "memtui help" not in x, "help closed")
 
@@ -668,6 +671,61 @@ try:
     check(s is not None and "|  Top-down  |" in lines(s)[0], "TERM=xterm: End keeps the view (no '4' opening Functions)")
     body = [ln for ln in lines((s or "").rstrip("\n"))[3:-1] if ln.strip()]
     check(body and any(body[-1] in r for r in selected_rows(t, "%")), "TERM=xterm: End selects the last row")
+    t.keys("q")
+    t.finished()
+    t.close()
+
+    # ---- deep trees and C++ names at 80x24 (issue 22, item 4) ----
+    # deep.c: one malloc under 300 frames of descend(); the selection 40
+    # rows down is 40 levels deep, far past where the indentation used to stop.
+    deep = os.path.join(d, "deep.zst")
+    check_eq(record([prog("deep")], deep).returncode, 0, "deep: memrec exit status")
+    t = Tui(["-c", "leaked", "deep.zst"], cwd=d, width=80, height=24)
+    t.wait_text("MOST CALLS")
+    t.keys("2", "*")
+    t.wait_text("descend")
+    t.keys(*(["Down"] * 40))
+    s = t.wait_text(re.compile(r"from column \d+ \(< >\)"))
+    check(s is not None, "deep tree: the names column scrolls with the selection, and says so")
+    sel = selected_rows(t, "descend")
+    check(len(sel) == 1 and "\u25be descend" in sel[0], "deep tree: the selected row 40 levels down shows its mark and name")
+    col = re.search(r"from column (\d+)", s or "")
+    check(col is not None and int(col.group(1)) > 40, "deep tree: scrolled past 20 levels of indentation (%s)"
+          % (col and col.group(1)))
+    check(s is not None and re.search(r"%  \u2026\u25be descend_?\w*$", s, re.M) is not None,
+          "deep tree: a shallower row shows the cut mark, then its mark and name")
+    check(s is not None and max(len(ln) for ln in s.split("\n")) <= 80, "deep tree: within 80 columns")
+    capture("Top-down at 80x24, 40 levels down a 300-frame recursion", t)
+    t.keys(">")
+    s2 = t.wait(lambda x: re.search(r"from column (\d+)", x) is not None and
+                re.search(r"from column (\d+)", x).group(1) == str(int(col.group(1)) + 8), "> scrolls 8 columns",
+                timeout=10) if col else None
+    check(s2 is not None, "deep tree: > scrolls the names 8 columns right")
+    t.keys("<", "<")
+    s3 = t.wait(lambda x: col is not None and re.search(r"from column %d " % (int(col.group(1)) - 8), x) is not None,
+                "< scrolls back", timeout=10)
+    check(s3 is not None, "deep tree: < scrolls them back left")
+    t.keys("q")
+    t.finished()
+    t.close()
+    # templates.cpp: std::vector<std::pair<int, long>> grows; memprint
+    # shortens its template lists, and so do the rows; a name cut at the
+    # screen's edge ends in an ellipsis.
+    tpl = os.path.join(d, "templates.zst")
+    check_eq(record([prog("templates")], tpl).returncode, 0, "templates: memrec exit status")
+    rc, printed, _ = report_text(tpl)
+    t = Tui(["-c", "calls", "templates.zst"], cwd=d, width=80, height=24)
+    t.wait_text("MOST CALLS")
+    t.keys("4")
+    s = t.wait_text("std::vector<\u2026>")
+    check(s is not None and "std::vector<\u2026>" in printed, "C++ names: template lists shortened as memprint's")
+    check(s is not None and "std::pair<int, long>" not in s, "C++ names: no template argument list on screen")
+    cut = [ln for ln in lines(s or "") if len(ln) == 80 and ln.endswith("\u2026")]
+    check(len(cut) > 0, "C++ names: a name cut at column 80 ends in an ellipsis")
+    capture("Functions of a C++ program at 80x24: names shortened and cut with an ellipsis", t)
+    t.keys("d")
+    s = t.wait_text("std::pair<int, long>")
+    check(s is not None, "C++ names: the detail overlay (d) gives the full name")
     t.keys("q")
     t.finished()
     t.close()
