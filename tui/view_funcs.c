@@ -91,6 +91,12 @@ static void show_links(struct data *d, struct funcs_view *s, uint32_t f)
     s->links.sel = s->links.top = 0;
 }
 
+/* A caller or a callee: the headings are not chosen. */
+static int link_row(const struct row *r)
+{
+    return r->kind != LINK_HEADING;
+}
+
 static void build_links(struct data *d, struct funcs_view *s)
 {
     sort_cost = d->cost;
@@ -111,6 +117,7 @@ static void build_links(struct data *d, struct funcs_view *s)
         listbox_push(&s->links, i, 1, LINK_CALLEE);
     }
     s->links.sel = sel < s->links.n ? sel : 0;
+    listbox_settle(&s->links, 1, link_row);
 }
 
 static uint32_t selected(struct data *d, struct funcs_view *s)
@@ -227,7 +234,11 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         return VIEW_RESULT_HANDLED;
     }
-    return listbox_move(&s->links, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
+    if (!listbox_move(&s->links, a, page)) {
+        return VIEW_RESULT_NONE;
+    }
+    listbox_settle(&s->links, listbox_dir(a), link_row);
+    return VIEW_RESULT_HANDLED;
 }
 
 /* ---- the view class ---- */

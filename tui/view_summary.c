@@ -89,9 +89,14 @@ static void build(struct data *d, struct listbox *l)
 }
 
 /* Rows of sites can be opened; lines and headings cannot. */
+static int site_row(const struct row *r)
+{
+    return r->kind >= 0;
+}
+
 static int selectable(const struct listbox *l, uint32_t i)
 {
-    return l->rows[i].kind >= 0;
+    return site_row(&l->rows[i]);
 }
 
 static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
@@ -101,6 +106,8 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
     uint32_t old = l->n ? l->sel : 0;
     build(d, l);
     l->sel = old < l->n ? old : 0;
+    /* The selection goes over the sites only: the lines are read, not chosen. */
+    listbox_settle(l, 1, site_row);
     crt_put(y, 0, "SUMMARY (Enter on a site: open it in the bottom-up view)", w, A_BOLD);
     int rows = h - 1;
     listbox_scroll(l, rows);
@@ -143,7 +150,11 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         return r;
     }
-    return listbox_move(l, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
+    if (!listbox_move(l, a, page)) {
+        return VIEW_RESULT_NONE;
+    }
+    listbox_settle(l, listbox_dir(a), site_row);
+    return VIEW_RESULT_HANDLED;
 }
 
 static void click(struct view *v, struct view_ctx *c, int line, int x)

@@ -729,6 +729,32 @@ try:
     t.keys("q")
     t.finished()
     t.close()
+
+    # ---- the selection goes over sites and links, not text lines or headings (issue 22, item 7) ----
+    t = Tui(["-c", "calls", "phases.zst"], cwd=d, width=80, height=24)
+    s = t.wait_text("MOST CALLS")
+    sel = selected_rows(t, "")
+    sel = [ln for ln in sel if not ln.lstrip("\x1b").startswith("memtui") and " 1 Summary" not in ln]
+    check(len(sel) == 1 and re.search(r"\d+\s+(\x1b\[[0-9;]*m)*phase_two", sel[0]) is not None,
+          "summary: the selection starts on the first site, phase_two (%r)" % sel[:1])
+    t.keys("Up")
+    t.keys("Down", "Up")
+    s = t.wait_text("program:")
+    check(s is not None and "total runtime" in s, "summary: Up at the first site shows the lines above")
+    check(any("phase_two" in ln for ln in selected_rows(t, "phase_two")), "summary: Up stays on the first site")
+    t.keys("4", "Home", "Enter")
+    s = t.wait_text("CALLERS (0)")
+    rows = selected_rows(t, "%")
+    check(len(rows) == 1 and "phase_" in rows[0], "functions: callers and callees open on the first callee, not a heading")
+    t.keys("Up")
+    t.keys("Down")
+    t.keys("Up")
+    t.wait_text("CALLEES")
+    rows = selected_rows(t, "%")
+    check(len(rows) == 1 and "CALLEES" not in rows[0], "functions: Up does not stop on a heading")
+    t.keys("q")
+    t.finished()
+    t.close()
 finally:
     tmux("kill-server", check_rc=False)
 
