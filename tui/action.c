@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Keys to actions in one table, and next to it the help screen's text,
- * which must name every key of the table (a key added here goes there). */
+ * which must name every key of the table (a key added here goes there);
+ * the views and their number keys come from the table of views, put in
+ * by help.c where action_help_views stands. */
 #include "action.h"
 
 #include <curses.h>
@@ -11,18 +13,19 @@ struct binding {
 };
 
 static const struct binding bindings[] = {
-    {'q', ACT_QUIT},         {KEY_UP, ACT_UP},       {'k', ACT_UP},           {KEY_DOWN, ACT_DOWN},
-    {'j', ACT_DOWN},         {KEY_PPAGE, ACT_PGUP},  {KEY_NPAGE, ACT_PGDN},   {' ', ACT_PGDN},
-    {KEY_HOME, ACT_HOME},    {'g', ACT_HOME},        {KEY_END, ACT_END},      {'G', ACT_END},
-    {'\r', ACT_EXPAND},      {'\n', ACT_EXPAND},     {KEY_ENTER, ACT_EXPAND}, {KEY_RIGHT, ACT_RIGHT},
-    {'l', ACT_RIGHT},        {KEY_LEFT, ACT_LEFT},   {'h', ACT_LEFT},         {KEY_BACKSPACE, ACT_BACK},
-    {127, ACT_BACK},         {8, ACT_BACK},          {'\t', ACT_NEXT_VIEW},   {KEY_BTAB, ACT_PREV_VIEW},
-    {'1', ACT_VIEW1},        {'2', ACT_VIEW2},       {'3', ACT_VIEW3},        {'4', ACT_VIEW4},
-    {'5', ACT_VIEW5},        {'6', ACT_VIEW6},       {'7', ACT_VIEW7},        {'8', ACT_VIEW8},
-    {'9', ACT_VIEW9},        {'c', ACT_COST_NEXT},   {'C', ACT_COST_PREV},    {'s', ACT_SORT_SELF},
-    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT}, {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
-    {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},      {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
-    {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},      {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
+    {'q', ACT_QUIT},         {KEY_UP, ACT_UP},        {'k', ACT_UP},           {KEY_DOWN, ACT_DOWN},
+    {'j', ACT_DOWN},         {KEY_PPAGE, ACT_PGUP},   {KEY_NPAGE, ACT_PGDN},   {' ', ACT_PGDN},
+    {KEY_HOME, ACT_HOME},    {'g', ACT_HOME},         {KEY_END, ACT_END},      {'G', ACT_END},
+    {'\r', ACT_EXPAND},      {'\n', ACT_EXPAND},      {KEY_ENTER, ACT_EXPAND}, {KEY_RIGHT, ACT_RIGHT},
+    {'l', ACT_RIGHT},        {KEY_LEFT, ACT_LEFT},    {'h', ACT_LEFT},         {KEY_BACKSPACE, ACT_BACK},
+    {127, ACT_BACK},         {8, ACT_BACK},           {'\t', ACT_NEXT_VIEW},   {KEY_BTAB, ACT_PREV_VIEW},
+    {'1', ACT_VIEW1},        {'2', ACT_VIEW2},        {'3', ACT_VIEW3},        {'4', ACT_VIEW4},
+    {'5', ACT_VIEW5},        {'6', ACT_VIEW6},        {'7', ACT_VIEW7},        {'8', ACT_VIEW8},
+    {'9', ACT_VIEW9},        {'c', ACT_COST_NEXT},    {'C', ACT_COST_PREV},    {'s', ACT_SORT_SELF},
+    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
+    {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
+    {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
+    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT},
 };
 
 enum action action_of_key(int key)
@@ -35,39 +38,47 @@ enum action action_of_key(int key)
     return ACT_NONE;
 }
 
+const char action_help_views[] = "(the views)";
+
 static const char *const help[] = {
     "Views",
     "  Tab / Shift+Tab      next / previous view",
-    "  1 2 3 4 5 6 7        Summary, Top-down, Bottom-up, Functions, Flame graph, Over time,",
-    "                       Allocator time (per size class, function, thread; memrec --time)",
+    action_help_views,
     "Moving",
     "  Up Down, k j         previous / next row",
     "  PgUp PgDn, Space     page up / down",
     "  Home End, g G        first / last row",
-    "  Enter                expand or collapse; Summary: open in Bottom-up; Functions: callers and",
-    "                       callees; Flame graph: zoom into the selected frame",
+    "  Enter                expand or collapse; Summary: open in Bottom-up;",
+    "                       Functions: callers and callees; Flame graph: zoom in",
     "  Right, l             expand; Flame graph: next frame on the row",
-    "  Left, h              collapse, or go to the parent; Flame graph: previous frame on the row",
+    "  Left, h              collapse, or go to the parent;",
+    "                       Flame graph: previous frame on the row",
     "  Backspace            Flame graph: zoom out; Functions: back to the list",
     "  *                    expand the selected subtree (Top-down, Bottom-up)",
-    "  mouse click          select a row, a frame or a view tab",
+    "  < >                  Top-down, Bottom-up: scroll the names left / right",
+    "                       (deep rows scroll by themselves to the selection)",
+    "  mouse click, wheel   select a row, a frame or a view tab; scroll",
     "Figures",
-    "  c / C                next / previous cost: calls, temporary, peak, leaked, allocated, mapped,",
-    "                       time (in the allocator; recordings made with memrec --time)",
+    "  c / C                next / previous cost: calls, temporary, peak,",
+    "                       leaked, allocated, mapped, time (in the allocator;",
+    "                       recordings made with memrec --time)",
     "  s                    Functions: sort by self or by inclusive cost",
-    "  d                    detail of the selected frame (name, file:line, module, source)",
+    "  d                    detail of the selected frame (file:line, source)",
     "Search",
-    "  /                    search function names (Enter to search, Esc to cancel)",
+    "  /                    search function names (Enter: search, Esc: cancel)",
     "  n / N                next / previous match",
     "Time window (Over time view)",
     "  Left Right           move the cursor over the chart",
-    "  m                    mark the window's start, then its end: every view is restricted to it",
+    "  m                    mark the window's start, then its end: every view",
+    "                       is restricted to it",
     "  w                    type a window in milliseconds, as FROM-TO",
     "  x                    clear the window",
     "  v                    chart heap, mapped memory or RSS",
     "Other",
-    "  r                    reload a recording that is still being written (also every second)",
-    "  ?, F1                this help (any key closes it)",
+    "  r                    reload a recording that is still being written",
+    "                       (also every second)",
+    "  ?, F1                this help (arrows, PgUp PgDn, Home End scroll it;",
+    "                       any other key closes it)",
     "  q                    quit (Ctrl+C too)",
     NULL,
 };

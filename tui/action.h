@@ -42,12 +42,19 @@ enum action {
     ACT_SERIES,
     ACT_REFRESH,
     ACT_EXPAND_ALL,
+    ACT_SCROLL_LEFT, /* <: the names column, in the trees */
+    ACT_SCROLL_RIGHT, /* > */
     ACT_NACTIONS,
 };
 
 /** The action of a key (a curses key code or character). */
 enum action action_of_key(int key);
-/** Help lines: "keys  what" for every action, NULL-terminated. */
+/** Help lines: "keys  what" for every action, NULL-terminated; keys in
+ * the first 23 columns. One entry is action_help_views itself (compare
+ * the pointer): the place for the views' number keys and names, which
+ * help.h makes from the table of views. */
 const char *const *action_help(void);
+/** The help line that stands for the list of views (see action_help()). */
+extern const char action_help_views[];
 
 #endif

@@ -77,6 +77,26 @@ static void set_attrs(void)
     attrs[CRT_FLAME_B] = A_NORMAL;
 }
 
+/* Home and End as terminals send them, whatever TERM's entry says: tmux
+ * and screen send \e[1~ and \e[4~ (TERM=xterm inside tmux lacks them),
+ * xterm \e[H and \e[F or \eOH and \eOF. A sequence curses does not know
+ * arrives as its characters, and the "4" of \e[4~ would open view 4. */
+static void define_home_end(void)
+{
+    static const struct {
+        const char *seq;
+        int key;
+    } seqs[] = {
+        {"\033[1~", KEY_HOME}, {"\033[4~", KEY_END}, {"\033[7~", KEY_HOME}, {"\033[8~", KEY_END},
+        {"\033[H", KEY_HOME},  {"\033[F", KEY_END},  {"\033OH", KEY_HOME},  {"\033OF", KEY_END},
+    };
+    for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+        if (key_defined(seqs[i].seq) == 0) {
+            define_key(seqs[i].seq, seqs[i].key);
+        }
+    }
+}
+
 void crt_init(void)
 {
     struct sigaction sa;
@@ -100,9 +120,10 @@ void crt_init(void)
     noecho();
     nonl();
     keypad(stdscr, TRUE);
+    define_home_end();
     curs_set(0);
     set_escdelay(25);
-    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_DOUBLE_CLICKED, NULL);
+    mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON1_DOUBLE_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
     mouseinterval(0);
 
     const char *nc = getenv("NO_COLOR");
@@ -267,5 +288,72 @@ int crt_put_hl(int y, int x, const char *s, int w, int attr, const char *hl)
     used += put_cols(y, x + used, at, strlen(hl), w - used, attr | crt_attr(CRT_MATCH));
     const char *rest = at + strlen(hl);
     used += put_cols(y, x + used, rest, strlen(rest), w - used, attr);
+    return used;
+}
+
+/* One character of s (at most `bytes`): its length and columns; a byte
+ * that is no character counts as one of one column, drawn '?'. */
+static size_t char_at(const char *s, size_t bytes, wchar_t *wc, int *cols)
+{
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    size_t len = mbrtowc(wc, s, bytes, &st);
+    if (len == 0 || len == (size_t)-1 || len == (size_t)-2) {
+        *wc = L'?';
+        *cols = 1;
+        return 1;
+    }
+    *cols = wcwidth(*wc);
+    if (*cols < 0) {
+        *wc = L'?';
+        *cols = 1;
+    }
+    return len;
+}
+
+int crt_put_name(int y, int x, const char *s, int skip, int w, int attr, const char *hl, const char *more)
+{
+    if (w <= 0) {
+        return 0;
+    }
+    size_t n = strlen(s);
+    int total = 0;
+    wchar_t wc;
+    int cw;
+    for (size_t i = 0; i < n;) {
+        i += char_at(s + i, n - i, &wc, &cw);
+        total += cw;
+    }
+    const char *at = hl && *hl ? strcasestr(s, hl) : NULL;
+    size_t hl_from = at ? (size_t)(at - s) : n, hl_to = at ? hl_from + strlen(hl) : n;
+    int cut_left = skip > 0 && total > 0;
+    int cut_right = total - skip > w;
+    int room = w - cut_right;
+    int used = 0, col = 0;
+    move(y, x);
+    if (cut_left) {
+        used += put_cols(y, x, more, strlen(more), 1, attr);
+    }
+    for (size_t i = 0; i < n && used < room;) {
+        size_t len = char_at(s + i, n - i, &wc, &cw);
+        int start = col;
+        col += cw;
+        if (start < skip + cut_left) {
+            i += len;
+            continue;
+        }
+        if (used + cw > room) {
+            break;
+        }
+        int a = i >= hl_from && i < hl_to ? attr | crt_attr(CRT_MATCH) : attr;
+        attron(a);
+        mvaddnwstr(y, x + used, &wc, 1);
+        attroff(a);
+        used += cw;
+        i += len;
+    }
+    if (cut_right && used < w) {
+        used += put_cols(y, x + used, more, strlen(more), 1, attr);
+    }
     return used;
 }

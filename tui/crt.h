@@ -53,5 +53,11 @@ void crt_fill(int y, int x, int w, char ch, int attr);
 /** `s` written with its first occurrence of `hl` (case-insensitive) in
  * the match colour. */
 int crt_put_hl(int y, int x, const char *s, int w, int attr, const char *hl);
+/** A name in `w` columns at (y, x), as crt_put_hl() with `hl` but from
+ * its column `skip` on (a horizontal scroll): where the name goes on past
+ * the last column, or starts before the first, that column shows `more`
+ * (one column: "…", or ">" in ASCII) instead, so a cut name reads as
+ * cut. Returns the columns written. */
+int crt_put_name(int y, int x, const char *s, int skip, int w, int attr, const char *hl, const char *more);
 
 #endif

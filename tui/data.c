@@ -15,6 +15,7 @@
 #include "report.h"
 #include "rssgap.h"
 #include "escape.h"
+#include "names.h"
 #include "util.h"
 
 static void free_lines(char **lines, uint32_t n)
@@ -28,7 +29,9 @@ static void free_lines(char **lines, uint32_t n)
 static void drop_names(struct data *d)
 {
     free_lines(d->fnames, d->nfnames);
+    free_lines(d->flabels, d->nfnames);
     d->fnames = NULL;
+    d->flabels = NULL;
     d->nfnames = 0;
 }
 
@@ -71,6 +74,7 @@ static void build_tree(struct data *d)
     calltree_sort(d->tree, d->cost, d->by_self);
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
+    d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
     make_summary(d);
     d->generation++;
 }
@@ -255,8 +259,10 @@ const char *data_func_name(struct data *d, uint32_t f)
     }
     if (!d->fnames[f]) {
         const struct calltree_func *fn = calltree_func(d->tree, f);
-        /* The raw function name, escaped so that it reads unambiguously;
-         * frames_name()'s form (with '?' for controls) when unnamed. */
+        /* The raw function name, escaped for this terminal; a frame with
+         * no function keeps the tree's name, frames_name_dup()'s form
+         * ("?? in MODULE+0xOFFSET", "[frames omitted]", already escaped
+         * as \xHH), escaped again only for an ASCII terminal. */
         if (fn->frame && fn->frame->function) {
             d->fnames[f] = esc_text_for(fn->frame->function, !d->utf8);
         } else {
@@ -264,6 +270,47 @@ const char *data_func_name(struct data *d, uint32_t f)
         }
     }
     return d->fnames[f];
+}
+
+/* "…" written as "..." in place, for a terminal that takes ASCII only. */
+static void ascii_ellipses(char *s)
+{
+    char *out = s;
+    for (const char *in = s; *in;) {
+        if (strncmp(in, "\xe2\x80\xa6", 3) == 0) {
+            memcpy(out, "...", 3);
+            out += 3;
+            in += 3;
+        } else {
+            *out++ = *in++;
+        }
+    }
+    *out = 0;
+}
+
+const char *data_func_label(struct data *d, uint32_t f)
+{
+    if (f >= d->nfnames) {
+        return "[root]";
+    }
+    if (!d->flabels[f]) {
+        /* Shortened after escaping: in an ASCII terminal the escaped name
+         * holds no byte outside ASCII, so every "…" is names_shorten()'s. */
+        d->flabels[f] = names_shorten(data_func_name(d, f));
+        if (!d->utf8) {
+            ascii_ellipses(d->flabels[f]);
+        }
+    }
+    return d->flabels[f];
+}
+
+const char *data_node_label(struct data *d, enum calltree_orient o, uint32_t id)
+{
+    const struct calltree_node *n = calltree_node(d->tree, o, id);
+    if (!n || n->func == CALLTREE_NONE) {
+        return "[total]";
+    }
+    return data_func_label(d, n->func);
 }
 
 const char *data_node_name(struct data *d, enum calltree_orient o, uint32_t id)

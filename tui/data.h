@@ -36,6 +36,7 @@ struct data {
     char **summary; /* report_print_summary()'s lines, escaped */
     uint32_t nsummary;
     char **fnames; /* display name per function of `tree`, escaped; lazily */
+    char **flabels; /* the same shortened (names_shorten()), for the rows; lazily */
     uint32_t nfnames;
     int utf8; /* the terminal takes UTF-8: names keep their non-ASCII characters */
     /* Live recording: the file has no END record yet. */
@@ -73,8 +74,15 @@ int data_refresh(struct data *d, int force);
 int data_live(const struct data *d);
 /** Display name of node `id` of orientation `o` (escaped; owned by d). */
 const char *data_node_name(struct data *d, enum calltree_orient o, uint32_t id);
-/** Display name of function `f` (escaped; owned by d). */
+/** Display name of function `f` (escaped; owned by d): what the search
+ * matches and the detail overlay shows. */
 const char *data_func_name(struct data *d, uint32_t f);
+/** data_func_name() with C++ template and parameter lists shortened as
+ * memprint's text shortens them (names.h: "<…>", "(…)"; "..." in an ASCII
+ * terminal): what the rows show. Owned by d. */
+const char *data_func_label(struct data *d, uint32_t f);
+/** data_func_label() of node `id`'s function ("[total]" for the root). */
+const char *data_node_label(struct data *d, enum calltree_orient o, uint32_t id);
 /** The total of the current cost: the root's inclusive cost. */
 uint64_t data_total(const struct data *d);
 

@@ -53,6 +53,41 @@ int listbox_move(struct listbox *l, enum action a, int page)
     return 1;
 }
 
+void listbox_settle(struct listbox *l, int dir, int (*ok)(const struct row *r))
+{
+    if (l->n == 0) {
+        return;
+    }
+    if (l->sel >= l->n) {
+        l->sel = l->n - 1;
+    }
+    int64_t found = -1;
+    for (int pass = 0; pass < 2 && found < 0; pass++) {
+        int step = pass == 0 ? dir : -dir;
+        for (int64_t i = l->sel; i >= 0 && i < l->n; i += step) {
+            if (ok(&l->rows[i])) {
+                found = i;
+                break;
+            }
+        }
+    }
+    if (found < 0) {
+        return;
+    }
+    l->sel = (uint32_t)found;
+    for (uint32_t i = 0; i < l->sel; i++) {
+        if (ok(&l->rows[i])) {
+            return;
+        }
+    }
+    l->top = 0;
+}
+
+int listbox_dir(enum action a)
+{
+    return a == ACT_UP || a == ACT_PGUP || a == ACT_END ? -1 : 1;
+}
+
 void listbox_scroll(struct listbox *l, int h)
 {
     if (h < 1) {

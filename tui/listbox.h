@@ -37,6 +37,14 @@ void listbox_release(struct listbox *l);
 /** Move the selection by an action, `page` rows for PgUp/PgDn; returns 1
  * when the action is a move (even at an end), 0 otherwise. */
 int listbox_move(struct listbox *l, enum action a, int page);
+/** Put the selection on a row that `ok` takes: the nearest from the
+ * selection in direction `dir` (1 down, -1 up), else the nearest the
+ * other way; unchanged when `ok` takes none. With none taken above the
+ * selection, the list scrolls to its top, so the rows there show. */
+void listbox_settle(struct listbox *l, int dir, int (*ok)(const struct row *r));
+/** The direction listbox_settle() goes after action `a` moved the
+ * selection: up for Up, PgUp and End, down for the others. */
+int listbox_dir(enum action a);
 /** Keep the selection on screen for `h` rows. */
 void listbox_scroll(struct listbox *l, int h);
 /** A click on screen row `line` of a list drawn with one header line

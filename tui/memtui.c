@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,7 +122,10 @@ static int load_with_progress(struct data *d, const char *path, int utf8, int *e
     if (pthread_create(&th, NULL, load_thread, &l) != 0) {
         load_thread(&l);
     } else {
-        int shown = 0;
+        int shown = 0, pass = 1;
+        long long last_pos = 0;
+        struct winsize ws;
+        int cols = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
         while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE)) {
@@ -135,17 +139,32 @@ static int load_with_progress(struct data *d, const char *path, int utf8, int *e
             }
             long long pos = read_position(real);
             char bar[41];
-            char b1[32], b2[32];
+            char b1[32], b2[32], text[160];
             if (pos >= 0 && st.st_size > 0) {
-                int fill = (int)(40 * (pos > st.st_size ? st.st_size : pos) / st.st_size);
+                /* The file is read more than once (the model, then the
+                 * analyses): a position that goes back starts a pass. */
+                if (pos < last_pos) {
+                    pass++;
+                }
+                last_pos = pos;
+                long long at = pos > st.st_size ? st.st_size : pos;
+                snprintf(text, sizeof text, "] %3d%% %s of %s, pass %d (Ctrl+C cancels)", (int)(100 * at / st.st_size),
+                         text_bytes(b1, sizeof b1, (uint64_t)pos), text_bytes(b2, sizeof b2, (uint64_t)st.st_size),
+                         pass);
+                /* One line of the terminal, never wrapped: a wrapped
+                 * line makes every update scroll. */
+                int width = cols - 1 - (int)strlen("memtui: reading [") - (int)strlen(text);
+                width = width > 40 ? 40 : width;
+                if (width < 0) {
+                    width = 0;
+                }
+                int fill = (int)(width * at / st.st_size);
                 memset(bar, '#', (size_t)fill);
-                memset(bar + fill, '.', (size_t)(40 - fill));
-                bar[40] = 0;
-                fprintf(stderr, "\rmemtui: reading [%s] %3d%% %s of %s  (Ctrl+C cancels)\033[K", bar,
-                        (int)(100 * (pos > st.st_size ? st.st_size : pos) / st.st_size),
-                        text_bytes(b1, sizeof b1, (uint64_t)pos), text_bytes(b2, sizeof b2, (uint64_t)st.st_size));
+                memset(bar + fill, '.', (size_t)(width - fill));
+                bar[width] = 0;
+                fprintf(stderr, "\rmemtui: reading [%s%s\033[K", bar, text);
             } else {
-                fprintf(stderr, "\rmemtui: symbolizing and building the call trees  (Ctrl+C cancels)\033[K");
+                fprintf(stderr, "\rmemtui: symbolizing, building the trees (Ctrl+C cancels)\033[K");
             }
             shown = 1;
         }

@@ -7,7 +7,9 @@
 #define _GNU_SOURCE
 #include "screen.h"
 
+#include <ctype.h>
 #include <curses.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "crt.h"
 #include "detail.h"
 #include "escape.h"
+#include "help.h"
 #include "util.h"
 #include "view.h"
 
@@ -26,6 +29,8 @@ struct screen {
     size_t cur; /* the view shown */
     char search[128];
     int help;
+    char **help_text; /* help_new()'s lines */
+    int help_n, help_top; /* how many; the first shown */
     int detail; /* frame detail shown over the view */
     char status[256];
     /* Geometry of the last draw (mouse). */
@@ -41,6 +46,10 @@ static const char *const cost_titles[COST_NTYPES] = {
     "bytes mapped at the mapped peak",
     "ns in the allocator",
 };
+
+/* The help's lines are wrapped below this width: every line fits an
+ * 80-column terminal. */
+#define HELP_WIDTH 80
 
 static struct view_ctx ctx_of(struct screen *scr)
 {
@@ -63,6 +72,31 @@ static size_t tree_view(const struct screen *scr, enum calltree_orient o)
 
 /* ---- drawing ---- */
 
+/* The tab of view i on a w-column row: " N name ". When every tab does
+ * not fit, the current one keeps its name and the others' names are cut
+ * to an equal share of what is left (down to the number alone), so that
+ * every number stays on screen and a click finds its tab. */
+static int tab_label(const struct screen *scr, size_t i, int w, char *buf, size_t cap)
+{
+    int full = 0;
+    for (size_t k = 0; k < view_count; k++) {
+        full += snprintf(NULL, 0, " %zu %s ", k + 1, view_table[k]->name);
+    }
+    if (full <= w || i == scr->cur || view_count < 2) {
+        return snprintf(buf, cap, " %zu %s ", i + 1, view_table[i]->name);
+    }
+    int left = w - snprintf(NULL, 0, " %zu %s ", scr->cur + 1, view_table[scr->cur]->name);
+    int fixed = 0;
+    for (size_t k = 0; k < view_count; k++) {
+        fixed += k == scr->cur ? 0 : snprintf(NULL, 0, " %zu ", k + 1) + 1;
+    }
+    int share = (left - fixed) / (int)(view_count - 1);
+    if (share < 1) {
+        return snprintf(buf, cap, " %zu ", i + 1);
+    }
+    return snprintf(buf, cap, " %zu %.*s ", i + 1, share, view_table[i]->name);
+}
+
 static void draw_title(struct screen *scr, int w)
 {
     char buf[512];
@@ -81,7 +115,7 @@ static void draw_title(struct screen *scr, int w)
     }
     int x = 0;
     for (size_t i = 0; i < view_count && x < w; i++) {
-        snprintf(buf, sizeof buf, " %zu %s ", i + 1, view_table[i]->name);
+        tab_label(scr, i, w, buf, sizeof buf);
         x += crt_put(1, x, buf, w - x, i == scr->cur ? crt_attr(CRT_SELECTED) : (int)A_NORMAL);
     }
 }
@@ -94,8 +128,8 @@ static int draw_window_line(struct screen *scr, int y, int w)
     }
     char buf[256];
     snprintf(buf, sizeof buf,
-             "WINDOW %.3f-%.3f s: only allocations made in it are counted (%llu earlier %s freed in it "
-             "not counted); x clears",
+             "WINDOW %.3f-%.3f s (x clears): only allocations made in it are counted (%llu earlier %s freed "
+             "in it not counted)",
              (double)d->from_ms / 1000.0, (double)d->to_ms / 1000.0, (unsigned long long)d->win->earlier_freed_blocks,
              util_plural(d->win->earlier_freed_blocks, "block", "blocks"));
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
@@ -103,15 +137,58 @@ static int draw_window_line(struct screen *scr, int y, int w)
     return 1;
 }
 
-static void draw_help(int h, int w)
+/* Rows of help text on an h-row screen: the title above, the scroll
+ * line below. */
+static int help_rows(int h)
 {
-    const char *const *lines = action_help();
+    return h - 2 > 1 ? h - 2 : 1;
+}
+
+/* Keep the help's first line shown within its lines. */
+static void help_clamp(struct screen *scr, int h)
+{
+    int last = scr->help_n - help_rows(h);
+    if (scr->help_top > last) {
+        scr->help_top = last;
+    }
+    if (scr->help_top < 0) {
+        scr->help_top = 0;
+    }
+}
+
+static void draw_help(struct screen *scr, int h, int w)
+{
+    char **lines = scr->help_text;
+    int rows = help_rows(h);
+    help_clamp(scr, h);
     erase();
     crt_fill(0, 0, w, ' ', crt_attr(CRT_TITLE));
-    crt_put(0, 0, "memtui help: every key (any key closes this screen)", w, crt_attr(CRT_TITLE));
-    for (int i = 0; lines[i] && i + 1 < h; i++) {
-        crt_put(i + 1, 0, lines[i], w, lines[i][0] != ' ' ? A_BOLD : (int)A_NORMAL);
+    crt_put(0, 0, "memtui help: every key (any key but a move closes this screen)", w, crt_attr(CRT_TITLE));
+    for (int r = 0; r < rows && scr->help_top + r < scr->help_n; r++) {
+        const char *line = lines[scr->help_top + r];
+        crt_put(r + 1, 0, line, w, line[0] != ' ' ? A_BOLD : (int)A_NORMAL);
     }
+    int shown_to = scr->help_top + rows < scr->help_n ? scr->help_top + rows : scr->help_n;
+    char buf[128];
+    snprintf(buf, sizeof buf, "lines %d-%d of %d%s", scr->help_top + 1, shown_to, scr->help_n,
+             shown_to < scr->help_n ? ": Down, PgDn or End for more" : (scr->help_top > 0 ? ": Up, PgUp or Home" : ""));
+    crt_put(h - 1, 0, buf, w, A_BOLD);
+}
+
+/* A key while the help is shown: a move scrolls it, any other key closes it. */
+static void help_key(struct screen *scr, int key)
+{
+    int page = help_rows(LINES);
+    switch (action_of_key(key)) {
+    case ACT_UP: scr->help_top--; break;
+    case ACT_DOWN: scr->help_top++; break;
+    case ACT_PGUP: scr->help_top -= page; break;
+    case ACT_PGDN: scr->help_top += page; break;
+    case ACT_HOME: scr->help_top = 0; break;
+    case ACT_END: scr->help_top = scr->help_n; break;
+    default: scr->help = 0; return;
+    }
+    help_clamp(scr, LINES);
 }
 
 static void draw(struct screen *scr, const char *prompt, const char *input)
@@ -119,7 +196,7 @@ static void draw(struct screen *scr, const char *prompt, const char *input)
     int h = LINES, w = COLS;
     erase();
     if (scr->help) {
-        draw_help(h, w);
+        draw_help(scr, h, w);
         refresh();
         return;
     }
@@ -214,20 +291,56 @@ static void apply_window(struct screen *scr, int on, uint64_t from, uint64_t to)
     }
 }
 
-/* "FROM-TO" in milliseconds. */
+/* One end of a typed window: a number of milliseconds, or of seconds
+ * with an s after it ("1.5", "0.25s"); *end past its last character.
+ * -1 when it is none. */
+static double window_end(const char *s, const char **end)
+{
+    char *e;
+    if (!isdigit((unsigned char)*s) && *s != '.') {
+        return -1;
+    }
+    double v = strtod(s, &e);
+    if (e == s || !isfinite(v) || v < 0) {
+        return -1;
+    }
+    if (*e == 's') {
+        v *= 1000.0;
+        e++;
+    } else if (e[0] == 'm' && e[1] == 's') {
+        e += 2;
+    }
+    *end = e;
+    return v;
+}
+
+/* "FROM-TO" in milliseconds (or seconds, with s), within the run: the
+ * window starts before the run's end (the series' last point), and one
+ * that goes past the end goes through it. Fractions of a millisecond
+ * widen it to whole ones, the time records' resolution. */
 static void enter_window(struct screen *scr)
 {
     char buf[64];
-    if (!prompt_line(scr, "window in ms (FROM-TO): ", buf, sizeof buf)) {
+    if (!prompt_line(scr, "window in ms, FROM-TO (or in seconds: 0.5s-1.5s): ", buf, sizeof buf)) {
         return;
     }
-    unsigned long long from, to;
-    char extra;
-    if (sscanf(buf, "%llu-%llu%c", &from, &to, &extra) != 2 || from >= to) {
-        set_status(scr, "not a window: '%s' (expected FROM-TO in milliseconds, FROM < TO)", buf);
+    const char *p = buf;
+    double from = window_end(p, &p);
+    double to = from >= 0 && *p == '-' ? window_end(p + 1, &p) : -1;
+    if (from < 0 || to < 0 || *p || from >= to) {
+        set_status(scr, "not a window: '%s' (expected FROM-TO in milliseconds, FROM < TO, or 0.5s-1.5s)", buf);
         return;
     }
-    apply_window(scr, 1, from, to);
+    const struct timeseries *ts = data_series(scr->d);
+    uint64_t run_end = ts ? ts->end_ms : UINT64_MAX - 1;
+    if (from > (double)run_end) {
+        snprintf(scr->status, sizeof scr->status, "no window: '%s' starts after the run's end at %.3f s (%llu ms)", buf,
+                 (double)run_end / 1000.0, (unsigned long long)run_end);
+        return;
+    }
+    uint64_t lo = (uint64_t)floor(from);
+    uint64_t hi = to > (double)run_end ? run_end + 1 : (uint64_t)ceil(to);
+    apply_window(scr, 1, lo, hi > lo ? hi : lo + 1);
 }
 
 /* ---- keys ---- */
@@ -302,7 +415,7 @@ static void click(struct screen *scr, int y, int x)
         int at = 0;
         for (size_t i = 0; i < view_count; i++) {
             char tab[128];
-            int len = snprintf(tab, sizeof tab, " %zu %s ", i + 1, view_table[i]->name);
+            int len = tab_label(scr, i, scr->width, tab, sizeof tab);
             if (x >= at && x < at + len) {
                 scr->cur = i;
                 return;
@@ -326,7 +439,10 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
 {
     switch (a) {
     case ACT_QUIT: return 1;
-    case ACT_HELP: scr->help = 1; break;
+    case ACT_HELP:
+        scr->help = 1;
+        scr->help_top = 0;
+        break;
     case ACT_NEXT_VIEW: scr->cur = (scr->cur + 1) % view_count; break;
     case ACT_PREV_VIEW: scr->cur = (scr->cur + view_count - 1) % view_count; break;
     case ACT_VIEW1:
@@ -398,6 +514,30 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
     return 0;
 }
 
+/* The wheel moves WHEEL_ROWS rows (the help, or the view's selection as
+ * Up and Down do); a button press or click is click()'s. */
+#define WHEEL_ROWS 3
+
+static void mouse(struct screen *scr, const MEVENT *ev, struct timespec *last, struct timespec now)
+{
+    int wheel = (ev->bstate & BUTTON4_PRESSED) ? -1 : (ev->bstate & BUTTON5_PRESSED) ? 1 : 0;
+    if (!wheel) {
+        if (scr->help) {
+            scr->help = 0;
+        } else {
+            click(scr, ev->y, ev->x);
+        }
+        return;
+    }
+    for (int i = 0; i < WHEEL_ROWS; i++) {
+        if (scr->help) {
+            help_key(scr, wheel < 0 ? KEY_UP : KEY_DOWN);
+        } else {
+            on_action(scr, wheel < 0 ? ACT_UP : ACT_DOWN, last, now);
+        }
+    }
+}
+
 static int run(struct screen *scr)
 {
     timeout(250);
@@ -430,15 +570,15 @@ static int run(struct screen *scr)
         if (c == SCREEN_KEY_DUMP) {
             return 0;
         }
-        if (scr->help) {
-            scr->help = 0;
+        if (scr->help && c != KEY_MOUSE) {
+            help_key(scr, c);
             continue;
         }
         scr->status[0] = 0;
         if (c == KEY_MOUSE) {
             MEVENT ev;
             if (getmouse(&ev) == OK) {
-                click(scr, ev.y, ev.x);
+                mouse(scr, &ev, &last, now);
             }
             continue;
         }
@@ -454,6 +594,10 @@ int screen_run(struct data *d)
     memset(&scr, 0, sizeof scr);
     scr.d = d;
     scr.views = xcalloc(view_count, sizeof *scr.views);
+    scr.help_text = help_new(HELP_WIDTH);
+    while (scr.help_text[scr.help_n]) {
+        scr.help_n++;
+    }
     for (size_t i = 0; i < view_count; i++) {
         scr.views[i] = view_table[i]->new ();
         scr.views[i]->cls = view_table[i];
@@ -463,5 +607,6 @@ int screen_run(struct data *d)
         view_table[i]->free(scr.views[i]);
     }
     free(scr.views);
+    help_free(scr.help_text);
     return status;
 }

@@ -58,6 +58,7 @@ struct view {
  * every other one may be NULL, and then the screen does without it. */
 struct view_class {
     const char *name; /* the tab's title */
+    const char *help; /* how the help names it, when not by `name`; may be NULL */
     /** A fresh state (the screen sets its `cls`); freed by `free`, which
      * takes NULL too. */
     struct view *(*new)(void);

@@ -115,6 +115,7 @@ static void free_view(struct view *v)
 
 const struct view_class view_alloc = {
     .name = "Alloc time",
+    .help = "Allocator time (memrec --time)",
     .new = new_view,
     .free = free_view,
     .draw = draw,

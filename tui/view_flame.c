@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "crt.h"
+#include "search.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -97,6 +98,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
     for (size_t i = 0; i < s->ncells; i++) {
         const struct flame_cell *cell = &s->cells[i];
         const char *name = cell->node == 0 ? "[total]" : data_node_name(d, CALLTREE_TOP_DOWN, cell->node);
+        const char *label = cell->node == 0 ? "[total]" : data_node_label(d, CALLTREE_TOP_DOWN, cell->node);
         int attr = ((cell->y + cell->x) & 1) ? crt_attr(CRT_FLAME_A) : crt_attr(CRT_FLAME_B);
         if (!crt_has_color) {
             attr = (int)A_NORMAL;
@@ -112,7 +114,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             crt_put(cell->y, cell->x, "|", 1, attr);
         } else {
             crt_put(cell->y, cell->x, "|", 1, attr);
-            crt_put(cell->y, cell->x + 1, name, cell->w - 1, attr);
+            crt_put_name(cell->y, cell->x + 1, label, 0, cell->w - 1, attr, NULL, d->utf8 ? "\xe2\x80\xa6" : ">");
         }
     }
     const struct calltree_node *n = calltree_node(d->tree, CALLTREE_TOP_DOWN, s->sel);
@@ -121,7 +123,8 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
     snprintf(buf, sizeof buf, "selected: inclusive %llu (%.2f%%), self %llu: ", (unsigned long long)n->incl.v[d->cost],
              total ? 100.0 * (double)n->incl.v[d->cost] / (double)total : 0.0, (unsigned long long)n->self.v[d->cost]);
     int x = crt_put(y + h - 1, 0, buf, w, A_BOLD);
-    crt_put(y + h - 1, x, s->sel == 0 ? "[total]" : data_node_name(d, CALLTREE_TOP_DOWN, s->sel), w - x, A_BOLD);
+    crt_put_name(y + h - 1, x, s->sel == 0 ? "[total]" : data_node_label(d, CALLTREE_TOP_DOWN, s->sel), 0, w - x,
+                 A_BOLD, NULL, d->utf8 ? "\xe2\x80\xa6" : ">");
 }
 
 static const struct flame_cell *cell_of(const struct flame_view *s, uint32_t node)
@@ -235,13 +238,10 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
  * match (the screen gives it to select_node()). */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 {
-    struct view_result r = VIEW_RESULT_NONE;
     (void)v;
     (void)c;
     (void)dir;
-    r.flags = VIEW_SEARCH_IN;
-    r.o = CALLTREE_TOP_DOWN;
-    return r;
+    return search_forward(CALLTREE_TOP_DOWN, 0);
 }
 
 /* No sync() here: a node chosen before the first draw after a reload is

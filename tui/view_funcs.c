@@ -11,7 +11,7 @@
 
 #include "crt.h"
 #include "listbox.h"
-#include "text.h"
+#include "search.h"
 #include "util.h"
 #include "view.h"
 
@@ -91,6 +91,12 @@ static void show_links(struct data *d, struct funcs_view *s, uint32_t f)
     s->links.sel = s->links.top = 0;
 }
 
+/* A caller or a callee: the headings are not chosen. */
+static int link_row(const struct row *r)
+{
+    return r->kind != LINK_HEADING;
+}
+
 static void build_links(struct data *d, struct funcs_view *s)
 {
     sort_cost = d->cost;
@@ -111,6 +117,7 @@ static void build_links(struct data *d, struct funcs_view *s)
         listbox_push(&s->links, i, 1, LINK_CALLEE);
     }
     s->links.sel = sel < s->links.n ? sel : 0;
+    listbox_settle(&s->links, 1, link_row);
 }
 
 static uint32_t selected(struct data *d, struct funcs_view *s)
@@ -146,7 +153,7 @@ static void draw_row(struct view_ctx *c, int y, int w, int attr, const struct co
         crt_fill(y, 0, w, ' ', attr);
     }
     int x = crt_put(y, 0, buf, w, attr);
-    crt_put_hl(y, x, name, w - x, attr, c->search);
+    crt_put_name(y, x, name, 0, w - x, attr, c->search, d->utf8 ? "\xe2\x80\xa6" : ">");
 }
 
 static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
@@ -166,7 +173,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             uint32_t i = s->l.top + (uint32_t)r;
             const struct calltree_func *f = calltree_func(d->tree, s->l.rows[i].id);
             draw_row(c, y + 1 + r, w, i == s->l.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL, &f->incl, &f->self, 0,
-                     data_func_name(d, s->l.rows[i].id));
+                     data_func_label(d, s->l.rows[i].id));
         }
         free(s->selname);
         s->selname = s->l.n ? xstrdup(data_func_name(d, s->l.rows[s->l.sel].id)) : NULL;
@@ -174,7 +181,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
     }
     build_links(d, s);
     snprintf(buf, sizeof buf, "%14s %14s %7s  %s (Backspace or Left: back to the list)", "through call", "", "share",
-             data_func_name(d, s->shown));
+             data_func_label(d, s->shown));
     crt_put(y, 0, buf, w, A_BOLD);
     listbox_scroll(&s->links, rows);
     for (int r = 0; r < rows && s->links.top + (uint32_t)r < s->links.n; r++) {
@@ -189,7 +196,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             continue;
         }
         const struct calltree_link *lk = row->kind == LINK_CALLER ? &s->callers[row->id] : &s->callees[row->id];
-        draw_row(c, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_name(d, lk->func));
+        draw_row(c, y + 1 + r, w, attr, &lk->incl, NULL, 2, data_func_label(d, lk->func));
     }
 }
 
@@ -227,7 +234,11 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         return VIEW_RESULT_HANDLED;
     }
-    return listbox_move(&s->links, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
+    if (!listbox_move(&s->links, a, page)) {
+        return VIEW_RESULT_NONE;
+    }
+    listbox_settle(&s->links, listbox_dir(a), link_row);
+    return VIEW_RESULT_HANDLED;
 }
 
 /* ---- the view class ---- */
@@ -252,6 +263,17 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
     return fn->frame;
 }
 
+struct name_arg {
+    struct data *d;
+    const struct listbox *l;
+};
+
+static const char *row_name(void *arg, uint32_t i)
+{
+    struct name_arg *a = arg;
+    return data_func_name(a->d, a->l->rows[i].id);
+}
+
 /* The search looks at the list of functions (leaving a callers and
  * callees page), from the selection. */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
@@ -261,15 +283,11 @@ static struct view_result search(struct view *v, struct view_ctx *c, int dir)
     struct view_result r = VIEW_RESULT_NONE;
     s->shown = CALLTREE_NONE;
     selected(c->d, s);
-    uint32_t n = l->n;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t step = dir == 0 ? k : k + 1;
-        uint32_t i = dir < 0 ? (l->sel + n - step % n) % n : (l->sel + step) % n;
-        if (text_match(data_func_name(c->d, l->rows[i].id), c->search)) {
-            l->sel = i;
-            r.flags = VIEW_FOUND;
-            return r;
-        }
+    struct name_arg arg = {c->d, l};
+    uint32_t i = search_step(l->n, l->sel, dir, c->search, row_name, &arg);
+    if (i < l->n) {
+        l->sel = i;
+        r.flags = VIEW_FOUND;
     }
     return r;
 }

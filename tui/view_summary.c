@@ -9,6 +9,7 @@
 
 #include "crt.h"
 #include "listbox.h"
+#include "search.h"
 #include "util.h"
 #include "view.h"
 
@@ -88,9 +89,14 @@ static void build(struct data *d, struct listbox *l)
 }
 
 /* Rows of sites can be opened; lines and headings cannot. */
+static int site_row(const struct row *r)
+{
+    return r->kind >= 0;
+}
+
 static int selectable(const struct listbox *l, uint32_t i)
 {
-    return l->rows[i].kind >= 0;
+    return site_row(&l->rows[i]);
 }
 
 static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
@@ -100,6 +106,8 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
     uint32_t old = l->n ? l->sel : 0;
     build(d, l);
     l->sel = old < l->n ? old : 0;
+    /* The selection goes over the sites only: the lines are read, not chosen. */
+    listbox_settle(l, 1, site_row);
     crt_put(y, 0, "SUMMARY (Enter on a site: open it in the bottom-up view)", w, A_BOLD);
     int rows = h - 1;
     listbox_scroll(l, rows);
@@ -120,7 +128,8 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             }
             snprintf(buf, sizeof buf, "  %14llu  ", (unsigned long long)n->incl.v[row->kind]);
             int x = crt_put(yy, 0, buf, w, attr);
-            crt_put_hl(yy, x, data_node_name(d, CALLTREE_BOTTOM_UP, row->id), w - x, attr, c->search);
+            crt_put_name(yy, x, data_node_label(d, CALLTREE_BOTTOM_UP, row->id), 0, w - x, attr, c->search,
+                         d->utf8 ? "\xe2\x80\xa6" : ">");
             break;
         }
         }
@@ -141,7 +150,11 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         return r;
     }
-    return listbox_move(l, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
+    if (!listbox_move(l, a, page)) {
+        return VIEW_RESULT_NONE;
+    }
+    listbox_settle(l, listbox_dir(a), site_row);
+    return VIEW_RESULT_HANDLED;
 }
 
 static void click(struct view *v, struct view_ctx *c, int line, int x)
@@ -170,13 +183,10 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
 /* The summary's sites are the bottom-up view's: the search goes there. */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 {
-    struct view_result r = VIEW_RESULT_NONE;
     (void)v;
     (void)c;
     (void)dir;
-    r.flags = VIEW_GOTO | VIEW_SEARCH_IN;
-    r.o = CALLTREE_BOTTOM_UP;
-    return r;
+    return search_forward(CALLTREE_BOTTOM_UP, 1);
 }
 
 static struct view *new_view(void)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "crt.h"
+#include "search.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -236,24 +237,23 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
 
 /* ---- the view class ---- */
 
+/* A click on the chart: its column, past the byte axis' gutter; the
+ * next draw keeps it within the chart. */
 static void click(struct view *v, struct view_ctx *c, int line, int x)
 {
     (void)c;
     (void)line;
-    ((struct time_view *)v)->col = x;
+    ((struct time_view *)v)->col = x - (AXIS_W + 1);
 }
 
 /* The chart has no names: the search is the top-down view's, and the
  * flame graph's cursor follows its match. */
 static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 {
-    struct view_result r = VIEW_RESULT_NONE;
     (void)v;
     (void)c;
     (void)dir;
-    r.flags = VIEW_SEARCH_IN;
-    r.o = CALLTREE_TOP_DOWN;
-    return r;
+    return search_forward(CALLTREE_TOP_DOWN, 0);
 }
 
 static void window_clear(struct view *v)

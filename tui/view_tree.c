@@ -11,6 +11,7 @@
 
 #include "crt.h"
 #include "listbox.h"
+#include "search.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -24,7 +25,12 @@ struct tree_view {
     uint64_t generation; /* of the data's tree the state was made for */
     char **path; /* names from the root to the selection: kept across reloads */
     uint32_t npath;
+    int hoff; /* columns of the names column scrolled out on the left */
+    int hmanual; /* hoff set by < or >: kept until the selection moves */
 };
+
+/* < and > scroll the names by this many columns. */
+#define HSCROLL_STEP 8
 
 /* ---- state ---- */
 
@@ -172,6 +178,7 @@ static void tree_select(struct data *d, struct tree_view *s, uint32_t node)
         }
     }
     remember_path(d, s, node);
+    s->hmanual = 0;
 }
 
 static uint32_t tree_selected(struct data *d, struct tree_view *s)
@@ -198,6 +205,26 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     listbox_scroll(&s->l, rows);
     const char *open_mark = d->utf8 ? "\xe2\x96\xbe " : "- ";
     const char *closed_mark = d->utf8 ? "\xe2\x96\xb8 " : "+ ";
+    const char *more = d->utf8 ? "\xe2\x80\xa6" : ">";
+    /* The names column scrolls so that the selected row's mark stays in
+     * its left half, however deep the row: two columns a level. */
+    int names_x = 14 + 1 + 14 + 1 + 7 + 2, names_w = w - names_x;
+    if (s->l.n && !s->hmanual) {
+        int sel_indent = (int)s->l.rows[s->l.sel].depth * 2;
+        if (sel_indent < s->hoff) {
+            s->hoff = sel_indent;
+        }
+        if (names_w > 1 && sel_indent > s->hoff + names_w / 2) {
+            s->hoff = sel_indent - names_w / 2;
+        }
+    }
+    if (s->hoff > 0) {
+        snprintf(buf, sizeof buf, "%14s %14s %7s  %s from column %d (< >)", "inclusive", "self", "share",
+                 s->o == CALLTREE_TOP_DOWN ? "function" : "site", s->hoff + 1);
+        crt_put(y, 0, buf, w, A_BOLD);
+    }
+    char *line = NULL;
+    size_t line_cap = 0;
     for (int r = 0; r < rows && s->l.top + (uint32_t)r < s->l.n; r++) {
         uint32_t i = s->l.top + (uint32_t)r;
         const struct row *row = &s->l.rows[i];
@@ -211,17 +238,25 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
         snprintf(buf, sizeof buf, "%14llu %14llu %6.2f%%  ", (unsigned long long)v,
                  (unsigned long long)n->self.v[d->cost], share);
         int x = crt_put(y + 1 + r, 0, buf, w, attr);
-        int indent = (int)row->depth * 2;
-        if (indent > (w - x) / 2) {
-            indent = (w - x) / 2;
-        }
-        x += indent;
         /* Whether it has children, without building them (bottom-up). */
         int kids = calltree_has_children(d->tree, s->o, row->id);
         const char *mark = !kids ? "  " : (is_open(s, row->id) ? open_mark : closed_mark);
-        x += crt_put(y + 1 + r, x, mark, w - x, attr);
-        crt_put_hl(y + 1 + r, x, data_node_name(d, s->o, row->id), w - x, attr, c->search);
+        const char *label = data_node_label(d, s->o, row->id);
+        size_t indent = (size_t)row->depth * 2;
+        xgrow((void **)&line, &line_cap, indent + strlen(mark) + strlen(label) + 1, 1);
+        memset(line, ' ', indent);
+        snprintf(line + indent, line_cap - indent, "%s%s", mark, label);
+        /* Following the selection, the scroll takes a row's indentation
+         * only, so a shallower row still shows its mark and name (after
+         * the cut mark); < and > scroll the whole column. */
+        int skip = s->hoff;
+        if (!s->hmanual) {
+            skip = (int)indent < s->hoff ? (int)indent : s->hoff;
+            skip = skip > 0 ? skip - 1 : 0;
+        }
+        crt_put_name(y + 1 + r, x, line, skip, w - x, attr, c->search, more);
     }
+    free(line);
     if (s->l.n == 0) {
         crt_put(y + 1, 2, "(no allocation with this cost)", w - 2, (int)A_NORMAL);
     }
@@ -292,6 +327,14 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
             r.status = "expanded the first 100000 nodes of the subtree only";
         }
         break;
+    case ACT_SCROLL_LEFT:
+    case ACT_SCROLL_RIGHT:
+        s->hoff += a == ACT_SCROLL_RIGHT ? HSCROLL_STEP : -HSCROLL_STEP;
+        if (s->hoff < 0) {
+            s->hoff = 0;
+        }
+        s->hmanual = 1;
+        return r;
     case ACT_LEFT:
         if (kids && is_open(s, id)) {
             set_open(s, id, 0);
@@ -311,6 +354,7 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     }
     rebuild(d, s);
     remember_path(d, s, s->l.rows[s->l.sel].id);
+    s->hmanual = 0;
     return r;
 }
 
@@ -345,18 +389,6 @@ static uint32_t *built_nodes(const struct calltree *t, enum calltree_orient o, u
     free(todo);
     *count = n;
     return out;
-}
-
-/* 1 when some function's name matches the search. O(functions). */
-static int some_function_matches(struct data *d, const char *needle)
-{
-    uint32_t nf = calltree_nfuncs(d->tree);
-    for (uint32_t f = 0; f < nf; f++) {
-        if (text_match(data_func_name(d, f), needle)) {
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* The bottom-up node of a match that no node built so far shows, found
@@ -421,12 +453,24 @@ static uint32_t bottom_up_match(struct data *d, const char *needle)
     return found;
 }
 
+struct name_arg {
+    struct data *d;
+    enum calltree_orient o;
+    const uint32_t *nodes;
+};
+
+static const char *node_name(void *arg, uint32_t i)
+{
+    struct name_arg *a = arg;
+    return data_node_name(a->d, a->o, a->nodes[i]);
+}
+
 /* Search among the nodes built, in display order from the selection; the
  * bottom-up tree is never built whole for it (see bottom_up_match()). */
 static int search_tree(struct data *d, struct tree_view *s, const char *needle, int dir)
 {
     sync(d, s);
-    if (!some_function_matches(d, needle)) {
+    if (!search_any_function(d, needle)) {
         return 0;
     }
     uint32_t n;
@@ -439,14 +483,11 @@ static int search_tree(struct data *d, struct tree_view *s, const char *needle, 
             break;
         }
     }
-    int found = 0;
-    for (uint32_t k = 0; k < n && !found; k++) {
-        uint32_t step = dir == 0 ? k : k + 1;
-        uint32_t i = dir < 0 ? (at + n - step % n) % n : (at + step) % n;
-        if (text_match(data_node_name(d, s->o, nodes[i]), needle)) {
-            tree_select(d, s, nodes[i]);
-            found = 1;
-        }
+    struct name_arg arg = {d, s->o, nodes};
+    uint32_t i = search_step(n, at, dir, needle, node_name, &arg);
+    int found = i < n;
+    if (found) {
+        tree_select(d, s, nodes[i]);
     }
     free(nodes);
     if (!found && s->o == CALLTREE_BOTTOM_UP) {

@@ -360,9 +360,12 @@ try:
     # ---- help ----
     t.keys("?")
     s = t.wait_text("memtui help")
-    for key in ("Tab / Shift+Tab", "PgUp PgDn", "Home End", "Enter", "Left, h", "c / C", "n / N", "q "):
+    for key in ("Tab / Shift+Tab", "PgUp PgDn", "Home End", "Enter", "Left, h", "c / C", "n / N"):
         check(s is not None and key in s, "help lists %r" % key)
     capture("Help", t)
+    t.keys("End")
+    s = t.wait_text("quit (Ctrl+C too)")
+    check(s is not None and "  q  " in s, "help lists 'q' at its end")
     t.keys("Escape")
     t.wait(lambda x: "memtui help" not in x, "help closed")
 
@@ -580,6 +583,178 @@ try:
         check(m is not None and int(m.group(1)) in want,
               "d at 80x24, %s: line %s (expected %s)" % (what, m.group(1) if m else None, " or ".join(map(str, want))))
         t.close()
+
+    # ---- 80x24: the help scrolls, every tab's number shows (issue 22, item 3) ----
+    t = Tui(["phases.zst"], cwd=d, width=80, height=24)
+    t.wait_text("MOST CALLS")
+    s = t.screen()
+    check(" 7 Alloc t" in lines(s)[1] and " 1 Summary " in lines(s)[1], "80x24: every tab's number on the tab row")
+    t.keys("7")
+    s = t.wait_text(" 7 Alloc time")
+    check(s is not None, "80x24: the current tab keeps its whole name (7 Alloc time)")
+    t.keys("?")
+    s = t.wait_text("memtui help")
+    check(s is not None and re.search(r"^lines 1-22 of \d+: Down, PgDn or End for more$", s, re.M) is not None,
+          "80x24 help: says it is cut and how to scroll")
+    check(s is not None and "clear the window" not in s, "80x24 help: the time-window keys are below the screen")
+    check(s is not None and "Over time, Allocator time" in s, "80x24 help: the views from the table, wrapped")
+    t.keys("End")
+    s = t.wait_text("clear the window")
+    check(s is not None, "80x24 help: End scrolls to the time-window and other keys")
+    check(s is not None and re.search(r"^lines \d+-(\d+) of \1: Up, PgUp or Home$", s, re.M) is not None,
+          "80x24 help: the last line is shown")
+    check(s is not None and max(len(ln) for ln in s.split("\n")) <= 80, "80x24 help: drawn within 80 columns")
+    capture("Help at 80x24, scrolled to its end (End)", t)
+    t.keys("Up")
+    s = t.wait_text(re.compile(r"^lines \d+-\d+ of \d+: Down, PgDn or End for more$", re.M))
+    check(s is not None, "80x24 help: Up scrolls back, the help stays open")
+    t.keys("Escape")
+    check(t.wait(lambda x: "memtui help" not in x, "help closed") is not None, "80x24 help: another key closes it")
+
+    # ---- the typed window is checked against the run (issue 22, item 6) ----
+    t.keys("6", "w")
+    t.wait_text("window in ms")
+    t.literal("5000-9000")
+    t.keys("Enter")
+    s = t.wait_text("no window: '5000-9000' starts after the run's end at")
+    check(s is not None and "WINDOW" not in s, "window prompt: a window after the run's end is refused, said")
+    t.keys("w")
+    t.wait_text("window in ms")
+    t.literal("0.5s-1.5s")
+    t.keys("Enter")
+    s = t.wait_text("WINDOW 0.500-1.500 s (x clears)")
+    check(s is not None, "window prompt: seconds with an s; 'x clears' on screen at 80 columns")
+    t.keys("x")
+    t.wait(lambda x: "WINDOW" not in x, "window cleared")
+
+    # ---- mouse: a click on the chart lands on its column, past the axis (issue 22, item 5) ----
+    r = run([MEMTUI, "-b", "-s", "80x24", "-k", "6 Home Right Right Right Right Right", phases],
+            stdin=subprocess.DEVNULL)
+    want = re.search(r"^cursor [^\n]*", r.stdout.decode(), re.M)
+    t.literal("\x1b[M%c%c%c" % (32, 32 + 12 + 1 + 5 + 1, 32 + 10))
+    t.literal("\x1b[M%c%c%c" % (35, 32 + 12 + 1 + 5 + 1, 32 + 10))
+    s = t.wait(lambda x: want is not None and want.group(0) in lines(x), "click on chart column 5", timeout=10)
+    check(s is not None, "mouse: a click on chart column 5 puts the cursor there (%s)" % (want and want.group(0)))
+    # The wheel: three rows a notch, down then up.
+    t.keys("4")
+    t.wait_text("function (sorted by")
+    def body_selection(text):
+        """(row number, text) of the selected list row (it has a share column)."""
+        sel = [ln for ln in selected_rows(t, "%")]
+        rows_now = lines(text)
+        return next(((i, ln.rstrip()) for i, ln in enumerate(rows_now) for x in sel[:1] if ln.rstrip() and
+                     ln.rstrip() in x), None)
+
+    first = body_selection(t.screen())
+    t.literal("\x1b[M%c%c%c" % (32 + 65, 32 + 10, 32 + 10))
+    s = t.wait(lambda x: body_selection(x) not in (None, first), "wheel down", timeout=10)
+    now = body_selection(s or "")
+    check(first is not None and now is not None and now[0] == first[0] + 3,
+          "mouse wheel: down one notch moves the selection three rows (%s to %s)" % (first, now))
+    t.literal("\x1b[M%c%c%c" % (32 + 64, 32 + 10, 32 + 10))
+    s = t.wait(lambda x: body_selection(x) == first, "wheel up", timeout=10)
+    check(s is not None, "mouse wheel: up one notch comes back")
+    t.keys("q")
+    restored(t, "80x24, q", 0)
+    t.close()
+
+    # ---- End with TERM=xterm inside tmux: no stray "4" (issue 22, item 8) ----
+    t = Tui(["phases.zst"], cwd=d, width=80, height=24, env={"TERM": "xterm"})
+    t.wait_text("MOST CALLS")
+    t.keys("2")
+    t.wait_text("function (callees below)")
+    t.keys("Right", "End")
+    t.keys("?")
+    t.wait_text("memtui help")
+    t.keys("Escape")
+    s = t.wait(lambda x: "memtui help" not in x, "help closed")
+    check(s is not None and "|  Top-down  |" in lines(s)[0], "TERM=xterm: End keeps the view (no '4' opening Functions)")
+    body = [ln for ln in lines((s or "").rstrip("\n"))[3:-1] if ln.strip()]
+    check(body and any(body[-1] in r for r in selected_rows(t, "%")), "TERM=xterm: End selects the last row")
+    t.keys("q")
+    t.finished()
+    t.close()
+
+    # ---- deep trees and C++ names at 80x24 (issue 22, item 4) ----
+    # deep.c: one malloc under 300 frames of descend(); the selection 40
+    # rows down is 40 levels deep, far past where the indentation used to stop.
+    deep = os.path.join(d, "deep.zst")
+    check_eq(record([prog("deep")], deep).returncode, 0, "deep: memrec exit status")
+    t = Tui(["-c", "leaked", "deep.zst"], cwd=d, width=80, height=24)
+    t.wait_text("MOST CALLS")
+    t.keys("2", "*")
+    t.wait_text("descend")
+    t.keys(*(["Down"] * 40))
+    s = t.wait_text(re.compile(r"from column \d+ \(< >\)"))
+    check(s is not None, "deep tree: the names column scrolls with the selection, and says so")
+    sel = selected_rows(t, "descend")
+    check(len(sel) == 1 and "\u25be descend" in sel[0], "deep tree: the selected row 40 levels down shows its mark and name")
+    col = re.search(r"from column (\d+)", s or "")
+    check(col is not None and int(col.group(1)) > 40, "deep tree: scrolled past 20 levels of indentation (%s)"
+          % (col and col.group(1)))
+    check(s is not None and re.search(r"%  \u2026\u25be descend_?\w*$", s, re.M) is not None,
+          "deep tree: a shallower row shows the cut mark, then its mark and name")
+    check(s is not None and max(len(ln) for ln in s.split("\n")) <= 80, "deep tree: within 80 columns")
+    capture("Top-down at 80x24, 40 levels down a 300-frame recursion", t)
+    t.keys(">")
+    s2 = t.wait(lambda x: re.search(r"from column (\d+)", x) is not None and
+                re.search(r"from column (\d+)", x).group(1) == str(int(col.group(1)) + 8), "> scrolls 8 columns",
+                timeout=10) if col else None
+    check(s2 is not None, "deep tree: > scrolls the names 8 columns right")
+    t.keys("<", "<")
+    s3 = t.wait(lambda x: col is not None and re.search(r"from column %d " % (int(col.group(1)) - 8), x) is not None,
+                "< scrolls back", timeout=10)
+    check(s3 is not None, "deep tree: < scrolls them back left")
+    t.keys("q")
+    t.finished()
+    t.close()
+    # templates.cpp: std::vector<std::pair<int, long>> grows; memprint
+    # shortens its template lists, and so do the rows; a name cut at the
+    # screen's edge ends in an ellipsis.
+    tpl = os.path.join(d, "templates.zst")
+    check_eq(record([prog("templates")], tpl).returncode, 0, "templates: memrec exit status")
+    rc, printed, _ = report_text(tpl)
+    t = Tui(["-c", "calls", "templates.zst"], cwd=d, width=80, height=24)
+    t.wait_text("MOST CALLS")
+    t.keys("4")
+    s = t.wait_text("std::vector<\u2026>")
+    check(s is not None and "std::vector<\u2026>" in printed, "C++ names: template lists shortened as memprint's")
+    check(s is not None and "std::pair<int, long>" not in s, "C++ names: no template argument list on screen")
+    cut = [ln for ln in lines(s or "") if len(ln) == 80 and ln.endswith("\u2026")]
+    check(len(cut) > 0, "C++ names: a name cut at column 80 ends in an ellipsis")
+    capture("Functions of a C++ program at 80x24: names shortened and cut with an ellipsis", t)
+    t.keys("d")
+    s = t.wait_text("std::pair<int, long>")
+    check(s is not None, "C++ names: the detail overlay (d) gives the full name")
+    t.keys("q")
+    t.finished()
+    t.close()
+
+    # ---- the selection goes over sites and links, not text lines or headings (issue 22, item 7) ----
+    t = Tui(["-c", "calls", "phases.zst"], cwd=d, width=80, height=24)
+    s = t.wait_text("MOST CALLS")
+    sel = selected_rows(t, "")
+    sel = [ln for ln in sel if not ln.lstrip("\x1b").startswith("memtui") and " 1 Summary" not in ln]
+    check(len(sel) == 1 and re.search(r"\d+\s+(\x1b\[[0-9;]*m)*phase_two", sel[0]) is not None,
+          "summary: the selection starts on the first site, phase_two (%r)" % sel[:1])
+    t.keys("Up")
+    t.keys("Down", "Up")
+    s = t.wait_text("program:")
+    check(s is not None and "total runtime" in s, "summary: Up at the first site shows the lines above")
+    check(any("phase_two" in ln for ln in selected_rows(t, "phase_two")), "summary: Up stays on the first site")
+    t.keys("4", "Home", "Enter")
+    s = t.wait_text("CALLERS (0)")
+    rows = selected_rows(t, "%")
+    check(len(rows) == 1 and "phase_" in rows[0], "functions: callers and callees open on the first callee, not a heading")
+    t.keys("Up")
+    t.keys("Down")
+    t.keys("Up")
+    t.wait_text("CALLEES")
+    rows = selected_rows(t, "%")
+    check(len(rows) == 1 and "CALLEES" not in rows[0], "functions: Up does not stop on a heading")
+    t.keys("q")
+    t.finished()
+    t.close()
 finally:
     tmux("kill-server", check_rc=False)
 

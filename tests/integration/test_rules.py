@@ -20,6 +20,7 @@ checked on the built binaries and the sources instead of only written down:
   layer defines, no files call each other in a cycle except the sets of
   the library's MUTUAL, every file has a layer, and docs/design.md's layer
   table of the library is the test's."""
+import fnmatch
 import os
 import re
 import subprocess
@@ -232,9 +233,10 @@ FORMAT_LAYERS = [
 TUI_LAYERS = [
     ("main", "memtui.c"),
     ("screen", "screen.c"),
+    ("help", "help.c"),
     ("table", "views.c"),
-    ("views", "view_alloc.c view_flame.c view_funcs.c view_summary.c view_time.c view_tree.c"),
-    ("widgets", "listbox.c detail.c"),
+    ("views", "view_*.c"),
+    ("widgets", "listbox.c detail.c search.c"),
     ("base", "crt.c text.c action.c data.c"),
 ]
 
@@ -385,16 +387,20 @@ def check_layers(folder, targets, layers, mutual=frozenset()):
     """The layer rules of the library whose sources are the .c files of
     `folder` (under SRC) and whose objects are those of the CMake
     `targets` (space-separated names), against the table `layers` (top to
-    bottom: [(name, "a.c b.c")]) and docs/design.md's table of `folder`.
+    bottom: [(name, "a.c b.c")]; an entry with a * is a pattern over the
+    folder's files) and docs/design.md's table of `folder`.
     `mutual`: sets of files allowed to refer to each other in a cycle."""
     what = "%s/ (%s)" % (folder, targets)
+    here = sorted(os.path.basename(p) for p in sources(folder) if p.endswith((".c", ".cpp")))
     layer_of, listed = {}, []
     for i, (_name, files) in enumerate(layers):
         for f in files.split():
-            layer_of[f] = i
-            listed.append(f)
+            # A pattern (view_*.c) stands for every file of the folder it
+            # matches, so that a new file of that kind needs no new entry.
+            for g in (sorted(fnmatch.filter(here, f)) if "*" in f else [f]):
+                layer_of[g] = i
+                listed.append(g)
     check_eq(sorted(f for f in set(listed) if listed.count(f) > 1), [], "%s: no file is in two layers" % what)
-    here = sorted(os.path.basename(p) for p in sources(folder) if p.endswith((".c", ".cpp")))
     check_eq(sorted(set(layer_of) ^ set(here)), [], "%s: every file has a layer, and only those (%d files)"
              % (what, len(here)))
     objects = {os.path.basename(src): obj for src, obj in target_objects(targets).items()
