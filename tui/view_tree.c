@@ -221,6 +221,7 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     if (s->hoff > 0) {
         snprintf(buf, sizeof buf, "%14s %14s %7s  %s from column %d (< >)", "inclusive", "self", "share",
                  s->o == CALLTREE_TOP_DOWN ? "function" : "site", s->hoff + 1);
+        crt_fill(y, 0, w, ' ', A_BOLD); /* over the longer heading drawn before */
         crt_put(y, 0, buf, w, A_BOLD);
     }
     char *line = NULL;
