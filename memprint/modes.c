@@ -117,7 +117,7 @@ struct alloctime *modes_alloc_time(const struct source *s)
     }
     struct alloctime *t;
     int err;
-    int rc = alloctime_run(s->path, s->m, &t, &err);
+    int rc = alloctime_run(s->read_path, s->m, &t, &err);
     if (rc < 0) {
         die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
     }
@@ -153,7 +153,7 @@ static void write_exports(const struct opts *o, struct source *s)
     if (o->massif) {
         struct massif *ms;
         int err;
-        int rc = massif_new(s->path, source_frames(s), &ms, &err);
+        int rc = massif_new(s->read_path, source_frames(s), &ms, &err);
         if (rc < 0) {
             die("cannot read '%s' again: %s", s->path, rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
         }

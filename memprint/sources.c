@@ -5,9 +5,13 @@
 #define _GNU_SOURCE
 #include "sources.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "charts.h"
 #include "escape.h"
@@ -47,10 +51,64 @@ static void modules_warning(const char *path, const struct model *m)
 
 /* `read_fail_code`: the exit code when the file cannot be read (mpopts.h);
  * a file cut too early to report anything is incomplete, exit 3. */
+/* An input that is not a regular file is read once, into an unlinked
+ * temporary file the readers then open as often as they need (a second
+ * pass, --massif, --alloc-time): opened again, a FIFO would wait for a
+ * writer that has gone. Its size is what the input holds, no more. */
+static void spool_if_needed(struct source *s)
+{
+    struct stat st;
+    s->read_path = s->path;
+    s->spool_fd = -1;
+    if (stat(s->path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
+        return; /* the reader says what is wrong with it */
+    }
+    int in = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        return;
+    }
+    const char *dir = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/memprint-XXXXXX", dir && *dir ? dir : "/tmp");
+    int out = mkstemp(tmpl);
+    if (out < 0) {
+        die("cannot make a temporary copy of '%s' (it is not a regular file) in %s: %s", s->path,
+            dir && *dir ? dir : "/tmp", strerror(errno));
+    }
+    unlink(tmpl);
+    static char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n < 0) {
+            die("cannot read '%s': %s", s->path, strerror(errno));
+        }
+        if (n == 0) {
+            break;
+        }
+        for (ssize_t done = 0; done < n;) {
+            ssize_t k = write(out, buf + done, (size_t)(n - done));
+            if (k < 0 && errno == EINTR) {
+                continue;
+            }
+            if (k < 0) {
+                die("cannot make a temporary copy of '%s' (it is not a regular file): %s", s->path, strerror(errno));
+            }
+            done += k;
+        }
+    }
+    close(in);
+    s->spool_fd = out;
+    snprintf(s->spool_name, sizeof s->spool_name, "/proc/self/fd/%d", out);
+    s->read_path = s->spool_name;
+}
+
 static void load_model(struct source *s, const struct model_hook *hook, int read_fail_code)
 {
     int err;
-    int rc = model_load_hooked(s->path, hook, &s->m, &err);
+    int rc = model_load_hooked(s->read_path, hook, &s->m, &err);
     if (rc < 0) {
         if (rc == MEMFMT_E_IO) {
             die_code(read_fail_code, "cannot read '%s': %s", s->path, strerror(err));
@@ -168,6 +226,7 @@ void source_open(struct source *s, const struct opts *o)
         int wanted = q->has_window || q->has_at || q->thread || q->sizes || q->series_points || q->growth;
         st = wanted ? analysis_stream_new(q, &hook) : NULL;
     }
+    spool_if_needed(s);
     load_model(s, st ? &hook : NULL, o->read_fail_code);
     const struct model *m = s->m;
     make_query(s, o, m);
@@ -183,7 +242,7 @@ void source_open(struct source *s, const struct opts *o)
         s->a = analysis_stream_finish(st, m);
     } else if (restricted || q->sizes || q->series_points || q->growth) {
         int err;
-        int rc = analysis_run(s->path, m, q, &s->a, &err);
+        int rc = analysis_run(s->read_path, m, q, &s->a, &err);
         if (rc < 0) {
             die_code(o->read_fail_code, "cannot read '%s' again: %s", s->path,
                      rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
@@ -233,6 +292,10 @@ void source_open(struct source *s, const struct opts *o)
 
 void source_release(struct source *s)
 {
+    if (s->read_path == s->spool_name) {
+        close(s->spool_fd);
+        s->read_path = NULL;
+    }
     analysis_free(s->a);
     free(s->keep);
     frames_free(s->fr);

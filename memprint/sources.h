@@ -14,7 +14,13 @@
 
 /* One recording and the accounting its query gives. */
 struct source {
-    const char *path;
+    const char *path; /* as the user named it: what messages say */
+    /* What the readers open: `path`, or for an input that is not a
+     * regular file (a FIFO, a process substitution, a device) a copy of it
+     * in an unlinked temporary file, since some modes read it twice. */
+    const char *read_path;
+    int spool_fd;
+    char spool_name[32];
     struct model *m;
     struct frames *fr; /* NULL until needed */
     uint8_t *keep;

@@ -461,6 +461,28 @@ else:
         check(rep is not None and not rep.get("complete") and rep["allocations"] > 0,
               "%s: incomplete, with allocations (%s)" % (what, rep and rep["allocations"]))
 
+# A recording read from a FIFO (a process substitution, a pipe from ssh):
+# the modes that read it twice (a second pass, --massif, --timeline) work
+# on a copy memprint makes, instead of waiting for a writer that has gone.
+if os.path.exists(os.path.join(d, "slow.zst")):
+    fifo = os.path.join(d, "input.fifo")
+    os.mkfifo(fifo)
+    want = memprint_json(os.path.join(d, "slow.zst"))[1]
+    for mode in (["--json"], ["--massif", os.path.join(d, "fifo.massif")], ["--timeline"],
+                 ["--function", "main", "--json"]):
+        what = "memprint %s FIFO" % " ".join(mode)
+        feeder = subprocess.Popen(["sh", "-c", "cat \"$0\" > \"$1\"", os.path.join(d, "slow.zst"), fifo])
+        rc, out, err = run_tool([MEMPRINT] + mode + [fifo])
+        feeder.wait()
+        if no_crash(what, rc):
+            check_eq(rc, 0, "%s: exit status (no hang: %r)" % (what, err))
+        if mode == ["--json"] and rc == 0:
+            got = json.loads(b"".join(out) if isinstance(out, list) else out)
+            check_eq(got.get("allocations"), want.get("allocations") if want else None,
+                     "%s: the figures of the file itself" % what)
+    check(not [f for f in os.listdir(os.environ.get("TMPDIR", "/tmp")) if f.startswith("memprint-")],
+          "memprint FIFO: no temporary copy left behind")
+
 if not failures:
     shutil.rmtree(d, ignore_errors=True)
 else:
