@@ -36,6 +36,7 @@ static const char *end_how(const struct model *m)
     case MEMFMT_END_EXITED: return "exited";
     case MEMFMT_END_SIGNALED: return "signaled";
     case MEMFMT_END_DETACHED: return "detached";
+    case MEMFMT_END_EXEC_UNRECORDED: return "exec_unrecorded";
     default: return "unknown";
     }
 }

@@ -703,6 +703,10 @@ static const char *end_text(const struct model *m, char *buf, size_t cap)
                  strsignal(m->end.value));
         break;
     case MEMFMT_END_DETACHED: snprintf(buf, cap, "still running when the recording stopped"); break;
+    case MEMFMT_END_EXEC_UNRECORDED:
+        snprintf(buf, cap,
+                 "went on in a program that cannot be recorded (set-user-ID or similar); its end is not known");
+        break;
     default:
         snprintf(buf, cap, "ended without exiting normally (killed or crashed): the process did not end normally");
         break;

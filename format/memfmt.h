@@ -97,6 +97,7 @@ enum memfmt_end_how {
     MEMFMT_END_SIGNALED = 1, /* value = signal number */
     MEMFMT_END_DETACHED = 2, /* recording stopped while the process ran on */
     MEMFMT_END_UNKNOWN = 3, /* memrec lost track of the process */
+    MEMFMT_END_EXEC_UNRECORDED = 4, /* it exec'd a program the recorder cannot run in (set-user-ID...) */
 };
 
 /* Header flags. */

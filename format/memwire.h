@@ -61,7 +61,7 @@ enum memfmt_wire_tag {
     MEMFMT_W_REALLOC_T = 24,
     MEMFMT_W_TIMES = 25, /* wall ns, cpu ns: the thread's lifetime and CPU time so far (as it ends); no seq */
     MEMFMT_W_PROC_CPU = 15, /* user ns, system ns: the process's CPU time as it exits (getrusage); no seq */
-    /* 19 is free for a later tag (numbers never change). */
+    MEMFMT_W_EXECING = 19, /* the image is about to exec (sent after its last SYNC); no seq */
 };
 
 /* ---- the connection protocol: how a recorder reaches memrec ----

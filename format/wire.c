@@ -82,7 +82,8 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
             rc = get(&p, end, &ev->c);
         }
         break;
-    case MEMFMT_W_BYE: break;
+    case MEMFMT_W_BYE:
+    case MEMFMT_W_EXECING: break;
     case MEMFMT_W_HELLO:
     case MEMFMT_W_TIMES:
     case MEMFMT_W_PROC_CPU:

@@ -254,6 +254,9 @@ void recording_finish(struct recording *r, unsigned how, int value, uint64_t max
         /* Not our child: the recorder said it exits. */
         r->how = MEMFMT_END_EXITED;
         r->value = ms->exit_status;
+    } else if (how == MEMFMT_END_UNKNOWN && ms->execing) {
+        /* It went on in a program no recorder came up in. */
+        r->how = MEMFMT_END_EXEC_UNRECORDED;
     }
     uint64_t runtime = mono_ms() - r->start_ms;
     int rc = 0;

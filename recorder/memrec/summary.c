@@ -60,6 +60,9 @@ void print_summary(const struct session *s, const struct recording *r)
     } else if (r->how == MEMFMT_END_DETACHED) {
         fprintf(stderr, "memrec: recording stopped%s; the program is still running%s\n",
                 s->duration_over ? " after --duration" : "", s->attached ? " (detached)" : "");
+    } else if (r->how == MEMFMT_END_EXEC_UNRECORDED) {
+        fprintf(stderr, "memrec: the process went on in a program memrec cannot record (set-user-ID, set-group-ID "
+                        "or with file capabilities: the kernel drops LD_PRELOAD there); how it ended is not known\n");
     } else if (r->how == MEMFMT_END_UNKNOWN && !r->is_main) {
         fprintf(stderr, "memrec: the process ended without exiting normally (killed or crashed)\n");
     }

@@ -194,6 +194,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             continue;
         }
         case MEMFMT_W_IMAGE:
+            m->st.execing = 0;
             rc = new_image(m);
             if (rc < 0) {
                 return rc;
@@ -206,6 +207,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             m->st.exit_status = ev.a ? (int)(ev.a - 1) : -1;
             continue;
         case MEMFMT_W_SIGNALED: m->st.signaled = (int)ev.a; continue;
+        case MEMFMT_W_EXECING: m->st.execing = 1; continue;
         case MEMFMT_W_PROC_CPU:
             m->st.cpu_said = 1;
             m->st.cpu_user_ns = ev.a;
@@ -224,6 +226,7 @@ int merge_batch(struct merge *m, const uint8_t *p, size_t len)
             continue;
         }
         case MEMFMT_W_SYNC:
+            m->st.execing = 0; /* the exec failed: the image goes on */
             rc = release_until(m, ev.seq);
             if (rc < 0) {
                 return rc;

@@ -18,6 +18,7 @@ struct merge_stats {
     uint64_t lost_events; /* reported lost by the recorder */
     uint32_t images; /* process images seen after the first (each exec adds one) */
     int exiting; /* the recorder said the process ends normally */
+    int execing; /* the image said it is about to exec, and nothing came after it */
     int exit_status; /* with this status, -1 when it could not know */
     int signaled; /* the recorder said the process dies of this signal (0: none) */
     int cpu_said; /* the recorder said the process's CPU time as it exits: */

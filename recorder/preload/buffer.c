@@ -982,6 +982,14 @@ void buffer_before_exec(void)
     /* Every thread ends with the image, this one included (if the exec
      * fails, the times a thread says later replace these). */
     sync_point_with(flush_with_times);
+    /* Said last: if no new image follows, memrec knows the exec went to a
+     * program the recorder cannot be in (set-user-ID: the kernel drops
+     * LD_PRELOAD), rather than taking the silence for a crash. */
+    buflock_take(&service_buf.lk.lock);
+    tbuf_ensure_room(&service_buf, 1);
+    service_buf.data[service_buf.len++] = MEMFMT_W_EXECING;
+    tbuf_flush(&service_buf);
+    buflock_release(&service_buf.lk.lock);
 }
 
 void buffer_sync(void)

@@ -109,11 +109,14 @@ def record(argv, out, extra=(), env=None, cwd=None):
     return run([MEMREC, "-q", "-o", out] + list(extra) + ["--"] + list(argv), env=env, cwd=cwd)
 
 
-def start_attach(pid, out, extra=()):
+def start_attach(pid, out, extra=(), exact=True):
     """memrec [extra] --pid PID -o OUT, started: returns (the memrec
     process, its first line of stderr) once memrec says it is attached, or
-    has ended, or 20 s have passed."""
-    m = subprocess.Popen([MEMREC] + list(extra) + ["--pid", str(pid), "-o", out], stdout=subprocess.PIPE,
+    has ended, or 20 s have passed. `exact`: with --max-wait none, so that
+    a memrec slowed down by a loaded machine (or ASan) never drops events
+    past the default bound of 100 ms: the tests check exact figures."""
+    wait = ["--max-wait", "none"] if exact else []
+    m = subprocess.Popen([MEMREC] + wait + list(extra) + ["--pid", str(pid), "-o", out], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     deadline = time.time() + 20
     first = b""

@@ -91,7 +91,7 @@ def attach_cycle(pid, out, hold, threads0=None):
     if os.path.exists(out):
         os.unlink(out)
     t0 = time.time()
-    m = subprocess.Popen([MEMREC, "--pid", str(pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    m = subprocess.Popen([MEMREC, "--max-wait", "none", "--pid", str(pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     first = b""
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -283,7 +283,7 @@ try:
     threads0, fds0 = tasks(p.pid), fds(p.pid)
     before = rate(counter, 1, p.pid)
     out = os.path.join(d, "killed.zst")
-    m = subprocess.Popen([MEMREC, "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    m = subprocess.Popen([MEMREC, "--max-wait", "none", "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     m.stderr.readline()
     time.sleep(0.3)
     check_eq(tasks(p.pid), threads0 + 1, "memrec killed: the recorder's service thread ran while attached")
@@ -306,7 +306,7 @@ p.stdout.readline()
 try:
     first = os.path.join(d, "twice-1.zst")
     second = os.path.join(d, "twice-2.zst")
-    m = subprocess.Popen([MEMREC, "--pid", str(p.pid), "-o", first], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    m = subprocess.Popen([MEMREC, "--max-wait", "none", "--pid", str(p.pid), "-o", first], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     m.stderr.readline()
     r = run([MEMREC, "--pid", str(p.pid), "-o", second])
     check(r.returncode != 0 and b"already recording" in r.stderr,
@@ -325,7 +325,7 @@ p = subprocess.Popen([prog("idle"), "spin"], stdout=subprocess.PIPE, stderr=subp
 p.stdout.readline()
 try:
     out = os.path.join(d, "spin.zst")
-    m = subprocess.Popen([MEMREC, "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    m = subprocess.Popen([MEMREC, "--max-wait", "none", "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(1.0)
     t = time.time()
     m.send_signal(signal.SIGINT)
