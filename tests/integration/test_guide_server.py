@@ -194,7 +194,7 @@ def main():
     p = subprocess.Popen([prog("busy"), "1", counter], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     check(p.stdout.readline() == b"ready\n", "busy: the program started")
     out = os.path.join(d, "busy.mrec")
-    m, first = start_attach(p.pid, out, ["--duration", "4s"])
+    m, first = start_attach(p.pid, out, ["--duration", "4s"], exact=False)  # the default --max-wait
     time.sleep(0.5)
     m.send_signal(signal.SIGSTOP)
     time.sleep(2.0)
