@@ -94,13 +94,15 @@ def lost_checks(out, what, t_stop):
     check(len(spans) >= 1, "%s: spans of lost events: %s" % (what, spans))
     check_timing(len(spans) == 1, "%s: one span of lost events: %s" % (what, spans))
     if spans:
-        s = max(spans, key=lambda x: x["to_ms"] - x["from_ms"])
         # The stop began at t_stop seconds into the recording (memrec's
-        # clock starts a little earlier than ours, never later).
-        check_timing(s["from_ms"] >= t_stop * 1000 - 300 and s["from_ms"] <= t_stop * 1000 + 1500,
-              "%s: the span starts with the stop (%d ms, stop at %.0f ms)" % (what, s["from_ms"], t_stop * 1000))
-        check(s["to_ms"] - s["from_ms"] >= (STOP - 1.0) * 1000,
-              "%s: the span covers the stop (%d ms to %d ms)" % (what, s["from_ms"], s["to_ms"]))
+        # clock starts a little earlier than ours, never later). A memrec
+        # slower than the program (ASan, a loaded machine) drops before the
+        # stop too, so the span that covers the stop may start earlier.
+        lo, hi = (t_stop + 0.5) * 1000, (t_stop + STOP - 0.5) * 1000
+        covering = [x for x in spans if x["from_ms"] <= lo and x["to_ms"] >= hi]
+        check(covering, "%s: a span covers the stop (%.0f ms to %.0f ms): %s" % (what, lo, hi, spans))
+        s = covering[0] if covering else spans[0]
+        print("note: %s: the span starts at %d ms, the stop at %.0f ms" % (what, s["from_ms"], t_stop * 1000))
         check_eq(sum(x["events"] for x in spans), j.get("lost_events"), "%s: the spans hold every lost event" % what)
     # The reader written from docs/format.md alone sees the same records.
     lost = Recording(out, events=False).lost
