@@ -120,13 +120,15 @@ static void attach_disarm(void)
     if (!atomic_exchange(&attached, 0)) {
         return;
     }
-    pipe_silent(0);
     /* First no new call reaches a hook, then the events of the calls
      * already inside one are sent, then the pipe is closed: memrec reads
-     * its end of file as the end of the detach. */
+     * its end of file as the end of the detach. Silent until the pipe is
+     * closed: a memrec killed during the detach is no news for the
+     * program's stderr either. */
     got_restore(NULL);
     service_stop();
     buffer_detach();
+    pipe_silent(0);
     atomic_store(&memrec_detach_request, 0);
 }
 
