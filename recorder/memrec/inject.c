@@ -865,14 +865,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
         if (sig == (SIGTRAP | 0x80)) {
             if (ptrace(PTRACE_GETREGS, in->tid, 0, &now) == 0 && now.rip == in->tramp + TRAMP_STOP &&
                 now.orig_rax == SYS_getpid && now.rsp == blk) {
-                uint64_t res = 0;
-                struct iovec local = {&res, 8};
-                struct iovec remote = {(void *)(uintptr_t)blk, 8};
-                if (process_vm_readv(in->pid, &local, 1, &remote, 1, 0) != 8) {
-                    errno = 0;
-                    res = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)blk, 0);
-                }
-                *ret = res;
+                *ret = read_word(in, blk);
                 in->running = 0;
                 in->at_tramp = 1;
                 return 0;

@@ -20,6 +20,7 @@ import os
 import re
 import resource
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -121,6 +122,46 @@ def skip(why):
         sys.exit(1)
     print("SKIP: " + why)
     sys.exit(SKIP)
+
+
+def wait_for(pred, seconds=20, step=0.05):
+    """Polls `pred` until it holds or `seconds` pass; its last answer."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return bool(pred())
+
+
+def busy_rounds(counter, nthreads=1):
+    """The rounds tests/progs/busy.c's threads counted so far in the
+    shared file `counter` (one 64-byte line per thread)."""
+    with open(counter, "rb") as f:
+        data = f.read(64 * nthreads)
+    return sum(struct.unpack_from("<Q", data, 64 * i)[0] for i in range(nthreads))
+
+
+def cpu_seconds(pid):
+    """utime + stime of the whole process, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_fds(pid):
+    """The process's descriptors and what each names."""
+    out = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            out[fd] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            pass
+    return out
+
+
+def proc_threads(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
 
 
 def tmpdir():
