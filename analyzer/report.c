@@ -337,7 +337,7 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
     case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
     case REPORT_TIME: return st->time_ns;
-    case REPORT_GROWTH: return st->grows ? (uint64_t)(st->growth.rate >= 1 ? llround(st->growth.rate) : 1) : 0;
+    case REPORT_GROWTH: return growth_cost_of_fit(&st->growth, st->grows);
     default: return 0;
     }
 }
