@@ -14,6 +14,7 @@ shared machine): with MEMREC_TIMING_CHECKS=0 it is printed and not
 counted; tests/CMakeLists.txt runs such tests that way once, and once
 more with the timing checks on under the ctest label `timing`, which
 scripts/test.sh repeats until it passes (up to three runs)."""
+import atexit
 import json
 import os
 import re
@@ -33,6 +34,39 @@ SKIP = 77
 
 failures = []
 skipped = []
+
+
+def _descendants(pid):
+    """The processes below `pid`, children before their children."""
+    out = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for t in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids = [int(k) for k in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        for k in kids:
+            out.append(k)
+            out.extend(_descendants(k))
+    return out
+
+
+def _reap_left_behind():
+    """A test that stopped early (a failed check, an exception) must not
+    leave its programs running: the next tests would share the machine
+    with a busy loop. Everything still below this process is killed."""
+    for pid in reversed(_descendants(os.getpid())):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+atexit.register(_reap_left_behind)
 
 
 def check(cond, what):
