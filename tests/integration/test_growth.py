@@ -184,6 +184,12 @@ def main():
         sec = s1.split("MOST MEMORY GROWTH (bytes/s)")[-1].splitlines()
         check(len(sec) > 1 and re.match(r"^\s+%d\s+leak_site$" % whole_leak, sec[1]) is not None,
               "memtui summary: MOST MEMORY GROWTH's first site is leak_site (%s)" % sec[1:2])
+        # A window (view 6, w): the window's fit, memprint's --from/--to figure.
+        win = folded_growth(out, ["--from", "1", "--to", "4"])
+        sw = memtui_screen(out, "6 w 1000-4000 Enter 3")
+        check("WINDOW 1.000-4.000 s" in sw and first_row(sw) == (win.get("main;leak_site"), 0, "leak_site"),
+              "memtui window 1-4 s by growth: leak_site first with memprint --from 1 --to 4's figure %s (%s)"
+              % (win, first_row(sw)))
         # The c key reaches growth from leaked (time is not recorded: passed over).
         sc = memtui_screen(out, "c c c", cost="leaked", size="200x24")
         check("cost: growth" in sc, "memtui: c from leaked through allocated, mapped reaches growth")
