@@ -48,6 +48,8 @@ static void make_summary(struct data *d)
         die("out of memory");
     }
     report_print_summary(d->m, d->acct, f);
+    const struct analysis *pass = d->win ? d->win : d->whole;
+    report_print_growth(d->m, pass ? pass->growth : NULL, f);
     if (!d->win) {
         /* The whole run's: a window has no RSS split (rssgap.h). One
          * line (two with the advice), so that the sites stay on screen. */

@@ -190,6 +190,18 @@ def main():
         check("WINDOW 1.000-4.000 s" in sw and first_row(sw) == (win.get("main;leak_site"), 0, "leak_site"),
               "memtui window 1-4 s by growth: leak_site first with memprint --from 1 --to 4's figure %s (%s)"
               % (win, first_row(sw)))
+        # The summary's growth line: memprint's whole-run figure; in the
+        # window, the window's fit.
+        m = re.search(r"\nmemory growth: [^(\n]*\((-?\d+) bytes/s\) fitted over [\d.]+ s from 0.000 s", s1)
+        check(m is not None and abs(int(m.group(1)) - whole["growth_bytes_per_s"]) <= 1,
+              "memtui summary: the heap's growth line is memprint's growth_bytes_per_s %d (%s)"
+              % (whole["growth_bytes_per_s"], m and m.group(0).strip()))
+        sw = run([MEMTUI, "--batch", "--size", "100x30", "--keys", "6 w 1000-4000 Enter 1", out]).stdout.decode()
+        wj = memprint_json(out, ["--from", "1", "--to", "4"])
+        m = re.search(r"\nmemory growth: [^(\n]*\((-?\d+) bytes/s\) fitted over [\d.]+ s from 1.000 s", sw)
+        check(m is not None and abs(int(m.group(1)) - wj["growth_bytes_per_s"]) <= 1,
+              "memtui window summary: the window's growth line is memprint --from 1 --to 4's %d (%s)"
+              % (wj["growth_bytes_per_s"], m and m.group(0).strip()))
         # The c key reaches growth from leaked (time is not recorded: passed over).
         sc = memtui_screen(out, "c c c", cost="leaked", size="200x24")
         check("cost: growth" in sc, "memtui: c from leaked through allocated, mapped reaches growth")
