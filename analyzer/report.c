@@ -337,7 +337,7 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
     case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
     case REPORT_TIME: return st->time_ns;
-    case REPORT_GROWTH: return st->grows ? (uint64_t)(st->growth.rate >= 1 ? llround(st->growth.rate) : 1) : 0;
+    case REPORT_GROWTH: return growth_cost_of_fit(&st->growth, st->grows);
     default: return 0;
     }
 }
@@ -763,10 +763,8 @@ static void print_time_summary(const struct model *m, const struct acct_totals *
     }
 }
 
-/* The whole heap's growth (growth.h): the fitted rate over the window. */
-static void print_growth_summary(const struct model *m, FILE *out)
+void report_print_growth(const struct model *m, const struct growth *g, FILE *out)
 {
-    const struct growth *g = m->growth;
     if (!g) {
         return;
     }
@@ -890,7 +888,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
      * the summary that memtui shows as it is. */
     if (m->growth) {
         fputc('\n', out);
-        print_growth_summary(m, out);
+        report_print_growth(m, m->growth, out);
     }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!report_section_shown(r, o, (enum report_section)s)) {

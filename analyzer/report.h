@@ -101,6 +101,11 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s);
  * a window or filter, whose calls and bytes are then its own even in a
  * sampled recording. memtui shows these lines as they are. */
 void report_print_summary(const struct model *m, const struct accounting *a, FILE *out);
+/** The whole heap's growth over the window of `g` (growth.h; NULL: no
+ * line), as the text report prints it after the summary: "memory growth:
+ * RATE/s (N bytes/s) fitted over S s from T s, R² X", "~" before the rate
+ * when `m` is sampled, or that the window is too short to fit. */
+void report_print_growth(const struct model *m, const struct growth *g, FILE *out);
 /** Print the summary and every section as text. */
 void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
 /** Print everything as one JSON object. */

@@ -48,6 +48,8 @@ static void make_summary(struct data *d)
         die("out of memory");
     }
     report_print_summary(d->m, d->acct, f);
+    const struct analysis *pass = d->win ? d->win : d->whole;
+    report_print_growth(d->m, pass ? pass->growth : NULL, f);
     if (!d->win) {
         /* The whole run's: a window has no RSS split (rssgap.h). One
          * line (two with the advice), so that the sites stay on screen. */
@@ -70,7 +72,10 @@ static void build_tree(struct data *d)
     calltree_free(d->tree);
     drop_names(d);
     d->acct = d->win ? d->win->acct : d->m->acct;
-    d->tree = calltree_build(d->fr, d->acct);
+    /* Growth is fitted by the pass that made the window, or by the whole
+     * run's series pass (data_series()). */
+    const struct analysis *g = d->win ? d->win : d->whole;
+    d->tree = calltree_build_growth(d->fr, d->acct, g ? g->growth : NULL);
     calltree_sort(d->tree, d->cost, d->by_self);
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
@@ -117,6 +122,7 @@ static int load(struct data *d, int *err_errno)
         q.has_window = 1;
         q.from_ms = d->from_ms;
         q.to_ms = d->to_ms;
+        q.growth = 1;
         rc = analysis_run(d->path, m, &q, &win, err_errno);
         if (rc < 0) {
             frames_free(fr);
@@ -137,9 +143,10 @@ static int load(struct data *d, int *err_errno)
     d->m = m;
     d->fr = fr;
     d->win = win;
-    build_tree(d);
-    /* The chart's series now, while loading, so that no key waits for a pass over the file. */
+    /* The chart's series now, while loading, so that no key waits for a
+     * pass over the file; the same pass fits the growth the tree needs. */
     data_series(d);
+    build_tree(d);
     d->load_ms = now_ms() - start;
     return 0;
 }
@@ -176,6 +183,7 @@ int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, in
         q.has_window = 1;
         q.from_ms = from_ms;
         q.to_ms = to_ms;
+        q.growth = 1;
         int rc = analysis_run(d->path, d->m, &q, &win, err_errno);
         if (rc < 0) {
             return rc;
@@ -215,6 +223,7 @@ const struct timeseries *data_series(struct data *d)
     if (!d->whole) {
         struct analysis_query q = ANALYSIS_QUERY_INIT;
         q.series_points = DATA_SERIES_POINTS;
+        q.growth = 1;
         int e = 0;
         if (analysis_run(d->path, d->m, &q, &d->whole, &e) < 0) {
             d->whole = NULL;

@@ -27,7 +27,7 @@ struct data {
     struct calltree *tree; /* of `acct` */
     const struct accounting *acct; /* m->acct, or win->acct while a window is set */
     struct analysis *win; /* the window's analysis; NULL without a window */
-    struct analysis *whole; /* the whole run's series (lazily, for the over-time view) */
+    struct analysis *whole; /* the whole run's series and growth fit (while loading) */
     struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
     int has_window;
     uint64_t from_ms, to_ms;
@@ -63,7 +63,7 @@ void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first
  * call after a load (one pass over the file); NULL on error. */
 const struct alloctime *data_alloc_time(struct data *d);
-/** The whole run's series (computed while loading); NULL on error. */
+/** The whole run's series (computed while loading, with its growth fit); NULL on error. */
 const struct timeseries *data_series(struct data *d);
 /** Live refresh: when the file changed since the last load, load it
  * again (keeping the window and the cost); without `force`, not sooner

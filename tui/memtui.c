@@ -35,8 +35,8 @@ static void usage(FILE *f)
                "flame graph, heap over time, time windows. Press ? inside for every key.\n"
                "\n"
                "  -c, --cost TYPE     cost shown first: calls, temporary, peak, leaked,\n"
-               "                      allocated, mapped, time (default peak; time only for\n"
-               "                      a recording made with memrec --time)\n"
+               "                      allocated, mapped, time, growth (default peak; time\n"
+               "                      only for a recording made with memrec --time)\n"
                "  -b, --batch         no terminal: apply --keys, print the screen as text, exit\n"
                "  -s, --size WxH      batch screen size (default 120x40)\n"
                "  -k, --keys KEYS     batch keys, separated by spaces: a character, a name\n"
@@ -263,8 +263,9 @@ int main(int argc, char **argv)
         }
         case 'c':
             if (cost_parse(optarg, &cost) < 0) {
-                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped or time)",
-                         optarg);
+                die_code(
+                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time or growth)",
+                    optarg);
             }
             break;
         case 'h': usage(stdout); return 0;

@@ -45,6 +45,7 @@ static const char *const cost_titles[COST_NTYPES] = {
     "bytes allocated",
     "bytes mapped at the mapped peak",
     "ns in the allocator",
+    "bytes/s of steady growth",
 };
 
 /* The help's lines are wrapped below this width: every line fits an
@@ -102,8 +103,9 @@ static void draw_title(struct screen *scr, int w)
     char buf[512];
     crt_fill(0, 0, w, ' ', crt_attr(CRT_TITLE));
     char *path = esc_text_for(scr->d->path, !scr->d->utf8);
-    snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s)", path, view_table[scr->cur]->name,
-             cost_name(scr->d->cost), cost_titles[scr->d->cost]);
+    /* Sampled: the figures per call stack are estimates, marked '~' as memprint marks them. */
+    snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s%s)", path, view_table[scr->cur]->name,
+             cost_name(scr->d->cost), scr->d->m->sample_rate ? "~" : "", cost_titles[scr->d->cost]);
     free(path);
     crt_put(0, 0, buf, w, crt_attr(CRT_TITLE));
     if (data_live(scr->d)) {

@@ -30,6 +30,7 @@ static const char *const headings[COST_NTYPES] = {
     "MOST MEMORY ALLOCATED",
     "PEAK MAPPED MEMORY",
     "MOST TIME IN THE ALLOCATOR",
+    "MOST MEMORY GROWTH (bytes/s)",
 };
 
 /* The `k` sites of the bottom-up root with the largest inclusive cost c;

@@ -2,8 +2,8 @@
 /* Unit tests of the shared analysis core: call trees (calltree.c), the
  * folded export (folded.c), re-accounting for a window, a moment, a thread
  * and a function filter (analysis.c), the time series (timeseries.c) and
- * the size histogram (sizes.c), on a recording written here whose every
- * figure is derived below. */
+ * the size histogram (sizes.c), and growth as a cost type, on recordings
+ * written here whose every figure is derived below. */
 #define _GNU_SOURCE
 #include "analysis.h"
 
@@ -887,6 +887,109 @@ static void test_bottom_up_lazy(void)
     close(fd);
 }
 
+/* Growth as a cost type (costs.h COST_GROWTH): nodes 1 A, 2 A;B, 3 A;C.
+ * Every 10 ms from 0 to 990 ms, A;B allocates 1,000 bytes and keeps them
+ * (100,000 bytes per second, exactly: test_growthfit.c derives the fit),
+ * and A;C allocates 5,000 bytes and frees them at the next tick (churn:
+ * not growth). */
+static char *write_growing(int *fd_out)
+{
+    int fd = memfd_create("growth-cost-test", 0);
+    CHECK(fd >= 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
+    int rc;
+    struct rec r = {0};
+    r.w = memfmt_writer_new(fd, &h, 1, &rc);
+    CHECK(r.w != NULL);
+    struct memfmt_record x = {.tag = MEMFMT_REC_THREAD};
+    x.u.thread.index = 1;
+    x.u.thread.tid = 100;
+    put(&r, &x);
+    w_node(&r, 0, 0xa00);
+    w_node(&r, 1, 0xb00);
+    w_node(&r, 1, 0xc00);
+    for (uint64_t t = 0; t <= 990; t += 10) {
+        w_time(&r, t);
+        w_alloc(&r, 1, 1000, 2);
+        if (t > 0) {
+            w_free(&r, 1, 5000, 3, 0);
+        }
+        w_alloc(&r, 1, 5000, 3);
+    }
+    x = (struct memfmt_record){.tag = MEMFMT_REC_END};
+    x.u.end.how = MEMFMT_END_EXITED;
+    x.u.end.runtime_ms = 990; /* the data stop at the last tick: no flat point after it */
+    put(&r, &x);
+    CHECK(memfmt_writer_finish(r.w) == 0);
+    memfmt_writer_free(r.w);
+    *fd_out = fd;
+    char *path = malloc(64);
+    snprintf(path, 64, "/proc/self/fd/%d", fd);
+    return path;
+}
+
+static void test_growth_cost(void)
+{
+    int fd;
+    char *path = write_growing(&fd);
+    struct model *m;
+    int err;
+    CHECK(model_load(path, &m, &err) == 0);
+    struct frames *fr = frames_new(m);
+    for (int windowed = 0; windowed < 2; windowed++) {
+        struct analysis_query q = ANALYSIS_QUERY_INIT;
+        q.growth = 1;
+        /* From 500 ms the ramp goes on at the same rate. */
+        q.has_window = windowed;
+        q.from_ms = 500;
+        q.to_ms = UINT64_MAX;
+        struct analysis *a = run(path, m, &q);
+        CHECK_EQ(growth_trace_cost(a->growth, 2), 100000);
+        CHECK_EQ(growth_trace_cost(a->growth, 3), 0);
+        CHECK_EQ(growth_costs_total(a->growth), 100000);
+        /* Per trace the values sum to the total; the tree's root has it. */
+        uint64_t sum = 0;
+        for (uint32_t t = 0; t < 4; t++) {
+            struct cost_vec v;
+            cost_of_trace_in(a->acct, a->growth, t, &v);
+            sum += v.v[COST_GROWTH];
+        }
+        CHECK_EQ(sum, 100000);
+        struct calltree *t = calltree_build_growth(fr, a->acct, a->growth);
+        calltree_sort(t, COST_GROWTH, 0);
+        const char *ab[] = {A, B}, *ac[] = {A, C};
+        CHECK_EQ(calltree_node(t, CALLTREE_TOP_DOWN, 0)->incl.v[COST_GROWTH], 100000);
+        CHECK_EQ(td_incl(t, ab, 1)->v[COST_GROWTH], 100000);
+        CHECK_EQ(td_incl(t, ab, 2)->v[COST_GROWTH], 100000);
+        CHECK_EQ(td_incl(t, ac, 2)->v[COST_GROWTH], 0);
+        CHECK(td_incl(t, ac, 2)->v[COST_CALLS] > 0); /* there, with its calls */
+        uint32_t nk;
+        const uint32_t *sites = calltree_children(t, CALLTREE_BOTTOM_UP, 0, &nk);
+        CHECK(nk == 2 && strcmp(calltree_name(t, CALLTREE_BOTTOM_UP, sites[0]), B) == 0);
+        CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sites[0])->incl.v[COST_GROWTH], 100000);
+        CHECK_EQ(func_named(t, B)->self.v[COST_GROWTH], 100000);
+        CHECK_EQ(func_named(t, A)->incl.v[COST_GROWTH], 100000);
+        /* Folded: the one growing stack. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(folded_write(t, COST_GROWTH, f) == 0);
+        fclose(f);
+        CHECK(strcmp(buf, A ";" B " 100000\n") == 0);
+        free(buf);
+        calltree_free(t);
+        /* Without the fit, growth is 0 everywhere. */
+        t = calltree_build(fr, a->acct);
+        CHECK_EQ(calltree_node(t, CALLTREE_TOP_DOWN, 0)->incl.v[COST_GROWTH], 0);
+        calltree_free(t);
+        analysis_free(a);
+    }
+    frames_free(fr);
+    model_free(m);
+    free(path);
+    close(fd);
+}
+
 int main(void)
 {
     int fd;
@@ -901,6 +1004,7 @@ int main(void)
     test_windows(path, m);
     test_filters(path, m);
     test_series_and_sizes(path, m);
+    test_growth_cost();
     model_free(m);
     free(path);
     close(fd);
