@@ -53,6 +53,8 @@ struct pass {
     int stopped; /* the --at moment was reached: the rest is not read */
     int skip_events; /* nothing restricted, only sizes asked: the model's accounting is the figures */
     struct ts_values cur, hi;
+    struct ts_group_values *gcur; /* series groups: each one's values now (NULL: none) */
+    struct ts_group_values *ghi; /* and when the heap last reached hi.heap */
     struct memfmt_event out[EVENT_BATCH];
     size_t nout;
 };
@@ -84,6 +86,15 @@ static int past_window(const struct pass *p)
 static int not_kept_kind(const struct pass *p)
 {
     return p->q->has_window && p->now < p->q->from_ms ? OLD : OTHER;
+}
+
+/* The series group a kept block of `trace` counts in too; NULL for none. */
+static struct ts_group_values *group_of(struct pass *p, uint32_t trace)
+{
+    if (!p->gcur || trace >= p->m->nnodes || p->q->series_group[trace] == 0) {
+        return NULL;
+    }
+    return &p->gcur[p->q->series_group[trace] - 1];
 }
 
 static void flush(struct pass *p)
@@ -143,10 +154,19 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info
         return 0;
     }
     emit(p, size, trace, 0, ns);
+    struct ts_group_values *g = group_of(p, trace);
+    if (g) {
+        g->live += size;
+        g->calls++;
+    }
     p->cur.heap += size;
     if (p->cur.heap > p->hi.heap) {
         p->hi.heap = p->cur.heap;
+        if (p->gcur) {
+            memcpy(p->ghi, p->gcur, p->q->series_groups * sizeof *p->gcur);
+        }
     }
+    p->hi.calls = ++p->cur.calls;
     if (p->a->sizes) {
         sizes_add(p->a->sizes, size);
         if (p->q->sizes > 1) {
@@ -208,6 +228,13 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info,
     }
     emit(p, size, trace, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
     p->cur.heap = p->cur.heap >= size ? p->cur.heap - size : 0;
+    p->cur.temporary += temporary != 0;
+    p->hi.temporary = p->cur.temporary;
+    struct ts_group_values *g = group_of(p, trace);
+    if (g) {
+        g->live = g->live >= size ? g->live - size : 0;
+        g->temporary += temporary != 0;
+    }
     if (temporary && p->a->sizes) {
         sizes_add_temporary(p->a->sizes, size);
     }
@@ -314,6 +341,7 @@ static void set_time(struct pass *p, uint64_t ms)
         return;
     }
     if (p->a->series) {
+        timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi);
         timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
     }
     p->now = ms;
@@ -413,7 +441,9 @@ void analysis_free(struct analysis *a)
 
 static int query_ok(const struct analysis_query *q)
 {
-    return q->series_points <= TIMESERIES_MAX_POINTS && !(q->has_window && q->from_ms >= q->to_ms);
+    int groups_ok =
+        !q->series_group || (q->series_points && q->series_groups >= 1 && q->series_groups <= TIMESERIES_MAX_GROUPS);
+    return q->series_points <= TIMESERIES_MAX_POINTS && !(q->has_window && q->from_ms >= q->to_ms) && groups_ok;
 }
 
 /* A pass over `m`'s recording (which may still be loading: streaming). */
@@ -441,6 +471,11 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
         a->growth = growth_new(from, to, m->sample_rate);
     }
     struct pass *p = xcalloc(1, sizeof *p);
+    if (a->series && q->series_group) {
+        timeseries_set_groups(a->series, q->series_groups);
+        p->gcur = xcalloc(q->series_groups, sizeof *p->gcur);
+        p->ghi = xcalloc(q->series_groups, sizeof *p->ghi);
+    }
     p->q = q;
     p->m = m;
     p->a = a;
@@ -478,6 +513,7 @@ static struct analysis *pass_finish(struct pass *p)
     flush(p);
     accounting_finish(a->acct);
     if (a->series) {
+        timeseries_reach_groups(a->series, UINT64_MAX, p->gcur, p->ghi);
         timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
         const struct acct_totals *t = accounting_totals(a->acct);
         a->series->peak_bytes = t->peak_bytes;
@@ -487,6 +523,8 @@ static struct analysis *pass_finish(struct pass *p)
         a->series->rss_peak = t->peak_rss;
     }
     free(p->pairs);
+    free(p->gcur);
+    free(p->ghi);
     free(p->per_node);
     free(p);
     return a;

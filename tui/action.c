@@ -25,7 +25,7 @@ static const struct binding bindings[] = {
     {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
     {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
     {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
-    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT},
+    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},
 };
 
 enum action action_of_key(int key)
@@ -73,7 +73,10 @@ static const char *const help[] = {
     "                       is restricted to it",
     "  w                    type a window in milliseconds, as FROM-TO",
     "  x                    clear the window",
-    "  v                    chart heap, mapped memory or RSS",
+    "  v                    chart heap, mapped memory or RSS; Stacked: heap,",
+    "                       allocations or temporary allocations",
+    "  a                    Over time, Stacked: the stacks live at the cursor",
+    "                       (memprint --at); Backspace or Left: back",
     "Other",
     "  r                    reload a recording that is still being written",
     "                       (also every second)",

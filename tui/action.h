@@ -44,6 +44,7 @@ enum action {
     ACT_EXPAND_ALL,
     ACT_SCROLL_LEFT, /* <: the names column, in the trees */
     ACT_SCROLL_RIGHT, /* > */
+    ACT_LIVE_AT, /* a: the charts: what was live at the cursor */
     ACT_NACTIONS,
 };
 

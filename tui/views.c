@@ -15,6 +15,7 @@
     X(view_flame)                                                                                                      \
     X(view_time)                                                                                                       \
     X(view_alloc)                                                                                                      \
+    X(view_stacked)                                                                                                    \
     /* a new view: one line above this one */
 
 #define DECLARE_VIEW(cls) extern const struct view_class cls;

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/* The stacks live at a moment (livelist.h): one analysis pass stopped at
+ * the moment, its traces ranked by live bytes, drawn as a list. */
+#define _GNU_SOURCE
+#include "livelist.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "crt.h"
+#include "site.h"
+#include "text.h"
+#include "topseries.h"
+
+int livelist_open(struct livelist *l, struct data *d, uint64_t at_ms, int *err_errno)
+{
+    livelist_close(l);
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.has_at = 1;
+    q.at_ms = at_ms;
+    int rc = analysis_run(d->path, d->m, &q, &l->a, err_errno);
+    if (rc < 0) {
+        l->a = NULL;
+        return rc;
+    }
+    l->at_ms = at_ms;
+    l->generation = d->generation;
+    l->n = topseries_rank(l->a->acct, COST_LEAKED, LIVELIST_MAX, l->traces, l->bytes);
+    l->stacks = 0;
+    uint32_t nt = accounting_ntraces(l->a->acct);
+    for (uint32_t t = 0; t < nt; t++) {
+        const struct acct_cost *c = accounting_cost(l->a->acct, t);
+        l->stacks += c && c->live > 0;
+    }
+    listbox_clear(&l->lb);
+    l->lb.sel = l->lb.top = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        listbox_push(&l->lb, i, 0, 0);
+    }
+    l->open = 1;
+    return 0;
+}
+
+void livelist_close(struct livelist *l)
+{
+    analysis_free(l->a);
+    l->a = NULL;
+    l->open = 0;
+    l->n = 0;
+    listbox_release(&l->lb);
+}
+
+int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w)
+{
+    if (l->generation != d->generation) {
+        livelist_close(l);
+        return 0;
+    }
+    char buf[1024], b1[32], label[768];
+    const struct acct_totals *t = accounting_totals(l->a->acct);
+    snprintf(buf, sizeof buf, "LIVE AT %.3f s: %s (%llu bytes) in %llu blocks, %u stacks (Backspace: back)",
+             (double)l->at_ms / 1000.0, text_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes,
+             (unsigned long long)t->live_blocks, l->stacks);
+    crt_put(y, 0, buf, w, A_BOLD);
+    crt_put(y + 1, 0, "         bytes   blocks   share  stack (innermost frame < its caller)", w, A_BOLD);
+    int rows = h - 2;
+    if (rows < 1) {
+        return 1;
+    }
+    if (l->n == 0) {
+        crt_put(y + 2, 0, "  (nothing live at that moment)", w, (int)A_NORMAL);
+        return 1;
+    }
+    listbox_scroll(&l->lb, rows);
+    for (int r = 0; r < rows && l->lb.top + (uint32_t)r < l->lb.n; r++) {
+        uint32_t i = l->lb.rows[l->lb.top + (uint32_t)r].id;
+        const struct acct_cost *c = accounting_cost(l->a->acct, l->traces[i]);
+        double share = t->live_bytes ? 100.0 * (double)l->bytes[i] / (double)t->live_bytes : 0.0;
+        snprintf(buf, sizeof buf, "%14llu %8llu %6.2f%%  %s", (unsigned long long)l->bytes[i],
+                 (unsigned long long)(c ? c->live_blocks : 0), share, site_label(d, l->traces[i], label, sizeof label));
+        int attr = l->lb.top + (uint32_t)r == l->lb.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL;
+        if (attr != (int)A_NORMAL) {
+            crt_fill(y + 2 + r, 0, w, ' ', attr);
+        }
+        crt_put(y + 2 + r, 0, buf, w, attr);
+    }
+    return 1;
+}
+
+int livelist_key(struct livelist *l, enum action a, int page)
+{
+    if (a == ACT_BACK || a == ACT_LEFT) {
+        livelist_close(l);
+        return 1;
+    }
+    return listbox_move(&l->lb, a, page);
+}
+
+void livelist_click(struct livelist *l, int line)
+{
+    /* Two heading lines above the rows; listbox_click() counts one. */
+    if (line >= 1) {
+        listbox_click(&l->lb, line - 1);
+    }
+}
