@@ -16,6 +16,7 @@
     X(view_time)                                                                                                       \
     X(view_alloc)                                                                                                      \
     X(view_stacked)                                                                                                    \
+    X(view_sizes)                                                                                                      \
     /* a new view: one line above this one */
 
 #define DECLARE_VIEW(cls) extern const struct view_class cls;
