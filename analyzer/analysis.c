@@ -648,14 +648,20 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
 
 /* ---- function filter ---- */
 
-static int frames_match(struct frames *fr, uint32_t node, const regex_t *re)
+static int frames_match(struct frames *fr, uint32_t node, const regex_t *re, enum analysis_field field)
 {
     uint32_t n;
     const struct sym_frame *f = frames_of_node(fr, node, &n);
     for (uint32_t i = 0; i < n; i++) {
-        char *name = frames_name_dup(&f[i]);
-        int hit = regexec(re, name, 0, NULL, 0) == 0;
-        free(name);
+        int hit;
+        if (field == ANALYSIS_FIELD_FUNCTION) {
+            char *name = frames_name_dup(&f[i]);
+            hit = regexec(re, name, 0, NULL, 0) == 0;
+            free(name);
+        } else {
+            const char *s = field == ANALYSIS_FIELD_FILE ? f[i].file : f[i].module;
+            hit = s && regexec(re, s, 0, NULL, 0) == 0;
+        }
         if (hit) {
             return 1;
         }
@@ -665,6 +671,12 @@ static int frames_match(struct frames *fr, uint32_t node, const regex_t *re)
 
 int analysis_keep_functions(struct frames *fr, const char *keep, const char *exclude, uint8_t **mask, char *errbuf,
                             size_t errcap)
+{
+    return analysis_keep_frames(fr, ANALYSIS_FIELD_FUNCTION, keep, exclude, mask, errbuf, errcap);
+}
+
+int analysis_keep_frames(struct frames *fr, enum analysis_field field, const char *keep, const char *exclude,
+                         uint8_t **mask, char *errbuf, size_t errcap)
 {
     const struct model *m = frames_model(fr);
     regex_t kre, xre;
@@ -712,10 +724,10 @@ int analysis_keep_functions(struct frames *fr, const char *keep, const char *exc
         h &= 3;
         while (np-- > 0) {
             uint32_t x = path[np];
-            if (keep && !(h & 1) && frames_match(fr, x, &kre)) {
+            if (keep && !(h & 1) && frames_match(fr, x, &kre, field)) {
                 h |= 1;
             }
-            if (exclude && !(h & 2) && frames_match(fr, x, &xre)) {
+            if (exclude && !(h & 2) && frames_match(fr, x, &xre, field)) {
                 h |= 2;
             }
             hit[x] = h | 4;

@@ -140,4 +140,15 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
 int analysis_keep_functions(struct frames *fr, const char *keep, const char *exclude, uint8_t **mask, char *errbuf,
                             size_t errcap);
 
+/* What analysis_keep_frames() matches in each frame. */
+enum analysis_field {
+    ANALYSIS_FIELD_FUNCTION, /* the name, as analysis_keep_functions() */
+    ANALYSIS_FIELD_FILE, /* the source file's path (a frame without one never matches) */
+    ANALYSIS_FIELD_MODULE, /* the module's path (the program or a shared library) */
+};
+/** analysis_keep_functions() matching `field` of each frame instead of
+ * its name (memtui's file and module filters). */
+int analysis_keep_frames(struct frames *fr, enum analysis_field field, const char *keep, const char *exclude,
+                         uint8_t **mask, char *errbuf, size_t errcap);
+
 #endif

@@ -25,7 +25,7 @@ static const struct binding bindings[] = {
     {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
     {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
     {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
-    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},
+    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},      {'F', ACT_FILTER},
 };
 
 enum action action_of_key(int key)
@@ -64,6 +64,9 @@ static const char *const help[] = {
     "                       recordings made with memrec --time)",
     "  s                    Functions: sort by self or by inclusive cost",
     "  d                    detail of the selected frame (file:line, source)",
+    "  F                    filter every view: [function|file|module] [!]REGEX",
+    "                       (! drops the matching stacks) or thread N;",
+    "                       an empty line clears it",
     "Search",
     "  /                    search function names (Enter: search, Esc: cancel)",
     "  n / N                next / previous match",

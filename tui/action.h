@@ -45,6 +45,7 @@ enum action {
     ACT_SCROLL_LEFT, /* <: the names column, in the trees */
     ACT_SCROLL_RIGHT, /* > */
     ACT_LIVE_AT, /* a: the charts: what was live at the cursor */
+    ACT_FILTER, /* F: type a filter (function, file, module, thread) */
     ACT_NACTIONS,
 };
 

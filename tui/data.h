@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "calltree.h"
 #include "costs.h"
+#include "filter.h"
 #include "model.h"
 
 /* Points of the over-time series: the chart takes the largest value of
@@ -26,7 +27,9 @@ struct data {
     struct frames *fr;
     struct calltree *tree; /* of `acct` */
     const struct accounting *acct; /* m->acct, or win->acct while a window is set */
-    struct analysis *win; /* the window's analysis; NULL without a window */
+    struct analysis *win; /* the window's and the filter's analysis; NULL without either */
+    struct filter filter; /* F (filter.h); filter.on = 0: none */
+    uint8_t *keep; /* the filter's keep mask for m (NULL: none) */
     struct analysis *whole; /* the whole run's series (lazily, for the over-time view) */
     struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
     int has_window;
@@ -58,6 +61,10 @@ void data_release(struct data *d);
 /** Restrict every figure to allocations made in [from, to) ms (on = 0:
  * the whole run again). Returns 0 or a memfmt status. */
 int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
+/** Restrict every figure to what filter `f` keeps (f->on = 0: no filter),
+ * with the window as it is. Returns 0 or a memfmt status (the previous
+ * figures stay; MEMFMT_E_INVALID: a bad expression, message in err). */
+int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char *err, size_t cap);
 /** Cost type (and, for the functions, self or inclusive order): re-sorts. */
 void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first

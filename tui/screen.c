@@ -137,6 +137,22 @@ static int draw_window_line(struct screen *scr, int y, int w)
     return 1;
 }
 
+/* The filter's line under the window's, when one is set. */
+static int draw_filter_line(struct screen *scr, int y, int w)
+{
+    const struct data *d = scr->d;
+    if (!d->filter.on) {
+        return 0;
+    }
+    char buf[512];
+    char *text = esc_text_for(d->filter.text, !d->utf8);
+    snprintf(buf, sizeof buf, "FILTER %s (F, then Enter on an empty line, clears)", text);
+    free(text);
+    crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
+    crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
+    return 1;
+}
+
 /* Rows of help text on an h-row screen: the title above, the scroll
  * line below. */
 static int help_rows(int h)
@@ -202,6 +218,7 @@ static void draw(struct screen *scr, const char *prompt, const char *input)
     }
     draw_title(scr, w);
     int y = 2 + draw_window_line(scr, 2, w);
+    y += draw_filter_line(scr, y, w);
     int body_h = h - y - 1;
     scr->body_y = y;
     scr->body_h = body_h;
@@ -341,6 +358,30 @@ static void enter_window(struct screen *scr)
     uint64_t lo = (uint64_t)floor(from);
     uint64_t hi = to > (double)run_end ? run_end + 1 : (uint64_t)ceil(to);
     apply_window(scr, 1, lo, hi > lo ? hi : lo + 1);
+}
+
+/* F: a filter typed on the status line (filter.h), applied to every view. */
+static void enter_filter(struct screen *scr)
+{
+    char buf[256], err[256];
+    if (!prompt_line(scr, "filter: [function|file|module] [!]REGEX, or thread N (empty: none): ", buf, sizeof buf)) {
+        return;
+    }
+    struct filter f;
+    if (filter_parse(buf, &f, err, sizeof err) < 0) {
+        set_status(scr, "%s", err);
+        return;
+    }
+    set_status(scr, "%s", "computing the filter (one more pass over the recording)...");
+    draw(scr, NULL, NULL);
+    scr->status[0] = 0;
+    int e = 0;
+    int rc = data_set_filter(scr->d, &f, &e, err, sizeof err);
+    if (rc == MEMFMT_E_INVALID) {
+        set_status(scr, "%s", err);
+    } else if (rc < 0) {
+        set_status(scr, "cannot compute the filter: %s", rc == MEMFMT_E_IO ? strerror(e) : memfmt_strerror(rc));
+    }
 }
 
 /* ---- keys ---- */
@@ -488,6 +529,7 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
         }
         break;
     case ACT_WINDOW_ENTER: enter_window(scr); break;
+    case ACT_FILTER: enter_filter(scr); break;
     case ACT_WINDOW_CLEAR:
         for (size_t i = 0; i < view_count; i++) {
             if (scr->views[i]->cls->window_clear) {
