@@ -97,6 +97,16 @@ static struct ts_group_values *group_of(struct pass *p, uint32_t trace)
     return &p->gcur[p->q->series_group[trace] - 1];
 }
 
+/* The node a kept block of `trace` is charged to (analysis_query.remap). */
+static uint32_t charged(const struct pass *p, uint32_t trace)
+{
+    if (!p->q->remap || trace >= p->m->nnodes) {
+        return trace;
+    }
+    uint32_t to = p->q->remap[trace];
+    return to <= trace ? to : trace;
+}
+
 static void flush(struct pass *p)
 {
     if (p->nout == 0) {
@@ -153,7 +163,7 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info
     if (!kept) {
         return 0;
     }
-    emit(p, size, trace, 0, ns);
+    emit(p, size, charged(p, trace), 0, ns);
     struct ts_group_values *g = group_of(p, trace);
     if (g) {
         g->live += size;
@@ -226,7 +236,7 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info,
             return 0;
         }
     }
-    emit(p, size, trace, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
+    emit(p, size, charged(p, trace), MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
     p->cur.heap = p->cur.heap >= size ? p->cur.heap - size : 0;
     p->cur.temporary += temporary != 0;
     p->hi.temporary = p->cur.temporary;
@@ -305,10 +315,12 @@ static void on_map(struct pass *p, const struct memfmt_record *r)
 {
     struct memfmt_record fixed = *r;
     uint32_t trace = r->u.map.trace < p->ntraces ? r->u.map.trace : 0;
+    int kept_node = keeps_trace(p, trace);
+    trace = charged(p, trace);
     fixed.u.map.trace = trace;
     int thread_ok = !p->q->thread || r->u.map.thread == p->q->thread;
     if (r->u.map.delta >= 0) {
-        if (!(p->in_window && thread_ok && keeps_trace(p, trace))) {
+        if (!(p->in_window && thread_ok && kept_node)) {
             p->per_node[trace].map_other += (uint64_t)r->u.map.delta;
             return;
         }
@@ -481,7 +493,7 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     p->a = a;
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
-    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points;
+    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points && !q->remap;
     xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)m->nnodes + 1, sizeof *p->per_node);
     memset(p->per_node, 0, p->per_node_cap * sizeof *p->per_node);
     p->in_window = !q->has_window || q->from_ms == 0;
@@ -592,7 +604,7 @@ struct analysis_stream {
 
 int analysis_streamable(const struct analysis_query *q)
 {
-    return query_ok(q) && !q->keep && !q->series_points && !q->thread;
+    return query_ok(q) && !q->keep && !q->series_points && !q->thread && !q->remap;
 }
 
 static void stream_events(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n)

@@ -64,10 +64,15 @@ struct analysis_query {
      * (1..TIMESERIES_MAX_GROUPS). memtui's stacked chart. */
     const uint32_t *series_group;
     uint32_t series_groups;
+    /* Per model node: the node whose costs its kept blocks and mappings
+     * are charged to (wrappers.h: folded allocator wrappers); NULL: their
+     * own. Each entry is the node itself or one of its ancestors. The
+     * filters (keep, series_group) still look at the node itself. */
+    const uint32_t *remap;
 };
 #define ANALYSIS_QUERY_INIT                                                                                            \
     {                                                                                                                  \
-        0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, 0                                                                       \
+        0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL                                                                 \
     }
 
 struct analysis {

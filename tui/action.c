@@ -26,6 +26,7 @@ static const struct binding bindings[] = {
     {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
     {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
     {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},      {'F', ACT_FILTER},
+    {'W', ACT_FOLD},
 };
 
 enum action action_of_key(int key)
@@ -67,6 +68,9 @@ static const char *const help[] = {
     "  F                    filter every view: [function|file|module] [!]REGEX",
     "                       (! drops the matching stacks) or thread N;",
     "                       an empty line clears it",
+    "  W                    fold allocator wrappers (xmalloc, g_malloc, operator",
+    "                       new...) into their callers, and REGEX's functions",
+    "                       too when one is typed; - stops folding",
     "Search",
     "  /                    search function names (Enter: search, Esc: cancel)",
     "  n / N                next / previous match",

@@ -46,6 +46,7 @@ enum action {
     ACT_SCROLL_RIGHT, /* > */
     ACT_LIVE_AT, /* a: the charts: what was live at the cursor */
     ACT_FILTER, /* F: type a filter (function, file, module, thread) */
+    ACT_FOLD, /* W: fold allocator wrappers into their callers */
     ACT_NACTIONS,
 };
 

@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "names.h"
 #include "util.h"
+#include "wrappers.h"
 
 static void free_lines(char **lines, uint32_t n)
 {
@@ -102,16 +103,26 @@ static uint64_t now_ms(void)
  * *win NULL when neither is set; *keep the filter's mask, which the query
  * points to (the caller keeps it as d->keep). */
 static int restricted(struct data *d, const struct model *m, struct frames *fr, struct analysis **win, uint8_t **keep,
-                      int *err_errno, char *err, size_t cap)
+                      uint32_t **remap, int *err_errno, char *err, size_t cap)
 {
     *win = NULL;
     *keep = NULL;
-    if (!d->has_window && !d->filter.on) {
+    *remap = NULL;
+    if (!d->has_window && !d->filter.on && !d->fold.on) {
         return 0;
     }
     int rc = filter_mask(&d->filter, fr, keep, err, cap);
     if (rc < 0) {
         return rc;
+    }
+    if (d->fold.on) {
+        char re[1024];
+        rc = wrappers_remap(fr, fold_regex(&d->fold, re, sizeof re), remap, &d->folded, err, cap);
+        if (rc < 0) {
+            free(*keep);
+            *keep = NULL;
+            return rc;
+        }
     }
     struct analysis_query q = ANALYSIS_QUERY_INIT;
     q.has_window = d->has_window;
@@ -119,10 +130,13 @@ static int restricted(struct data *d, const struct model *m, struct frames *fr, 
     q.to_ms = d->to_ms;
     q.keep = *keep;
     q.thread = d->filter.thread;
+    q.remap = *remap;
     rc = analysis_run(d->path, m, &q, win, err_errno);
     if (rc < 0) {
         free(*keep);
+        free(*remap);
         *keep = NULL;
+        *remap = NULL;
         *win = NULL;
     }
     return rc;
@@ -143,8 +157,9 @@ static int load(struct data *d, int *err_errno)
     }
     struct analysis *win = NULL;
     uint8_t *keep = NULL;
+    uint32_t *remap = NULL;
     char msg[256];
-    rc = restricted(d, m, fr, &win, &keep, err_errno, msg, sizeof msg);
+    rc = restricted(d, m, fr, &win, &keep, &remap, err_errno, msg, sizeof msg);
     if (rc < 0) {
         frames_free(fr);
         model_free(m);
@@ -165,6 +180,8 @@ static int load(struct data *d, int *err_errno)
     d->win = win;
     free(d->keep);
     d->keep = keep;
+    free(d->remap);
+    d->remap = remap;
     build_tree(d);
     /* The chart's series now, while loading, so that no key waits for a pass over the file. */
     data_series(d);
@@ -192,6 +209,7 @@ void data_release(struct data *d)
     analysis_free(d->whole);
     alloctime_free(d->atime);
     free(d->keep);
+    free(d->remap);
     frames_free(d->fr);
     model_free(d->m);
     memset(d, 0, sizeof *d);
@@ -203,7 +221,8 @@ static int restrict_again(struct data *d, int *err_errno, char *err, size_t cap)
 {
     struct analysis *win;
     uint8_t *keep;
-    int rc = restricted(d, d->m, d->fr, &win, &keep, err_errno, err, cap);
+    uint32_t *remap;
+    int rc = restricted(d, d->m, d->fr, &win, &keep, &remap, err_errno, err, cap);
     if (rc < 0) {
         return rc;
     }
@@ -213,6 +232,8 @@ static int restrict_again(struct data *d, int *err_errno, char *err, size_t cap)
     d->win = win;
     free(d->keep);
     d->keep = keep;
+    free(d->remap);
+    d->remap = remap;
     build_tree(d);
     return 0;
 }
@@ -378,4 +399,15 @@ const char *data_node_name(struct data *d, enum calltree_orient o, uint32_t id)
 uint64_t data_total(const struct data *d)
 {
     return calltree_node(d->tree, CALLTREE_TOP_DOWN, 0)->incl.v[d->cost];
+}
+
+int data_set_fold(struct data *d, const struct fold *f, int *err_errno, char *err, size_t cap)
+{
+    struct fold old = d->fold;
+    d->fold = *f;
+    int rc = restrict_again(d, err_errno, err, cap);
+    if (rc < 0) {
+        d->fold = old;
+    }
+    return rc;
 }

@@ -30,6 +30,9 @@ struct data {
     struct analysis *win; /* the window's and the filter's analysis; NULL without either */
     struct filter filter; /* F (filter.h); filter.on = 0: none */
     uint8_t *keep; /* the filter's keep mask for m (NULL: none) */
+    struct fold fold; /* W (filter.h); fold.on = 0: none */
+    uint32_t *remap; /* the folding's node map for m (NULL: none) */
+    uint32_t folded; /* traces it moves */
     struct analysis *whole; /* the whole run's series (lazily, for the over-time view) */
     struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
     int has_window;
@@ -65,6 +68,9 @@ int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, in
  * with the window as it is. Returns 0 or a memfmt status (the previous
  * figures stay; MEMFMT_E_INVALID: a bad expression, message in err). */
 int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char *err, size_t cap);
+/** Fold allocator wrappers as `f` says (f->on = 0: none), with the window
+ * and the filter as they are. Returns as data_set_filter(). */
+int data_set_fold(struct data *d, const struct fold *f, int *err_errno, char *err, size_t cap);
 /** Cost type (and, for the functions, self or inclusive order): re-sorts. */
 void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first

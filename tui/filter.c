@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "memfmt.h"
+#include "wrappers.h"
 
 static const char *const field_words[] = {"function", "file", "module"};
 
@@ -89,4 +90,14 @@ int filter_mask(const struct filter *f, struct frames *fr, uint8_t **mask, char 
         return 0;
     }
     return analysis_keep_frames(fr, f->field, f->exclude ? NULL : f->re, f->exclude ? f->re : NULL, mask, err, cap);
+}
+
+const char *fold_regex(const struct fold *f, char *buf, size_t cap)
+{
+    if (!f->re[0]) {
+        snprintf(buf, cap, "%s", wrappers_known);
+    } else {
+        snprintf(buf, cap, "%s|%s", wrappers_known, f->re);
+    }
+    return buf;
 }

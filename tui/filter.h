@@ -23,6 +23,17 @@ struct filter {
     char text[300]; /* how the screen says it, e.g. "file 'phases\.c'" */
 };
 
+/* Folding allocator wrappers (W, analyzer/wrappers.h): the known ones,
+ * and the user's expression too when one is given. */
+struct fold {
+    int on;
+    char re[256]; /* the user's own wrappers; "" for the known ones only */
+};
+
+/** The expression wrappers_remap() is given for `f`: the known wrappers,
+ * or them and f->re. Returns buf. */
+const char *fold_regex(const struct fold *f, char *buf, size_t cap);
+
 /** Parse `spec`: "[function|file|module] [!]REGEX" (a bare expression is a
  * function's; "!" excludes the matches) or "thread N". An empty spec is
  * no filter (f->on = 0). Returns 0, or -1 with a message in err. */

@@ -137,20 +137,32 @@ static int draw_window_line(struct screen *scr, int y, int w)
     return 1;
 }
 
-/* The filter's line under the window's, when one is set. */
+/* The filter's and the folding's lines under the window's, when set;
+ * returns how many. */
 static int draw_filter_line(struct screen *scr, int y, int w)
 {
     const struct data *d = scr->d;
-    if (!d->filter.on) {
-        return 0;
-    }
     char buf[512];
-    char *text = esc_text_for(d->filter.text, !d->utf8);
-    snprintf(buf, sizeof buf, "FILTER %s (F, then Enter on an empty line, clears)", text);
-    free(text);
-    crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
-    crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
-    return 1;
+    int n = 0;
+    if (d->filter.on) {
+        char *text = esc_text_for(d->filter.text, !d->utf8);
+        snprintf(buf, sizeof buf, "FILTER %s (F, then Enter on an empty line, clears)", text);
+        free(text);
+        crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
+        crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
+        n++;
+    }
+    if (d->fold.on) {
+        char *text = esc_text_for(d->fold.re, !d->utf8);
+        snprintf(buf, sizeof buf, "FOLDED: %u %s counted at the wrapper's caller (known wrappers%s%s%s; W, - stops)",
+                 d->folded, util_plural(d->folded, "stack", "stacks"), text[0] ? " and '" : "", text,
+                 text[0] ? "'" : "");
+        free(text);
+        crt_fill(y + n, 0, w, ' ', crt_attr(CRT_WINDOW));
+        crt_put(y + n, 0, buf, w, crt_attr(CRT_WINDOW));
+        n++;
+    }
+    return n;
 }
 
 /* Rows of help text on an h-row screen: the title above, the scroll
@@ -384,6 +396,33 @@ static void enter_filter(struct screen *scr)
     }
 }
 
+/* W: fold the known allocator wrappers (and the typed expression's
+ * functions) into their callers in every view; "-" stops. */
+static void enter_fold(struct screen *scr)
+{
+    char buf[256], err[256];
+    if (!prompt_line(scr, "fold wrappers: Enter: the known ones; REGEX: and these; -: stop folding: ", buf,
+                     sizeof buf)) {
+        return;
+    }
+    struct fold f;
+    memset(&f, 0, sizeof f);
+    f.on = strcmp(buf, "-") != 0;
+    if (f.on) {
+        snprintf(f.re, sizeof f.re, "%s", buf);
+    }
+    set_status(scr, "%s", "folding the wrappers (one more pass over the recording)...");
+    draw(scr, NULL, NULL);
+    scr->status[0] = 0;
+    int e = 0;
+    int rc = data_set_fold(scr->d, &f, &e, err, sizeof err);
+    if (rc == MEMFMT_E_INVALID) {
+        set_status(scr, "%s", err);
+    } else if (rc < 0) {
+        set_status(scr, "cannot fold the wrappers: %s", rc == MEMFMT_E_IO ? strerror(e) : memfmt_strerror(rc));
+    }
+}
+
 /* ---- keys ---- */
 
 static int body_rows(const struct screen *scr)
@@ -530,6 +569,7 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
         break;
     case ACT_WINDOW_ENTER: enter_window(scr); break;
     case ACT_FILTER: enter_filter(scr); break;
+    case ACT_FOLD: enter_fold(scr); break;
     case ACT_WINDOW_CLEAR:
         for (size_t i = 0; i < view_count; i++) {
             if (scr->views[i]->cls->window_clear) {
