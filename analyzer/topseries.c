@@ -7,49 +7,76 @@
 
 #include "util.h"
 
-uint32_t topseries_rank(const struct accounting *a, enum cost_type c, uint32_t n, uint32_t *traces, uint64_t *costs)
+uint32_t topseries_rank(const struct report *r, const struct accounting *a, enum cost_type c, uint32_t n,
+                        struct topseries_stack *out, uint32_t *nonzero)
 {
-    uint32_t have = 0;
+    uint32_t ns = r->nstacks;
+    struct topseries_stack *sum = xcalloc(ns ? ns : 1, sizeof *sum);
+    for (uint32_t s = 0; s < ns; s++) {
+        sum[s].stack = s;
+        sum[s].trace = UINT32_MAX;
+    }
     uint32_t nt = accounting_ntraces(a);
-    for (uint32_t t = 0; t < nt && n > 0; t++) {
-        struct cost_vec v;
-        cost_of_trace(a, t, &v);
-        uint64_t x = v.v[c];
-        if (x == 0 || (have == n && x <= costs[have - 1])) {
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t s = report_stack_of(r, t);
+        const struct acct_cost *ac = accounting_cost(a, t);
+        if (s == UINT32_MAX || !ac) {
             continue;
         }
-        /* Insert after every entry at least as large: ties keep id order;
-         * when full, the smallest falls off. */
+        struct cost_vec v;
+        cost_of_trace(a, t, &v);
+        sum[s].cost += v.v[c];
+        sum[s].blocks += ac->live_blocks;
+        if (sum[s].trace == UINT32_MAX) {
+            sum[s].trace = t;
+        }
+    }
+    uint32_t have = 0, any = 0;
+    for (uint32_t s = 0; s < ns && n > 0; s++) {
+        uint64_t x = sum[s].cost;
+        any += x > 0;
+        if (x == 0 || (have == n && x <= out[have - 1].cost)) {
+            continue;
+        }
+        /* Insert after every entry at least as large: ties keep the
+         * report's order; when full, the smallest falls off. */
         uint32_t at = have < n ? have : n - 1;
-        while (at > 0 && costs[at - 1] < x) {
-            costs[at] = costs[at - 1];
-            traces[at] = traces[at - 1];
+        while (at > 0 && out[at - 1].cost < x) {
+            out[at] = out[at - 1];
             at--;
         }
-        costs[at] = x;
-        traces[at] = t;
+        out[at] = sum[s];
         have += have < n;
+    }
+    free(sum);
+    if (nonzero) {
+        *nonzero = any;
     }
     return have;
 }
 
-int topseries_run(const char *path, const struct model *m, enum cost_type rank, uint32_t n, uint32_t points,
-                  struct topseries **out, int *err_errno)
+int topseries_run(const char *path, const struct model *m, const struct report *r, enum cost_type rank, uint32_t n,
+                  uint32_t points, struct topseries **out, int *err_errno)
 {
     *out = NULL;
     struct topseries *t = xcalloc(1, sizeof *t);
     t->rank = rank;
-    t->n = topseries_rank(m->acct, rank, n, t->traces, t->costs);
+    t->n = topseries_rank(r, m->acct, rank, n < TOPSERIES_MAX ? n : TOPSERIES_MAX, t->top, NULL);
     uint32_t *group = NULL;
     struct analysis_query q = ANALYSIS_QUERY_INIT;
     q.series_points = points;
     if (t->n > 0) {
-        group = xcalloc(m->nnodes ? m->nnodes : 1, sizeof *group);
+        /* Group of each trace: 1 + the rank of its stack among the top. */
+        uint32_t *rank_of = xcalloc(r->nstacks ? r->nstacks : 1, sizeof *rank_of);
         for (uint32_t i = 0; i < t->n; i++) {
-            if (t->traces[i] < m->nnodes) {
-                group[t->traces[i]] = i + 1;
-            }
+            rank_of[t->top[i].stack] = i + 1;
         }
+        group = xcalloc(m->nnodes ? m->nnodes : 1, sizeof *group);
+        for (uint32_t x = 0; x < m->nnodes; x++) {
+            uint32_t s = report_stack_of(r, x);
+            group[x] = s == UINT32_MAX ? 0 : rank_of[s];
+        }
+        free(rank_of);
         q.series_group = group;
         q.series_groups = t->n;
     }

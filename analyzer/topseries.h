@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* The allocation stacks with the most of a cost, and each one's share of
- * the heap over time: memtui's stacked chart (heap in use, allocations or
+/* The call stacks with the most of a cost, and each one's share of the
+ * heap over time: memtui's stacked chart (heap in use, allocations or
  * temporary allocations, split by the top stacks) and its list of the
- * stacks live at a moment. The figures are the analysis pass's
- * (analysis.h); this only chooses the stacks and asks for their groups.
- * Never prints. */
+ * stacks live at a moment. Stacks are memprint's: traces whose frames
+ * read the same are one (report.h), so each figure is that of a memprint
+ * entry. The figures are the analysis pass's (analysis.h); this only
+ * chooses the stacks and asks for their groups. Never prints. */
 #ifndef TOPSERIES_H
 #define TOPSERIES_H
 
@@ -14,31 +15,42 @@
 #include "analysis.h"
 #include "costs.h"
 #include "model.h"
+#include "report.h"
 
 /* The most stacks a chart splits off (the rest is one "other"). */
 #define TOPSERIES_MAX 16
 
-/** The (at most) `n` traces of `a` with the largest cost `c`, largest
- * first (ties: the smaller trace id first), into traces[] and their cost
- * into costs[] (both of n entries); traces whose cost is 0 are left out.
- * Returns how many. O(traces × n). */
-uint32_t topseries_rank(const struct accounting *a, enum cost_type c, uint32_t n, uint32_t *traces, uint64_t *costs);
+/* One ranked stack. */
+struct topseries_stack {
+    uint32_t stack; /* index into r->stacks */
+    uint32_t trace; /* its first trace (a model node): what names it */
+    uint64_t cost; /* the sum of its traces' cost */
+    uint64_t blocks; /* the sum of its traces' live blocks in the accounting */
+};
+
+/** The (at most) `n` stacks of report `r` with the largest cost `c` in
+ * accounting `a` (r's model's, or a query's on the same model: its traces
+ * are the model's nodes), largest first (ties: the first stack of r
+ * first), into out[] (n entries); stacks whose cost is 0 are left out.
+ * Returns how many; *nonzero (may be NULL): how many stacks have some.
+ * O(traces + stacks × n). */
+uint32_t topseries_rank(const struct report *r, const struct accounting *a, enum cost_type c, uint32_t n,
+                        struct topseries_stack *out, uint32_t *nonzero);
 
 struct topseries {
     enum cost_type rank; /* what chose the stacks */
     uint32_t n; /* stacks split off, 0..TOPSERIES_MAX */
-    uint32_t traces[TOPSERIES_MAX]; /* model nodes, the largest first */
-    uint64_t costs[TOPSERIES_MAX]; /* their `rank` cost over the whole run */
-    struct analysis *a; /* a->series: the whole run's, with group i = traces[i] */
+    struct topseries_stack top[TOPSERIES_MAX]; /* the largest first; cost: over the whole run */
+    struct analysis *a; /* a->series: the whole run's, with group i = top[i]'s traces */
 };
 
 /** The whole run's series of `points` points (analysis.h) of the recording
- * at `path` (loaded as `m`), with the `n` (<= TOPSERIES_MAX) stacks of
- * m->acct with the largest cost `rank` as its groups. One pass over the
- * file. Returns 0 with *out (free with topseries_free()), or analysis_run()'s
- * negative status. */
-int topseries_run(const char *path, const struct model *m, enum cost_type rank, uint32_t n, uint32_t points,
-                  struct topseries **out, int *err_errno);
+ * at `path` (loaded as `m`, of which `r` is the report), with the `n`
+ * (<= TOPSERIES_MAX) stacks with the largest cost `rank` as its groups.
+ * One pass over the file. Returns 0 with *out (free with
+ * topseries_free()), or analysis_run()'s negative status. */
+int topseries_run(const char *path, const struct model *m, const struct report *r, enum cost_type rank, uint32_t n,
+                  uint32_t points, struct topseries **out, int *err_errno);
 /** Release; accepts NULL. */
 void topseries_free(struct topseries *t);
 

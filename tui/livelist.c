@@ -11,7 +11,6 @@
 #include "crt.h"
 #include "site.h"
 #include "text.h"
-#include "topseries.h"
 
 int livelist_open(struct livelist *l, struct data *d, uint64_t at_ms, int *err_errno)
 {
@@ -24,15 +23,16 @@ int livelist_open(struct livelist *l, struct data *d, uint64_t at_ms, int *err_e
         l->a = NULL;
         return rc;
     }
+    const struct report *r = site_report(d, &l->r, &l->rgen);
+    if (!r) {
+        analysis_free(l->a);
+        l->a = NULL;
+        return DATA_E_SYMBOLIZER;
+    }
     l->at_ms = at_ms;
     l->generation = d->generation;
-    l->n = topseries_rank(l->a->acct, COST_LEAKED, LIVELIST_MAX, l->traces, l->bytes);
-    l->stacks = 0;
-    uint32_t nt = accounting_ntraces(l->a->acct);
-    for (uint32_t t = 0; t < nt; t++) {
-        const struct acct_cost *c = accounting_cost(l->a->acct, t);
-        l->stacks += c && c->live > 0;
-    }
+    /* Live at at_ms is what the pass leaves live: its "leaked". */
+    l->n = topseries_rank(r, l->a->acct, COST_LEAKED, LIVELIST_MAX, l->top, &l->stacks);
     listbox_clear(&l->lb);
     l->lb.sel = l->lb.top = 0;
     for (uint32_t i = 0; i < l->n; i++) {
@@ -49,6 +49,13 @@ void livelist_close(struct livelist *l)
     l->open = 0;
     l->n = 0;
     listbox_release(&l->lb);
+}
+
+void livelist_free(struct livelist *l)
+{
+    livelist_close(l);
+    report_free(l->r);
+    l->r = NULL;
 }
 
 int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w)
@@ -74,11 +81,10 @@ int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w)
     }
     listbox_scroll(&l->lb, rows);
     for (int r = 0; r < rows && l->lb.top + (uint32_t)r < l->lb.n; r++) {
-        uint32_t i = l->lb.rows[l->lb.top + (uint32_t)r].id;
-        const struct acct_cost *c = accounting_cost(l->a->acct, l->traces[i]);
-        double share = t->live_bytes ? 100.0 * (double)l->bytes[i] / (double)t->live_bytes : 0.0;
-        snprintf(buf, sizeof buf, "%14llu %8llu %6.2f%%  %s", (unsigned long long)l->bytes[i],
-                 (unsigned long long)(c ? c->live_blocks : 0), share, site_label(d, l->traces[i], label, sizeof label));
+        const struct topseries_stack *st = &l->top[l->lb.rows[l->lb.top + (uint32_t)r].id];
+        double share = t->live_bytes ? 100.0 * (double)st->cost / (double)t->live_bytes : 0.0;
+        snprintf(buf, sizeof buf, "%14llu %8llu %6.2f%%  %s", (unsigned long long)st->cost,
+                 (unsigned long long)st->blocks, share, site_label(d, st->trace, label, sizeof label));
         int attr = l->lb.top + (uint32_t)r == l->lb.sel ? crt_attr(CRT_SELECTED) : (int)A_NORMAL;
         if (attr != (int)A_NORMAL) {
             crt_fill(y + 2 + r, 0, w, ' ', attr);

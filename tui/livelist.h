@@ -14,6 +14,8 @@
 #include "analysis.h"
 #include "data.h"
 #include "listbox.h"
+#include "report.h"
+#include "topseries.h"
 
 /* The most stacks the list shows (the heading says how many live). */
 #define LIVELIST_MAX 500
@@ -23,10 +25,11 @@ struct livelist {
     uint64_t at_ms; /* the moment asked for */
     struct analysis *a; /* has_at = at_ms: a->acct's live figures are those at that moment */
     uint64_t generation; /* d->generation when computed: a reload closes the list */
+    struct report *r; /* memprint's merged stacks of the model */
+    uint64_t rgen;
     uint32_t n;
-    uint32_t traces[LIVELIST_MAX];
-    uint64_t bytes[LIVELIST_MAX];
-    uint32_t stacks; /* traces live at that moment, listed or not */
+    struct topseries_stack top[LIVELIST_MAX]; /* cost: bytes live then */
+    uint32_t stacks; /* stacks live at that moment, listed or not */
     struct listbox lb;
 };
 
@@ -36,6 +39,8 @@ struct livelist {
 int livelist_open(struct livelist *l, struct data *d, uint64_t at_ms, int *err_errno);
 /** Close and release the list's figures. */
 void livelist_close(struct livelist *l);
+/** livelist_close(), and the merged stacks too: when the view goes. */
+void livelist_free(struct livelist *l);
 /** Draw the list in `h` rows from row `y`; closes it when the data were
  * reloaded since (returns 0 then, 1 when drawn). */
 int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w);

@@ -53,3 +53,16 @@ const char *site_label(struct data *d, uint32_t trace, char *buf, size_t cap)
     free(file);
     return buf;
 }
+
+const struct report *site_report(struct data *d, struct report **cache, uint64_t *gen)
+{
+    if (*cache && *gen != d->generation) {
+        report_free(*cache);
+        *cache = NULL;
+    }
+    if (!*cache) {
+        *cache = report_new(d->m);
+        *gen = d->generation;
+    }
+    return *cache;
+}

@@ -44,6 +44,8 @@ struct stacked_view {
     int col, cw;
     uint64_t end_ms;
     struct livelist live;
+    struct report *r; /* memprint's merged stacks (site_report()) */
+    uint64_t rgen;
 };
 
 static char status_buf[160];
@@ -58,7 +60,8 @@ static const struct topseries *series_of(struct stacked_view *s, struct data *d)
     }
     if (!s->ts[k] && !s->failed[k]) {
         int e = 0;
-        if (topseries_run(d->path, d->m, kind_cost[k], STACKED_TOP, STACKED_POINTS, &s->ts[k], &e) < 0) {
+        const struct report *r = site_report(d, &s->r, &s->rgen);
+        if (!r || topseries_run(d->path, d->m, r, kind_cost[k], STACKED_TOP, STACKED_POINTS, &s->ts[k], &e) < 0) {
             s->ts[k] = NULL;
             s->failed[k] = 1;
         }
@@ -249,7 +252,7 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
         uint64_t v = group_at(ts, p, g, s->kind);
         rest = rest >= v ? rest - v : 0;
         snprintf(buf, sizeof buf, " %c %12llu  %s", glyph_of(g, ng), (unsigned long long)v,
-                 site_label(d, t->traces[g], label, sizeof label));
+                 site_label(d, t->top[g].trace, label, sizeof label));
         crt_put(ly + 1 + (int)g, 0, buf, w, (int)A_NORMAL);
     }
     snprintf(buf, sizeof buf, " %c %12llu  every other stack (%s)", glyph_of(ng, ng), (unsigned long long)rest,
@@ -330,7 +333,8 @@ static void free_view(struct view *v)
     for (int k = 0; k < NKINDS; k++) {
         topseries_free(s->ts[k]);
     }
-    livelist_close(&s->live);
+    livelist_free(&s->live);
+    report_free(s->r);
     free(s);
 }
 

@@ -295,7 +295,7 @@ static struct view *new_view(void)
 static void free_view(struct view *v)
 {
     if (v) {
-        livelist_close(&((struct time_view *)v)->live);
+        livelist_free(&((struct time_view *)v)->live);
     }
     free(v);
 }
