@@ -26,7 +26,7 @@ static const struct binding bindings[] = {
     {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
     {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
     {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},      {'F', ACT_FILTER},
-    {'W', ACT_FOLD},
+    {'W', ACT_FOLD},         {'=', ACT_COLUMNS},      {'e', ACT_EDIT},
 };
 
 enum action action_of_key(int key)
@@ -65,6 +65,9 @@ static const char *const help[] = {
     "                       recordings made with memrec --time)",
     "  s                    Functions: sort by self or by inclusive cost",
     "  d                    detail of the selected frame (file:line, source)",
+    "  e                    open the selected frame's file at its line in",
+    "                       $VISUAL or $EDITOR (vi without either)",
+    "  =                    Top-down, Bottom-up: every cost as a column",
     "  F                    filter every view: [function|file|module] [!]REGEX",
     "                       (! drops the matching stacks) or thread N;",
     "                       an empty line clears it",

@@ -47,6 +47,8 @@ enum action {
     ACT_LIVE_AT, /* a: the charts: what was live at the cursor */
     ACT_FILTER, /* F: type a filter (function, file, module, thread) */
     ACT_FOLD, /* W: fold allocator wrappers into their callers */
+    ACT_COLUMNS, /* =: every cost as a column in the trees */
+    ACT_EDIT, /* e: the selected frame's source in $EDITOR */
     ACT_NACTIONS,
 };
 

@@ -39,6 +39,7 @@ struct data {
     uint64_t from_ms, to_ms;
     enum cost_type cost;
     int by_self; /* functions sorted by self cost */
+    int all_costs; /* = : the trees show every cost's column (columns.h) */
     char **summary; /* report_print_summary()'s lines, escaped */
     uint32_t nsummary;
     char **fnames; /* display name per function of `tree`, escaped; lazily */

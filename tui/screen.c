@@ -18,6 +18,7 @@
 #include "action.h"
 #include "crt.h"
 #include "detail.h"
+#include "editor.h"
 #include "escape.h"
 #include "help.h"
 #include "util.h"
@@ -423,6 +424,30 @@ static void enter_fold(struct screen *scr)
     }
 }
 
+/* e: the selected frame's source file at its line in the user's editor. */
+static void edit_source(struct screen *scr)
+{
+    struct view *v = scr->views[scr->cur];
+    struct view_ctx c = ctx_of(scr);
+    const char *name = NULL;
+    const struct sym_frame *fr = v->cls->selected_frame ? v->cls->selected_frame(v, &c, &name) : NULL;
+    if (!fr || !fr->file) {
+        set_status(scr, "%s", fr ? "no source file for this frame (no debug information)" : "no frame selected");
+        return;
+    }
+    if (crt_batch()) {
+        set_status(scr, "%s", "e: no editor in batch mode");
+        return;
+    }
+    char err[256];
+    int rc = editor_open(fr->file, fr->line, err, sizeof err);
+    if (rc < 0) {
+        set_status(scr, "%s", err);
+    } else if (rc > 0) {
+        snprintf(scr->status, sizeof scr->status, "the editor exited with status %d", rc);
+    }
+}
+
 /* ---- keys ---- */
 
 static int body_rows(const struct screen *scr)
@@ -570,6 +595,8 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
     case ACT_WINDOW_ENTER: enter_window(scr); break;
     case ACT_FILTER: enter_filter(scr); break;
     case ACT_FOLD: enter_fold(scr); break;
+    case ACT_EDIT: edit_source(scr); break;
+    case ACT_COLUMNS: scr->d->all_costs = !scr->d->all_costs; break;
     case ACT_WINDOW_CLEAR:
         for (size_t i = 0; i < view_count; i++) {
             if (scr->views[i]->cls->window_clear) {

@@ -333,6 +333,48 @@ try:
     s = t.wait(lambda x: "FOLDED" not in x and "xmalloc" in x, "folding stopped")
     check(s is not None, "fold: - stops folding")
     check_eq(t.quit(), 0, "wrappers: exit status")
+
+    # ---- =: every cost as a column ----
+    t = Tui(["phases.zst"], cwd=d)
+    t.wait_text("Summary")
+    t.keys("2", "=", "*")
+    s = t.wait_text("allocated  function")
+    capture("Top-down with every cost as a column (=)", s or "")
+    cols = {}
+    for ln in lines(s):
+        mm = re.match(r"^ +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)  [\u25be\u25b8 ]*(\S+)$", ln)
+        if mm:
+            cols[mm.group(6)] = tuple(int(x) for x in mm.groups()[:5])
+    check_eq(cols.get("main"), (jp["allocations"], jp["temporary"], jp["peak_heap_bytes"], jp["leaked_bytes"],
+                                jp["allocated_bytes"]), "columns: main's are memprint's totals")
+    check_eq(cols.get("phase_two"), (9, 3, 120066, 0, 135075), "columns: phase_two's, by construction")
+    check_eq(cols.get("phase_three"), (2, 0, 60022, 60022, 60022), "columns: phase_three's, by construction")
+    t.keys("=")
+    s = t.wait_text("inclusive")
+    check(s is not None and "allocated  function" not in s, "columns: = again shows the one cost")
+    check_eq(t.quit(), 0, "columns: exit status")
+
+    # ---- e: the source in $EDITOR ----
+    editor = os.path.join(d, "editor.sh")
+    args_file = os.path.join(d, "editor-args.txt")
+    with open(editor, "w") as f:
+        f.write("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %s.tmp && mv %s.tmp %s\n" % (args_file, args_file, args_file))
+    os.chmod(editor, 0o755)
+    t = Tui(["phases.zst"], cwd=d, env={"VISUAL": "", "EDITOR": editor})
+    t.wait_text("Summary")
+    t.keys("4", "Home", "Down")
+    s = t.wait_text("phase_two")
+    t.keys("e")
+    end = time.time() + 60
+    while time.time() < end and not os.path.exists(args_file):
+        time.sleep(0.1)
+    got = open(args_file).read().split("\n")[:2] if os.path.exists(args_file) else []
+    site = [e for e in jp["sections"]["peak_consumers"] if e["frames"][0]["function"] == "phase_two"]
+    want = ["+%d" % site[0]["frames"][0]["line"], site[0]["frames"][0]["file"]] if site else None
+    check_eq(got, want, "editor: EDITOR +LINE FILE of phase_two's frame, as memprint names it")
+    s = t.wait_text("function (sorted by")
+    check(s is not None and "phase_two" in s, "editor: the screen is drawn again after the editor")
+    check_eq(t.quit(), 0, "editor: exit status")
 finally:
     tmux("kill-server", check_rc=False)
 
