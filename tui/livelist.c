@@ -66,8 +66,8 @@ int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w)
     }
     char buf[1024], b1[32], label[768];
     const struct acct_totals *t = accounting_totals(l->a->acct);
-    snprintf(buf, sizeof buf, "LIVE AT %.3f s: %s (%llu bytes) in %llu blocks, %u stacks (Backspace: back)",
-             (double)l->at_ms / 1000.0, text_bytes(b1, sizeof b1, t->live_bytes), (unsigned long long)t->live_bytes,
+    snprintf(buf, sizeof buf, "LIVE AT %.3f s: %llu bytes (%s) in %llu blocks, %u stacks; Backspace: back",
+             (double)l->at_ms / 1000.0, (unsigned long long)t->live_bytes, text_bytes(b1, sizeof b1, t->live_bytes),
              (unsigned long long)t->live_blocks, l->stacks);
     crt_put(y, 0, buf, w, A_BOLD);
     crt_put(y + 1, 0, "         bytes   blocks   share  stack (innermost frame < its caller)", w, A_BOLD);

@@ -213,8 +213,8 @@ try:
     s = t.wait_text(re.compile(r"cursor 1\.[3-8]\d\d-"))
     check(s is not None, "live: the cursor moved to the middle of the run")
     t.keys("a")
-    s = t.wait_text(re.compile(r"LIVE AT (\d+\.\d+) s: .*\((\d+) bytes\) in (\d+) blocks"))
-    m = re.search(r"LIVE AT (\d+\.\d+) s: .*\((\d+) bytes\) in (\d+) blocks", s or "")
+    s = t.wait_text(re.compile(r"LIVE AT (\d+\.\d+) s: (\d+) bytes \(.*\) in (\d+) blocks"))
+    m = re.search(r"LIVE AT (\d+\.\d+) s: (\d+) bytes \(.*\) in (\d+) blocks", s or "")
     check(m is not None, "live: the list opens")
     if m:
         capture("Stacked, a: the stacks live at the cursor", s)
@@ -234,7 +234,7 @@ try:
     t.keys(*(["Right"] * 20))
     t.keys("a")
     s = t.wait_text(re.compile(r"LIVE AT (\d+\.\d+) s"))
-    m = re.search(r"LIVE AT (\d+\.\d+) s: .*\((\d+) bytes\) in (\d+) blocks", s or "")
+    m = re.search(r"LIVE AT (\d+\.\d+) s: (\d+) bytes \(.*\) in (\d+) blocks", s or "")
     check(m is not None, "live: a opens the list from the Over time chart too")
     if m:
         ja = memprint_json("--at", m.group(1), phases)
