@@ -21,12 +21,12 @@ static const struct binding bindings[] = {
     {127, ACT_BACK},         {8, ACT_BACK},           {'\t', ACT_NEXT_VIEW},   {KEY_BTAB, ACT_PREV_VIEW},
     {'1', ACT_VIEW1},        {'2', ACT_VIEW2},        {'3', ACT_VIEW3},        {'4', ACT_VIEW4},
     {'5', ACT_VIEW5},        {'6', ACT_VIEW6},        {'7', ACT_VIEW7},        {'8', ACT_VIEW8},
-    {'9', ACT_VIEW9},        {'c', ACT_COST_NEXT},    {'C', ACT_COST_PREV},    {'s', ACT_SORT_SELF},
-    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},  {'?', ACT_HELP},
-    {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},         {'w', ACT_WINDOW_ENTER},
-    {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},      {'*', ACT_EXPAND_ALL},
-    {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},      {'F', ACT_FILTER},
-    {'W', ACT_FOLD},         {'=', ACT_COLUMNS},      {'e', ACT_EDIT},
+    {'9', ACT_VIEW9},        {'0', ACT_VIEW10},       {'c', ACT_COST_NEXT},    {'C', ACT_COST_PREV},
+    {'s', ACT_SORT_SELF},    {'/', ACT_SEARCH},       {'n', ACT_SEARCH_NEXT},  {'N', ACT_SEARCH_PREV},
+    {'?', ACT_HELP},         {KEY_F(1), ACT_HELP},    {'d', ACT_DETAIL},       {'m', ACT_MARK},
+    {'w', ACT_WINDOW_ENTER}, {'x', ACT_WINDOW_CLEAR}, {'v', ACT_SERIES},       {'r', ACT_REFRESH},
+    {'*', ACT_EXPAND_ALL},   {'<', ACT_SCROLL_LEFT},  {'>', ACT_SCROLL_RIGHT}, {'a', ACT_LIVE_AT},
+    {'F', ACT_FILTER},       {'W', ACT_FOLD},         {'=', ACT_COLUMNS},      {'e', ACT_EDIT},
 };
 
 enum action action_of_key(int key)

@@ -27,7 +27,8 @@ enum action {
     ACT_VIEW6,
     ACT_VIEW7,
     ACT_VIEW8,
-    ACT_VIEW9, /* the number keys: the view at that place of the views table */
+    ACT_VIEW9,
+    ACT_VIEW10, /* the number keys (0 for the tenth): the view at that place of the views table */
     ACT_COST_NEXT,
     ACT_COST_PREV,
     ACT_SORT_SELF,

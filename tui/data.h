@@ -40,6 +40,7 @@ struct data {
     enum cost_type cost;
     int by_self; /* functions sorted by self cost */
     int all_costs; /* = : the trees show every cost's column (columns.h) */
+    struct data *base; /* memtui BASE NEW: the base recording (the Diff view); NULL for one file */
     char **summary; /* report_print_summary()'s lines, escaped */
     uint32_t nsummary;
     char **fnames; /* display name per function of `tree`, escaped; lazily */

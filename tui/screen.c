@@ -559,6 +559,7 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
     case ACT_VIEW7:
     case ACT_VIEW8:
     case ACT_VIEW9:
+    case ACT_VIEW10:
         if ((size_t)(a - ACT_VIEW1) < view_count) {
             scr->cur = (size_t)(a - ACT_VIEW1);
         }

@@ -17,6 +17,7 @@
     X(view_alloc)                                                                                                      \
     X(view_stacked)                                                                                                    \
     X(view_sizes)                                                                                                      \
+    X(view_diff)                                                                                                       \
     /* a new view: one line above this one */
 
 #define DECLARE_VIEW(cls) extern const struct view_class cls;

@@ -5,7 +5,8 @@ chart (heap, allocations and temporaries split by the top stacks), `a`
 (what was live at the cursor, memprint --at), the Sizes view (memprint
 --sizes), F (filters by function, file, module, thread: memprint
 --function, --exclude, --thread), W (folding allocator wrappers), the
-cost columns (=) and e (the source in $EDITOR). Every figure is checked
+cost columns (=), e (the source in $EDITOR) and the Diff view of
+`memtui BASE NEW` (memprint --diff). Every figure is checked
 against memprint's JSON of the same file or against tests/progs programs
 whose counts are known by construction (phases.c, wrappers.c, threads.c).
 Every wait polls the screen: no fixed sleep decides a result.
@@ -375,6 +376,41 @@ try:
     s = t.wait_text("function (sorted by")
     check(s is not None and "phase_two" in s, "editor: the screen is drawn again after the editor")
     check_eq(t.quit(), 0, "editor: exit status")
+
+    # ---- memtui BASE NEW: the Diff view (memprint --diff) ----
+    d1 = os.path.join(d, "diff1.zst")
+    d2 = os.path.join(d, "diff2.zst")
+    check_eq(record([prog("diffprog"), "1"], d1).returncode, 0, "diffprog 1: memrec exit status")
+    check_eq(record([prog("diffprog_pad"), "2"], d2).returncode, 0, "diffprog_pad 2: memrec exit status")
+    r = run([MEMPRINT, "--diff", d1, d2, "--json"])
+    check_eq(r.returncode, 0, "memprint --diff: exit status")
+    jd = json.loads(r.stdout.decode())
+    t = Tui(["-c", "leaked", "diff1.zst", "diff2.zst"], cwd=d)
+    t.wait_text("Summary")
+    t.keys("0")
+    s = t.wait_text("largest change first")
+    capture("Diff of two recordings: memtui BASE NEW, cost leaked", s or "")
+    check(s is not None and "leaked %d -> %d (%+d)" % (jd["base"]["leaked"], jd["new"]["leaked"],
+                                                      jd["delta"]["leaked"]) in s,
+          "diff: the totals are memprint --diff's")
+    rows = {}
+    for ln in lines(s):
+        mm = re.match(r"^ +(\d+) +(\d+) +([-+]\d+)  [\u25be\u25b8 ]*(\S+)$", ln)
+        if mm:
+            rows[mm.group(4)] = (int(mm.group(1)), int(mm.group(2)), int(mm.group(3)))
+    for e in jd["changes"]["leaked"]:
+        site = e["frames"][0]["function"]
+        check_eq(rows.get(site), (e["base"], e["new"], e["delta"]), "diff: %s is memprint --diff's" % site)
+    check_eq(rows.get("grow_site"), (30003, 60006, 30003), "diff: grow_site +3 x 10001, by construction")
+    check_eq(rows.get("shrink_site"), (80004, 60003, -20001), "diff: shrink_site -20001, by construction")
+    order = [n for n in ("grow_site", "shrink_site", "steady_site") if n in s]
+    check(s is not None and s.index("grow_site") < s.index("shrink_site") < s.index("steady_site"),
+          "diff: the largest change first (%s)" % order)
+    t.keys("c")
+    s = t.wait_text("allocated 170009 -> 180011")
+    check(s is not None, "diff: c changes the cost (allocated: memprint's %d -> %d)" % (jd["base"]["allocated"],
+                                                                                    jd["new"]["allocated"]))
+    check_eq(t.quit(), 0, "diff: exit status")
 finally:
     tmux("kill-server", check_rc=False)
 
