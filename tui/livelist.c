@@ -18,6 +18,10 @@ int livelist_open(struct livelist *l, struct data *d, uint64_t at_ms, int *err_e
     struct analysis_query q = ANALYSIS_QUERY_INIT;
     q.has_at = 1;
     q.at_ms = at_ms;
+    /* The filter's stacks (F), as memprint --at --function counts them;
+     * not the folding, whose sites need not be memprint's stacks. */
+    q.keep = d->keep;
+    q.thread = d->filter.thread;
     int rc = analysis_run(d->path, d->m, &q, &l->a, err_errno);
     if (rc < 0) {
         l->a = NULL;

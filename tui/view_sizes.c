@@ -3,8 +3,8 @@
  * power-of-two buckets with their calls, bytes and temporaries and a bar
  * of their share of the calls, then the most frequent exact sizes. The
  * figures are the analysis pass's (analyzer/sizes.h), of the whole run or,
- * while a time window is set, of the allocations made in it, as memprint
- * --sizes --from --to counts them. */
+ * while a time window or a filter is set, of the allocations they keep, as
+ * memprint --sizes --from --to --function --thread counts them. */
 #define _GNU_SOURCE
 #include <curses.h>
 #include <stdio.h>
@@ -52,6 +52,8 @@ static void build(struct sizes_view *s, struct data *d)
     q.has_window = d->has_window;
     q.from_ms = d->from_ms;
     q.to_ms = d->to_ms;
+    q.keep = d->keep; /* the filter's (F), as memprint --sizes --function counts */
+    q.thread = d->filter.thread;
     int e = 0;
     if (analysis_run(d->path, d->m, &q, &s->a, &e) < 0 || !s->a->sizes) {
         analysis_free(s->a);
@@ -97,7 +99,7 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     const struct sizes *z = s->a->sizes;
     char buf[512], range[64], b[128];
     snprintf(buf, sizeof buf, "SIZES%s: %llu allocations, %llu bytes, %llu temporary (memprint --sizes)",
-             d->has_window ? " in the window" : "", (unsigned long long)z->calls, (unsigned long long)z->bytes,
+             d->has_window || d->filter.on ? " kept" : "", (unsigned long long)z->calls, (unsigned long long)z->bytes,
              (unsigned long long)z->temporary);
     crt_put(y, 0, buf, w, A_BOLD);
     int rows = h - 1;

@@ -280,6 +280,12 @@ try:
     check_eq(summary_calls(s), jf["allocations"], "filter: function: calls are memprint --function's")
     check_eq(summary_calls(s), 9, "filter: function: phase_two's 6 and scratch's 3")
     check(s is not None and "(%d bytes)" % jf["peak_heap_bytes"] in s, "filter: function: peak is memprint's")
+    jfs = memprint_json("--sizes", "--function", "p.*_two", phases)["sizes"]
+    t.keys("9")
+    s = t.wait_text("SIZES kept")
+    check(s is not None and "SIZES kept: %d allocations, %d bytes, %d temporary" % (jfs["calls"], jfs["bytes"],
+                                                                                    jfs["temporary"]) in s,
+          "filter: the Sizes view counts what memprint --sizes --function keeps (%d calls)" % jfs["calls"])
     jx = memprint_json("--exclude", "scratch", phases)
     s = filtered("!scratch")
     check_eq(summary_calls(s), jx["allocations"], "filter: !scratch: calls are memprint --exclude's")
