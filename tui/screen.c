@@ -711,6 +711,9 @@ int screen_run(struct data *d)
     for (size_t i = 0; i < view_count; i++) {
         scr.views[i] = view_table[i]->new ();
         scr.views[i]->cls = view_table[i];
+        if (d->base && view_table[i]->first_with_base) {
+            scr.cur = i; /* two files: the comparison first */
+        }
     }
     int status = run(&scr);
     for (size_t i = 0; i < view_count; i++) {

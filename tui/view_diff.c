@@ -251,4 +251,5 @@ const struct view_class view_diff = {
     .key = key,
     .click = click,
     .search = search,
+    .first_with_base = 1,
 };
