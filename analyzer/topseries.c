@@ -7,8 +7,8 @@
 
 #include "util.h"
 
-uint32_t topseries_rank(const struct report *r, const struct accounting *a, enum cost_type c, uint32_t n,
-                        struct topseries_stack *out, uint32_t *nonzero)
+uint32_t topseries_rank(const struct report *r, const struct accounting *a, const uint8_t *keep, enum cost_type c,
+                        uint32_t n, struct topseries_stack *out, uint32_t *nonzero)
 {
     uint32_t ns = r->nstacks;
     struct topseries_stack *sum = xcalloc(ns ? ns : 1, sizeof *sum);
@@ -20,7 +20,7 @@ uint32_t topseries_rank(const struct report *r, const struct accounting *a, enum
     for (uint32_t t = 0; t < nt; t++) {
         uint32_t s = report_stack_of(r, t);
         const struct acct_cost *ac = accounting_cost(a, t);
-        if (s == UINT32_MAX || !ac) {
+        if (s == UINT32_MAX || !ac || (keep && (t >= r->model->nnodes || !keep[t]))) {
             continue;
         }
         struct cost_vec v;
@@ -55,16 +55,19 @@ uint32_t topseries_rank(const struct report *r, const struct accounting *a, enum
     return have;
 }
 
-int topseries_run(const char *path, const struct model *m, const struct report *r, enum cost_type rank, uint32_t n,
-                  uint32_t points, struct topseries **out, int *err_errno)
+int topseries_run(const char *path, const struct model *m, const struct report *r, const struct topseries_query *tq,
+                  struct topseries **out, int *err_errno)
 {
     *out = NULL;
     struct topseries *t = xcalloc(1, sizeof *t);
-    t->rank = rank;
-    t->n = topseries_rank(r, m->acct, rank, n < TOPSERIES_MAX ? n : TOPSERIES_MAX, t->top, NULL);
+    t->rank = tq->rank;
+    t->n =
+        topseries_rank(r, tq->ranked, tq->keep, tq->rank, tq->n < TOPSERIES_MAX ? tq->n : TOPSERIES_MAX, t->top, NULL);
     uint32_t *group = NULL;
     struct analysis_query q = ANALYSIS_QUERY_INIT;
-    q.series_points = points;
+    q.series_points = tq->points;
+    q.keep = tq->keep;
+    q.thread = tq->thread;
     if (t->n > 0) {
         /* Group of each trace: 1 + the rank of its stack among the top. */
         uint32_t *rank_of = xcalloc(r->nstacks ? r->nstacks : 1, sizeof *rank_of);
@@ -74,7 +77,7 @@ int topseries_run(const char *path, const struct model *m, const struct report *
         group = xcalloc(m->nnodes ? m->nnodes : 1, sizeof *group);
         for (uint32_t x = 0; x < m->nnodes; x++) {
             uint32_t s = report_stack_of(r, x);
-            group[x] = s == UINT32_MAX ? 0 : rank_of[s];
+            group[x] = s == UINT32_MAX || (tq->keep && !tq->keep[x]) ? 0 : rank_of[s];
         }
         free(rank_of);
         q.series_group = group;

@@ -30,12 +30,12 @@ struct topseries_stack {
 
 /** The (at most) `n` stacks of report `r` with the largest cost `c` in
  * accounting `a` (r's model's, or a query's on the same model: its traces
- * are the model's nodes), largest first (ties: the first stack of r
- * first), into out[] (n entries); stacks whose cost is 0 are left out.
- * Returns how many; *nonzero (may be NULL): how many stacks have some.
- * O(traces + stacks × n). */
-uint32_t topseries_rank(const struct report *r, const struct accounting *a, enum cost_type c, uint32_t n,
-                        struct topseries_stack *out, uint32_t *nonzero);
+ * are the model's nodes), counting only the traces `keep` keeps (NULL:
+ * all), largest first (ties: the first stack of r first), into out[] (n
+ * entries); stacks whose cost is 0 are left out. Returns how many;
+ * *nonzero (may be NULL): how many stacks have some. O(traces + stacks × n). */
+uint32_t topseries_rank(const struct report *r, const struct accounting *a, const uint8_t *keep, enum cost_type c,
+                        uint32_t n, struct topseries_stack *out, uint32_t *nonzero);
 
 struct topseries {
     enum cost_type rank; /* what chose the stacks */
@@ -44,13 +44,23 @@ struct topseries {
     struct analysis *a; /* a->series: the whole run's, with group i = top[i]'s traces */
 };
 
-/** The whole run's series of `points` points (analysis.h) of the recording
- * at `path` (loaded as `m`, of which `r` is the report), with the `n`
- * (<= TOPSERIES_MAX) stacks with the largest cost `rank` as its groups.
- * One pass over the file. Returns 0 with *out (free with
+/* What a stacked series is of. */
+struct topseries_query {
+    const struct accounting *ranked; /* whose costs choose the stacks (with keep): m->acct, or a query's on m */
+    const uint8_t *keep; /* analysis_query.keep for the series (NULL: every stack) */
+    uint32_t thread; /* analysis_query.thread (0: every thread) */
+    enum cost_type rank; /* the cost that chooses them */
+    uint32_t n; /* how many stacks, at most TOPSERIES_MAX */
+    uint32_t points; /* analysis_query.series_points */
+};
+
+/** The whole run's series (analysis.h) of the recording at `path` (loaded
+ * as `m`, of which `r` is the report), of the blocks q->keep and q->thread
+ * keep, with the q->n stacks with the largest cost q->rank in q->ranked
+ * as its groups. One pass over the file. Returns 0 with *out (free with
  * topseries_free()), or analysis_run()'s negative status. */
-int topseries_run(const char *path, const struct model *m, const struct report *r, enum cost_type rank, uint32_t n,
-                  uint32_t points, struct topseries **out, int *err_errno);
+int topseries_run(const char *path, const struct model *m, const struct report *r, const struct topseries_query *q,
+                  struct topseries **out, int *err_errno);
 /** Release; accepts NULL. */
 void topseries_free(struct topseries *t);
 

@@ -262,7 +262,12 @@ int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char
     int rc = restrict_again(d, err_errno, err, cap);
     if (rc < 0) {
         d->filter = old;
+        return rc;
     }
+    /* The chart follows the filter: its series again. */
+    analysis_free(d->whole);
+    d->whole = NULL;
+    data_series(d);
     return rc;
 }
 
@@ -289,6 +294,9 @@ const struct timeseries *data_series(struct data *d)
     if (!d->whole) {
         struct analysis_query q = ANALYSIS_QUERY_INIT;
         q.series_points = DATA_SERIES_POINTS;
+        /* The filter's stacks (F) only; the window never: it is chosen on this chart. */
+        q.keep = d->keep;
+        q.thread = d->filter.thread;
         int e = 0;
         if (analysis_run(d->path, d->m, &q, &d->whole, &e) < 0) {
             d->whole = NULL;

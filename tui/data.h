@@ -78,7 +78,9 @@ void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first
  * call after a load (one pass over the file); NULL on error. */
 const struct alloctime *data_alloc_time(struct data *d);
-/** The whole run's series (computed while loading); NULL on error. */
+/** The whole run's series (computed while loading) of the stacks the
+ * filter keeps (every stack without one; never restricted to the window);
+ * NULL on error. */
 const struct timeseries *data_series(struct data *d);
 /** Live refresh: when the file changed since the last load, load it
  * again (keeping the window and the cost); without `force`, not sooner

@@ -36,7 +36,7 @@ int livelist_open(struct livelist *l, struct data *d, uint64_t at_ms, int *err_e
     l->at_ms = at_ms;
     l->generation = d->generation;
     /* Live at at_ms is what the pass leaves live: its "leaked". */
-    l->n = topseries_rank(r, l->a->acct, COST_LEAKED, LIVELIST_MAX, l->top, &l->stacks);
+    l->n = topseries_rank(r, l->a->acct, NULL, COST_LEAKED, LIVELIST_MAX, l->top, &l->stacks);
     listbox_clear(&l->lb);
     l->lb.sel = l->lb.top = 0;
     for (uint32_t i = 0; i < l->n; i++) {

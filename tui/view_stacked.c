@@ -61,7 +61,13 @@ static const struct topseries *series_of(struct stacked_view *s, struct data *d)
     if (!s->ts[k] && !s->failed[k]) {
         int e = 0;
         const struct report *r = site_report(d, &s->r, &s->rgen);
-        if (!r || topseries_run(d->path, d->m, r, kind_cost[k], STACKED_TOP, STACKED_POINTS, &s->ts[k], &e) < 0) {
+        /* The stacks the filter keeps, chosen by their figures in the
+         * window when one is set (the whole run's while wrappers are
+         * folded: the folded figures are charged to callers, which need
+         * not be memprint's stacks); the series is the whole run's. */
+        const struct accounting *ranked = d->fold.on ? d->m->acct : d->acct;
+        struct topseries_query q = {ranked, d->keep, d->filter.thread, kind_cost[k], STACKED_TOP, STACKED_POINTS};
+        if (!r || topseries_run(d->path, d->m, r, &q, &s->ts[k], &e) < 0) {
             s->ts[k] = NULL;
             s->failed[k] = 1;
         }

@@ -286,6 +286,16 @@ try:
     check(s is not None and "SIZES kept: %d allocations, %d bytes, %d temporary" % (jfs["calls"], jfs["bytes"],
                                                                                     jfs["temporary"]) in s,
           "filter: the Sizes view counts what memprint --sizes --function keeps (%d calls)" % jfs["calls"])
+    t.keys("6")
+    s = t.wait_text("OVER TIME")
+    check(s is not None and "peak %s" % "" in s and "(%d bytes)" % jf["peak_heap_bytes"] in s,
+          "filter: the Over time chart's peak is memprint --function's (%d)" % jf["peak_heap_bytes"])
+    t.keys("8", "v", "End")
+    s = t.wait_text(re.compile(r"cursor .*allocations at .*\(9\)"))
+    lg = legend(s)
+    check(s is not None and sorted(lab.split(" ")[0] for g, (v, lab) in lg.items() if g != "=") == ["phase_two", "scratch"],
+          "filter: the Stacked chart splits the kept stacks only (phase_two, scratch)")
+    t.keys("v", "v")
     jx = memprint_json("--exclude", "scratch", phases)
     s = filtered("!scratch")
     check_eq(summary_calls(s), jx["allocations"], "filter: !scratch: calls are memprint --exclude's")

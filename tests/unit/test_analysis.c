@@ -679,7 +679,7 @@ static void test_groups_and_remap(const char *path, struct model *m)
     if (r) {
         struct topseries_stack top[2];
         uint32_t nonzero = 0;
-        CHECK_EQ(topseries_rank(r, m->acct, COST_CALLS, 2, top, &nonzero), 2);
+        CHECK_EQ(topseries_rank(r, m->acct, NULL, COST_CALLS, 2, top, &nonzero), 2);
         CHECK_EQ(nonzero, 5);
         CHECK_EQ(top[0].trace, 2);
         CHECK_EQ(top[0].cost, 2);
