@@ -31,9 +31,17 @@ int editor_open(const char *file, unsigned line, char *err, size_t cap)
      * arguments, never parsed, whatever characters the path holds. */
     def_prog_mode();
     endwin();
+    /* As system() does: a Ctrl+C typed in the editor is the editor's, not
+     * a reason for memtui to quit once it returns. */
+    struct sigaction ign = {0}, old_int, old_quit;
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
     pid_t pid = fork();
     if (pid == 0) {
         signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
         setenv("MEMTUI_EDITOR", ed, 1);
@@ -41,15 +49,18 @@ int editor_open(const char *file, unsigned line, char *err, size_t cap)
         _exit(127);
     }
     int status = -1;
+    int fork_errno = errno;
     if (pid > 0) {
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
     reset_prog_mode();
     clearok(curscr, TRUE);
     refresh();
     if (pid < 0) {
-        snprintf(err, cap, "cannot start the editor: %s", strerror(errno));
+        snprintf(err, cap, "cannot start the editor: %s", strerror(fork_errno));
         return -1;
     }
     if (!WIFEXITED(status)) {
