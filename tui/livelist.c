@@ -6,9 +6,11 @@
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "crt.h"
+#include "frames.h"
 #include "site.h"
 #include "text.h"
 
@@ -60,6 +62,8 @@ void livelist_free(struct livelist *l)
     livelist_close(l);
     report_free(l->r);
     l->r = NULL;
+    free(l->frame_name);
+    l->frame_name = NULL;
 }
 
 int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w)
@@ -105,6 +109,22 @@ int livelist_key(struct livelist *l, enum action a, int page)
         return 1;
     }
     return listbox_move(&l->lb, a, page);
+}
+
+const struct sym_frame *livelist_frame(struct livelist *l, struct data *d, const char **name)
+{
+    if (!l->open || l->lb.n == 0 || l->generation != d->generation) {
+        return NULL;
+    }
+    uint32_t n = 0;
+    const struct sym_frame *fr = frames_of_node(d->fr, l->top[l->lb.rows[l->lb.sel].id].trace, &n);
+    if (n == 0) {
+        return NULL;
+    }
+    free(l->frame_name);
+    l->frame_name = frames_name_dup(&fr[0]);
+    *name = l->frame_name;
+    return &fr[0];
 }
 
 void livelist_click(struct livelist *l, int line)

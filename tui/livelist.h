@@ -31,6 +31,7 @@ struct livelist {
     struct topseries_stack top[LIVELIST_MAX]; /* cost: bytes live then */
     uint32_t stacks; /* stacks live at that moment, listed or not */
     struct listbox lb;
+    char *frame_name; /* livelist_frame()'s */
 };
 
 /** Compute what was live at `at_ms` (one more pass over the file) and
@@ -47,6 +48,10 @@ int livelist_draw(struct livelist *l, struct data *d, int y, int h, int w);
 /** A key while the list is open: moves; Backspace or Left closes it.
  * Returns 1 when taken. */
 int livelist_key(struct livelist *l, enum action a, int page);
+/** The innermost frame of the selected stack (d and e describe it), *name
+ * its function's name as memprint prints it (owned by the list until the
+ * next call); NULL when the list is closed or empty. */
+const struct sym_frame *livelist_frame(struct livelist *l, struct data *d, const char **name);
 /** A click on body line `line`. */
 void livelist_click(struct livelist *l, int line);
 

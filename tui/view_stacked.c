@@ -324,6 +324,12 @@ static struct view_result search(struct view *v, struct view_ctx *c, int dir)
     return search_forward(CALLTREE_TOP_DOWN, 0);
 }
 
+/* The selected stack of the live list, for d and e; none on the chart. */
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    return livelist_frame(&((struct stacked_view *)v)->live, c->d, name);
+}
+
 static struct view *new_view(void)
 {
     struct stacked_view *s = xcalloc(1, sizeof *s);
@@ -352,5 +358,6 @@ const struct view_class view_stacked = {
     .draw = draw,
     .key = key,
     .click = click,
+    .selected_frame = selected_frame,
     .search = search,
 };

@@ -285,6 +285,12 @@ static void window_clear(struct view *v)
     ((struct time_view *)v)->mark = -1;
 }
 
+/* The selected stack of the live list (a), for d and e; none on the chart. */
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    return livelist_frame(&((struct time_view *)v)->live, c->d, name);
+}
+
 static struct view *new_view(void)
 {
     struct time_view *s = xcalloc(1, sizeof *s);
@@ -307,6 +313,7 @@ const struct view_class view_time = {
     .draw = draw,
     .key = key,
     .click = click,
+    .selected_frame = selected_frame,
     .search = search,
     .window_clear = window_clear,
 };

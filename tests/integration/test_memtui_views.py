@@ -227,6 +227,14 @@ try:
         got = sorted((int(x.split()[0]), int(x.split()[1])) for x in rows)
         want = sorted((e["leaked_bytes"], e["leaked_allocations"]) for e in ja["sections"]["most_leaked"])
         check_eq(got, want, "live: each stack's bytes and blocks are memprint --at's most leaked")
+        t.keys("d")
+        s = t.wait_text("FRAME DETAIL")
+        top = ja["sections"]["most_leaked"][0]["frames"][0]
+        check(s is not None and "function: %s" % top["function"] in s and
+              "%s:%d" % (top["file"], top["line"]) in s,
+              "live: d shows the first stack's frame, memprint's %s at line %d" % (top["function"], top["line"]))
+        t.keys("d")
+        t.wait(lambda x: "FRAME DETAIL" not in x, "detail closed")
     t.keys("BSpace")
     check(t.wait_text("STACKED:") is not None, "live: Backspace goes back to the chart")
     # The same key on the Over time chart.
