@@ -57,6 +57,9 @@ struct report {
     /* Sampled: stacks whose live bytes rose (fitted rate > 0) with fewer
      * than GROWTH_MIN_SAMPLES sampled allocations in the window. */
     uint32_t growth_undersampled;
+    /* Trace -> index into stacks + 1 (0: a trace with no cost): report_stack_of(). */
+    uint32_t *stack_of_trace;
+    uint32_t ntraces;
 };
 
 struct report_options {
@@ -95,6 +98,10 @@ uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_f
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */
 uint64_t report_cost(const struct report_stack *st, enum report_section s);
+/** The stack (index into r->stacks) trace `trace` of the model is merged
+ * into; UINT32_MAX for a trace with no allocation or mapping in the
+ * model's accounting. O(1). */
+uint32_t report_stack_of(const struct report *r, uint32_t trace);
 /** Print the summary lines of the text report (program, runtime, calls,
  * temporary, peak, RSS, leaked, allocated, mapped) for the costs in `a`:
  * m->acct for the whole run, or an analysis's accounting (analysis.h) for

@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "names.h"
 #include "util.h"
+#include "wrappers.h"
 
 static void free_lines(char **lines, uint32_t n)
 {
@@ -103,6 +104,50 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The window's and the filter's analysis for model `m` (frames `fr`):
+ * *win NULL when neither is set; *keep the filter's mask, which the query
+ * points to (the caller keeps it as d->keep). */
+static int restricted(struct data *d, const struct model *m, struct frames *fr, struct analysis **win, uint8_t **keep,
+                      uint32_t **remap, int *err_errno, char *err, size_t cap)
+{
+    *win = NULL;
+    *keep = NULL;
+    *remap = NULL;
+    if (!d->has_window && !d->filter.on && !d->fold.on) {
+        return 0;
+    }
+    int rc = filter_mask(&d->filter, fr, keep, err, cap);
+    if (rc < 0) {
+        return rc;
+    }
+    if (d->fold.on) {
+        char re[1024];
+        rc = wrappers_remap(fr, fold_regex(&d->fold, re, sizeof re), remap, &d->folded, err, cap);
+        if (rc < 0) {
+            free(*keep);
+            *keep = NULL;
+            return rc;
+        }
+    }
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.has_window = d->has_window;
+    q.from_ms = d->from_ms;
+    q.to_ms = d->to_ms;
+    q.keep = *keep;
+    q.thread = d->filter.thread;
+    q.remap = *remap;
+    q.growth = 1;
+    rc = analysis_run(d->path, m, &q, win, err_errno);
+    if (rc < 0) {
+        free(*keep);
+        free(*remap);
+        *keep = NULL;
+        *remap = NULL;
+        *win = NULL;
+    }
+    return rc;
+}
+
 static int load(struct data *d, int *err_errno)
 {
     uint64_t start = now_ms();
@@ -117,18 +162,14 @@ static int load(struct data *d, int *err_errno)
         return DATA_E_SYMBOLIZER;
     }
     struct analysis *win = NULL;
-    if (d->has_window) {
-        struct analysis_query q = ANALYSIS_QUERY_INIT;
-        q.has_window = 1;
-        q.from_ms = d->from_ms;
-        q.to_ms = d->to_ms;
-        q.growth = 1;
-        rc = analysis_run(d->path, m, &q, &win, err_errno);
-        if (rc < 0) {
-            frames_free(fr);
-            model_free(m);
-            return rc;
-        }
+    uint8_t *keep = NULL;
+    uint32_t *remap = NULL;
+    char msg[256];
+    rc = restricted(d, m, fr, &win, &keep, &remap, err_errno, msg, sizeof msg);
+    if (rc < 0) {
+        frames_free(fr);
+        model_free(m);
+        return rc;
     }
     /* The tree points into the frames: release it before them. */
     calltree_free(d->tree);
@@ -143,6 +184,10 @@ static int load(struct data *d, int *err_errno)
     d->m = m;
     d->fr = fr;
     d->win = win;
+    free(d->keep);
+    d->keep = keep;
+    free(d->remap);
+    d->remap = remap;
     /* The chart's series now, while loading, so that no key waits for a
      * pass over the file; the same pass fits the growth the tree needs. */
     data_series(d);
@@ -170,34 +215,71 @@ void data_release(struct data *d)
     analysis_free(d->win);
     analysis_free(d->whole);
     alloctime_free(d->atime);
+    free(d->keep);
+    free(d->remap);
     frames_free(d->fr);
     model_free(d->m);
     memset(d, 0, sizeof *d);
 }
 
-int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno)
+/* Make the figures of the window and the filter now set; on an error the
+ * previous ones stay. */
+static int restrict_again(struct data *d, int *err_errno, char *err, size_t cap)
 {
-    struct analysis *win = NULL;
-    if (on) {
-        struct analysis_query q = ANALYSIS_QUERY_INIT;
-        q.has_window = 1;
-        q.from_ms = from_ms;
-        q.to_ms = to_ms;
-        q.growth = 1;
-        int rc = analysis_run(d->path, d->m, &q, &win, err_errno);
-        if (rc < 0) {
-            return rc;
-        }
+    struct analysis *win;
+    uint8_t *keep;
+    uint32_t *remap;
+    int rc = restricted(d, d->m, d->fr, &win, &keep, &remap, err_errno, err, cap);
+    if (rc < 0) {
+        return rc;
     }
     calltree_free(d->tree);
     d->tree = NULL;
     analysis_free(d->win);
     d->win = win;
+    free(d->keep);
+    d->keep = keep;
+    free(d->remap);
+    d->remap = remap;
+    build_tree(d);
+    return 0;
+}
+
+int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno)
+{
+    int was = d->has_window;
+    uint64_t from = d->from_ms, to = d->to_ms;
     d->has_window = on;
     d->from_ms = from_ms;
     d->to_ms = to_ms;
-    build_tree(d);
-    return 0;
+    char msg[256];
+    int rc = restrict_again(d, err_errno, msg, sizeof msg);
+    if (rc < 0) {
+        d->has_window = was;
+        d->from_ms = from;
+        d->to_ms = to;
+    }
+    return rc;
+}
+
+int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char *err, size_t cap)
+{
+    struct filter old = d->filter;
+    d->filter = *f;
+    int rc = restrict_again(d, err_errno, err, cap);
+    if (rc < 0) {
+        d->filter = old;
+        return rc;
+    }
+    /* The chart follows the filter: its series again, and without a
+     * window the tree takes its growth from that pass. */
+    analysis_free(d->whole);
+    d->whole = NULL;
+    data_series(d);
+    if (!d->win) {
+        build_tree(d);
+    }
+    return rc;
 }
 
 void data_set_cost(struct data *d, enum cost_type c, int by_self)
@@ -223,6 +305,10 @@ const struct timeseries *data_series(struct data *d)
     if (!d->whole) {
         struct analysis_query q = ANALYSIS_QUERY_INIT;
         q.series_points = DATA_SERIES_POINTS;
+        /* The filter's stacks (F) only; the window never: it is chosen on
+         * this chart. The same pass fits the growth the tree needs. */
+        q.keep = d->keep;
+        q.thread = d->filter.thread;
         q.growth = 1;
         int e = 0;
         if (analysis_run(d->path, d->m, &q, &d->whole, &e) < 0) {
@@ -334,4 +420,15 @@ const char *data_node_name(struct data *d, enum calltree_orient o, uint32_t id)
 uint64_t data_total(const struct data *d)
 {
     return calltree_node(d->tree, CALLTREE_TOP_DOWN, 0)->incl.v[d->cost];
+}
+
+int data_set_fold(struct data *d, const struct fold *f, int *err_errno, char *err, size_t cap)
+{
+    struct fold old = d->fold;
+    d->fold = *f;
+    int rc = restrict_again(d, err_errno, err, cap);
+    if (rc < 0) {
+        d->fold = old;
+    }
+    return rc;
 }

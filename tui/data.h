@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "calltree.h"
 #include "costs.h"
+#include "filter.h"
 #include "model.h"
 
 /* Points of the over-time series: the chart takes the largest value of
@@ -26,13 +27,20 @@ struct data {
     struct frames *fr;
     struct calltree *tree; /* of `acct` */
     const struct accounting *acct; /* m->acct, or win->acct while a window is set */
-    struct analysis *win; /* the window's analysis; NULL without a window */
+    struct analysis *win; /* the window's and the filter's analysis; NULL without either */
+    struct filter filter; /* F (filter.h); filter.on = 0: none */
+    uint8_t *keep; /* the filter's keep mask for m (NULL: none) */
+    struct fold fold; /* W (filter.h); fold.on = 0: none */
+    uint32_t *remap; /* the folding's node map for m (NULL: none) */
+    uint32_t folded; /* traces it moves */
     struct analysis *whole; /* the whole run's series and growth fit (while loading) */
     struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
     int has_window;
     uint64_t from_ms, to_ms;
     enum cost_type cost;
     int by_self; /* functions sorted by self cost */
+    int all_costs; /* = : the trees show every cost's column (columns.h) */
+    struct data *base; /* memtui BASE NEW: the base recording (the Diff view); NULL for one file */
     char **summary; /* report_print_summary()'s lines, escaped */
     uint32_t nsummary;
     char **fnames; /* display name per function of `tree`, escaped; lazily */
@@ -58,12 +66,21 @@ void data_release(struct data *d);
 /** Restrict every figure to allocations made in [from, to) ms (on = 0:
  * the whole run again). Returns 0 or a memfmt status. */
 int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
+/** Restrict every figure to what filter `f` keeps (f->on = 0: no filter),
+ * with the window as it is. Returns 0 or a memfmt status (the previous
+ * figures stay; MEMFMT_E_INVALID: a bad expression, message in err). */
+int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char *err, size_t cap);
+/** Fold allocator wrappers as `f` says (f->on = 0: none), with the window
+ * and the filter as they are. Returns as data_set_filter(). */
+int data_set_fold(struct data *d, const struct fold *f, int *err_errno, char *err, size_t cap);
 /** Cost type (and, for the functions, self or inclusive order): re-sorts. */
 void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first
  * call after a load (one pass over the file); NULL on error. */
 const struct alloctime *data_alloc_time(struct data *d);
-/** The whole run's series (computed while loading, with its growth fit); NULL on error. */
+/** The whole run's series (computed while loading, with its growth fit)
+ * of the stacks the filter keeps (every stack without one; never
+ * restricted to the window); NULL on error. */
 const struct timeseries *data_series(struct data *d);
 /** Live refresh: when the file changed since the last load, load it
  * again (keeping the window and the cost); without `force`, not sooner

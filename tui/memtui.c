@@ -23,11 +23,12 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memtui [-c COST] FILE\n"
-               "       memtui --batch [--size WxH] [--keys KEYS] [-c COST] FILE\n"
+    fprintf(f, "usage: memtui [-c COST] [BASE] FILE\n"
+               "       memtui --batch [--size WxH] [--keys KEYS] [-c COST] [BASE] FILE\n"
                "\n"
                "Browses a memrec recording in the terminal: summary, call trees, functions,\n"
                "flame graph, heap over time, time windows. Press ? inside for every key.\n"
+               "With two files, the Diff view (0) compares FILE with BASE (memprint --diff).\n"
                "\n"
                "  -c, --cost TYPE     cost shown first: calls, temporary, peak, leaked,\n"
                "                      allocated, mapped, time, growth (default peak; time\n"
@@ -164,27 +165,35 @@ int main(int argc, char **argv)
             die_code(2, "unknown option '%s' (see memtui --help)", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) {
+    if (optind != argc - 1 && optind != argc - 2) {
         usage(stderr);
         return 2;
     }
-    const char *path = argv[optind];
+    const char *path = argv[argc - 1];
+    const char *base_path = optind == argc - 2 ? argv[optind] : NULL;
     char why[256];
     if (!batch && crt_check(why, sizeof why) < 0) {
         die("%s", why);
     }
     int utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-    static struct data d;
+    static struct data d, base;
     int err = 0;
-    int rc = load_with_progress(&d, path, utf8, &err);
-    if (rc == DATA_E_SYMBOLIZER) {
-        die("cannot start the symbolizer (libdw)");
-    }
-    if (rc < 0) {
-        if (rc == MEMFMT_E_IO) {
-            die("cannot read '%s': %s", path, strerror(err));
+    /* The base first: the progress line of the file shown comes last. */
+    for (int i = base_path ? 0 : 1; i < 2; i++) {
+        const char *p = i == 0 ? base_path : path;
+        int rc = load_with_progress(i == 0 ? &base : &d, p, utf8, &err);
+        if (rc == DATA_E_SYMBOLIZER) {
+            die("cannot start the symbolizer (libdw)");
         }
-        die("cannot read '%s': %s", path, memfmt_strerror(rc));
+        if (rc < 0) {
+            if (rc == MEMFMT_E_IO) {
+                die("cannot read '%s': %s", p, strerror(err));
+            }
+            die("cannot read '%s': %s", p, memfmt_strerror(rc));
+        }
+    }
+    if (base_path) {
+        d.base = &base;
     }
     if (!cost_recorded(&d.m->header, cost)) {
         die_code(2, "--cost time: allocator time not recorded in '%s' (record with memrec --time)", path);
@@ -199,6 +208,9 @@ int main(int argc, char **argv)
         crt_done();
     }
     data_release(&d);
+    if (base_path) {
+        data_release(&base);
+    }
     if (crt_quit_signal) {
         return 128 + crt_quit_signal;
     }

@@ -17,6 +17,7 @@
 #include "check.h"
 #include "folded.h"
 #include "report.h"
+#include "topseries.h"
 
 /* ---- writing a recording ---- */
 
@@ -611,6 +612,84 @@ static void test_series_and_sizes(const char *path, struct model *m)
     analysis_free(a);
 }
 
+/* The series' counts from the start, its groups of traces (memtui's
+ * Stacked view: at each point and at the heap's largest moment since the
+ * point before), the node map that charges a trace's blocks to an
+ * ancestor (folded wrappers), and the ranking of memprint's stacks, on
+ * the recording of write_recording() (figures derived from its events). */
+static void test_groups_and_remap(const char *path, struct model *m)
+{
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.series_points = 5;
+    uint32_t group[8] = {0};
+    group[2] = 1; /* 50 at 10 ms, 222 at 30 ms (thread 2): kept */
+    group[4] = 2; /* 10 at 0 ms and 3000 at 30 ms, each freed at once */
+    q.series_group = group;
+    q.series_groups = 2;
+    struct analysis *a = run(path, m, &q);
+    const struct timeseries *s = a->series;
+    CHECK(s != NULL && s->groups != NULL && s->ngroups == 2);
+    static const uint64_t calls[5] = {2, 4, 5, 7, 7}, temps[5] = {1, 1, 1, 2, 2};
+    static const uint64_t g0_live[5] = {0, 50, 50, 272, 272}, g0_calls[5] = {0, 1, 1, 2, 2};
+    static const uint64_t g1_calls[5] = {1, 1, 1, 2, 2};
+    for (int i = 0; s && s->groups && i < 5; i++) {
+        CHECK_EQ(s->points[i].at.calls, calls[i]);
+        CHECK_EQ(s->points[i].at.temporary, temps[i]);
+        CHECK_EQ(s->groups[i * 2].live, g0_live[i]);
+        CHECK_EQ(s->groups[i * 2].calls, g0_calls[i]);
+        CHECK_EQ(s->groups[i * 2].temporary, 0);
+        CHECK_EQ(s->groups[i * 2 + 1].live, 0);
+        CHECK_EQ(s->groups[i * 2 + 1].calls, g1_calls[i]);
+        CHECK_EQ(s->groups[i * 2 + 1].temporary, temps[i]);
+    }
+    if (s && s->groups_max) {
+        /* The heap's largest at 30 ms, 3279: the 3000 still live. */
+        CHECK_EQ(s->points[3].max.heap, 3279);
+        CHECK_EQ(s->groups_max[3 * 2].live, 272);
+        CHECK_EQ(s->groups_max[3 * 2 + 1].live, 3000);
+        /* At 10 ms, 1150 before the free of 100: the 50 of trace 2. */
+        CHECK_EQ(s->groups_max[1 * 2].live, 50);
+        CHECK_EQ(s->groups_max[1 * 2 + 1].live, 0);
+    }
+    analysis_free(a);
+    q.series_points = 0; /* groups without a series: refused */
+    int err;
+    CHECK_EQ(analysis_run(path, m, &q, &a, &err), MEMFMT_E_INVALID);
+
+    /* Node 5 (c00 under b00 under a00) charged to node 3 (b00 under a00). */
+    uint32_t remap[8];
+    for (uint32_t i = 0; i < 8; i++) {
+        remap[i] = i;
+    }
+    remap[5] = 3;
+    q = (struct analysis_query)ANALYSIS_QUERY_INIT;
+    q.remap = remap;
+    a = run(path, m, &q);
+    const struct acct_cost *c3 = accounting_cost(a->acct, 3), *c5 = accounting_cost(a->acct, 5);
+    CHECK(c3 != NULL && c3->calls == 2 && c3->allocated == 1100 && c3->live == 0);
+    CHECK(c5 == NULL || c5->calls == 0);
+    CHECK_EQ(accounting_totals(a->acct)->allocations, 7);
+    CHECK_EQ(accounting_totals(a->acct)->peak_bytes, 3279);
+    analysis_free(a);
+
+    /* memprint's stacks with the most calls: traces 2 and 4, two each
+     * (ties in the report's order); five stacks have calls. */
+    struct report *r = report_new(m);
+    CHECK(r != NULL);
+    if (r) {
+        struct topseries_stack top[2];
+        uint32_t nonzero = 0;
+        CHECK_EQ(topseries_rank(r, m->acct, NULL, COST_CALLS, 2, top, &nonzero), 2);
+        CHECK_EQ(nonzero, 5);
+        CHECK_EQ(top[0].trace, 2);
+        CHECK_EQ(top[0].cost, 2);
+        CHECK_EQ(top[1].trace, 4);
+        CHECK_EQ(top[1].cost, 2);
+        CHECK_EQ(report_stack_of(r, 1), UINT32_MAX); /* no allocation of its own */
+        report_free(r);
+    }
+}
+
 /* Frames handed out stay where they are while more nodes are symbolized
  * (the call tree keeps pointers to them): a model of 20000 nodes in no
  * module, each one frame, resolved one after the other. */
@@ -1005,6 +1084,7 @@ int main(void)
     test_filters(path, m);
     test_series_and_sizes(path, m);
     test_growth_cost();
+    test_groups_and_remap(path, m);
     model_free(m);
     free(path);
     close(fd);
