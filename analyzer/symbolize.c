@@ -171,9 +171,18 @@ static void resolve(struct symbolizer *s, int index, uint64_t ip)
         return;
     }
 
-    GElf_Off sym_off = 0;
-    GElf_Sym sym;
-    const char *symbol = dwfl_module_addrinfo(m->dwmod, ip, &sym_off, &sym, NULL, NULL, NULL);
+    if (!m->symtab_built) {
+        m->symtab = sym_symtab_build(m->dwmod);
+        m->symtab_built = true;
+    }
+    const char *symbol = NULL;
+    if (m->symtab) {
+        symbol = sym_symtab_lookup(m->symtab, ip);
+    } else {
+        GElf_Off sym_off = 0;
+        GElf_Sym sym;
+        symbol = dwfl_module_addrinfo(m->dwmod, ip, &sym_off, &sym, NULL, NULL, NULL);
+    }
 
     Dwarf_Die cu;
     Dwarf_Addr dwbias = 0;
@@ -231,6 +240,7 @@ void symbolize_free(struct symbolizer *s)
         free(m->path);
         free(m->build_id);
         sym_release_indexes(m);
+        sym_symtab_free(m->symtab);
     }
     free(s->modules);
     sym_strings_release(s);

@@ -56,6 +56,10 @@ struct module {
     Dwfl_Module *dwmod;
     uint64_t start; /* address range the ELF headers give at this bias */
     uint64_t end;
+    /* The ELF symbols sorted by address (sym_symtab.c), built on the first lookup; NULL with
+     * symtab_built set: libdwfl's own search is used (see sym_symtab_build). */
+    bool symtab_built;
+    struct sym_symtab *symtab;
     /* Own CU index, built on the first miss of dwfl_module_addrdie() (see sym_find_cu). */
     bool cu_index_built;
     struct range_table cus;
@@ -125,6 +129,25 @@ struct symbolizer {
 
 /** Find and open module `index`'s file (or its debug file by build-id); sets its state. */
 void sym_open_module(struct symbolizer *s, int index);
+
+/* ---- sym_symtab.c ---- */
+
+/** A module's symbols by address. */
+struct sym_symtab;
+
+/**
+ * Read the symbol table of `mod` (through libdwfl) once and sort it. NULL when the module needs
+ * libdwfl's own search (ppc64 function descriptors, which libdwfl resolves); a module without
+ * symbols gives an index that names nothing, as libdwfl does. Free it with sym_symtab_free().
+ */
+struct sym_symtab *sym_symtab_build(Dwfl_Module *mod);
+/**
+ * The name dwfl_module_addrinfo(mod, addr) gives, the same string, found by binary search:
+ * NULL when no symbol names addr. Not thread-safe (a scratch vector lives in the index).
+ */
+const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr);
+/** Free the index; accepts NULL. */
+void sym_symtab_free(struct sym_symtab *t);
 
 /* ---- sym_names.c ---- */
 
