@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* The symbolizer's shared state and the calls between its five files:
+/* The symbolizer's shared state and the calls between its six files:
  * symbolize.c (public API, result cache, resolving one ip), sym_module.c
- * (finding and opening a module's ELF and debug files), sym_names.c
- * (function names and call sites), sym_scopes.c (which DWARF scopes contain
- * an address) and sym_strings.c (hashing, string interning). Calls go one
- * way: symbolize.c calls the other four, sym_names.c calls sym_strings.c. Internal to analyzer/: only these files
- * include it. Out of memory ends the tool (util.h's xmalloc family), like
- * everywhere else in the analyzer. */
+ * (finding and opening a module's ELF and debug files), sym_symtab.c (the
+ * ELF symbols by address), sym_names.c (function names and call sites),
+ * sym_scopes.c (which DWARF scopes contain an address) and sym_strings.c
+ * (hashing, string interning). Calls go one way: symbolize.c calls the
+ * other five, sym_names.c calls sym_strings.c. Internal to analyzer/: only
+ * these files and their unit tests include it. Out of memory ends the tool
+ * (util.h's xmalloc family), like everywhere else in the analyzer. */
 #ifndef SYMBOLIZE_INTERNAL_H
 #define SYMBOLIZE_INTERNAL_H
 
