@@ -9,6 +9,7 @@
  * same device, inode, size and modification time as now; anything else
  * reads as no cache. Only modules
  * with DWARF are cached (the others cost a symbol-table search only).
+ * Each build of each tool (memprint, memtui) has its own files.
  * Writes go to a temporary file renamed into place; the directory keeps at
  * most SYMCACHE_MAX_FILES files. Never prints. */
 #include "symbolize_internal.h"
@@ -76,8 +77,10 @@ static int tool_stamp(struct stamp *st)
     return stamp_of("/proc/self/exe", st);
 }
 
-/* dir/<hex build-id>.frames, malloc'd; NULL without a build-id. */
-static char *cache_path(const char *dir, const struct module *m)
+/* dir/<hex build-id>-<tool>.frames, malloc'd; NULL without a build-id. Each build of each tool
+ * has files of its own (<tool>: a hash of its stamp), so that memprint and memtui, or two
+ * builds, do not take turns throwing out each other's. */
+static char *cache_path(const char *dir, const struct module *m, const struct stamp *tool)
 {
     if (m->build_id_len < 2) {
         return NULL;
@@ -86,9 +89,11 @@ static char *cache_path(const char *dir, const struct module *m)
     for (size_t i = 0; i < m->build_id_len; i++) {
         snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
     }
-    size_t size = strlen(dir) + 1 + sizeof(hex) + sizeof(SYMCACHE_SUFFIX);
+    uint64_t tag =
+        sym_mix64(tool->dev ^ sym_mix64(tool->ino ^ sym_mix64(tool->size ^ sym_mix64(tool->mtime_s ^ tool->mtime_ns))));
+    size_t size = strlen(dir) + 1 + sizeof(hex) + 1 + 16 + sizeof(SYMCACHE_SUFFIX);
     char *path = xmalloc(size);
-    snprintf(path, size, "%s/%s%s", dir, hex, SYMCACHE_SUFFIX);
+    snprintf(path, size, "%s/%s-%016llx%s", dir, hex, (unsigned long long)tag, SYMCACHE_SUFFIX);
     return path;
 }
 
@@ -178,11 +183,13 @@ static uint8_t *read_cache_file(const char *path, size_t *len)
 size_t sym_cache_load(const char *dir, const struct module *m, const char *debuginfo_path, sym_cache_add_fn add,
                       void *ctx)
 {
-    char *path = cache_path(dir, m);
     struct stamp main_now;
     struct stamp tool;
-    if (!path || stamp_of(m->path, &main_now) != 0 || tool_stamp(&tool) != 0) {
-        free(path);
+    if (stamp_of(m->path, &main_now) != 0 || tool_stamp(&tool) != 0) {
+        return 0;
+    }
+    char *path = cache_path(dir, m, &tool);
+    if (!path) {
         return 0;
     }
     size_t len = 0;
@@ -467,7 +474,7 @@ void sym_cache_store(const char *dir, const struct module *m, const char *debugi
     if (separate && (strlen(debugfile) >= PATH_MAX || stamp_of(debugfile, &debug_now) != 0)) {
         return;
     }
-    char *path = cache_path(dir, m);
+    char *path = cache_path(dir, m, &tool);
     if (!path) {
         return;
     }

@@ -50,7 +50,7 @@ check(not os.path.exists(os.path.join(tmp, "unused")), "MEMREC_SYMBOL_CACHE=off 
 check(memprint(env_on) == ref_text, "first run with a cache: the same text")
 files = sorted(os.listdir(cache_dir)) if os.path.isdir(cache_dir) else []
 ours = [f for f in files if f.endswith(".frames") and exe.encode() in open(os.path.join(cache_dir, f), "rb").read()]
-check_eq(len(ours), 1, "one cache file names the module (%s)" % files)
+check_eq(len(ours), 1, "one cache file of memprint names the module (%s)" % files)
 if not ours:
     done()
 path = os.path.join(cache_dir, ours[0])
@@ -61,7 +61,13 @@ check(good.startswith(b"memrecSC"), "the cache file starts with its magic")
 check(memprint(env_on) == ref_text, "second run, from the cache: the same text")
 check(memprint(env_on, "--json") == ref_json, "from the cache: the same JSON")
 check(run([MEMTUI, "--batch", "--keys", "2 Down Enter", rec], env=env_on).stdout == ref_tui,
-      "from the cache: memtui shows the same tree")
+      "memtui with a cache: the same tree")
+check(run([MEMTUI, "--batch", "--keys", "2 Down Enter", rec], env=env_on).stdout == ref_tui,
+      "memtui from its cache: the same tree")
+mine = [f for f in os.listdir(cache_dir) if f.startswith(ours[0].split("-")[0])]
+check_eq(len(mine), 2, "memprint and memtui keep a cache file each for the module (%s)" % mine)
+check(memprint(env_on) == ref_text and open(path, "rb").read() == good,
+      "memprint's file, read again after memtui's runs, is unchanged (no turns at throwing it out)")
 
 # The cache is what the second run read: a name changed in it shows up.
 check(b"build_table" in good, "the cache holds the name build_table")
@@ -137,7 +143,7 @@ check(memprint(env_on) == ref_text, "a FIFO as the cache file: the output, no ha
 # The directory keeps at most 256 files.
 os.unlink(path)
 for i in range(300):
-    with open(os.path.join(cache_dir, "%040x.frames" % i), "wb") as f:
+    with open(os.path.join(cache_dir, "%040x-0000000000000000.frames" % i), "wb") as f:
         f.write(b"x")
 check(memprint(env_on) == ref_text, "with 300 other cache files: the same text")
 left = [f for f in os.listdir(cache_dir) if f.endswith(".frames")]
