@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Per-node symbolized frames (frames.h): one lookup per node, the frames
- * kept in chunks that never move, so that a pointer handed out stays
+/* Per-node symbolized frames (frames.h): one lookup per (module,
+ * address), the frames kept in chunks that never move, so that a pointer handed out stays
  * valid until frames_free() (the call tree keeps them). Never prints. */
 #include "frames.h"
 
@@ -29,12 +29,24 @@ struct frame_chunk {
     struct sym_frame frames[CHUNK_FRAMES];
 };
 
+/* The frames of one (module, address), which are all a node's frames depend on: a deep tree
+ * has millions of nodes over a few thousand addresses, so each address's are kept once. */
+struct address_slot {
+    uint64_t ip;
+    int32_t module;
+    uint16_t count;
+    const struct sym_frame *first; /* NULL: empty slot */
+};
+
 struct frames {
     const struct model *m;
     struct symbolizer *sym;
     struct symfiles *files; /* each file registered with the symbolizer once */
     struct node_slot *slots;
     struct frame_chunk *chunks; /* the newest first */
+    struct address_slot *addrs; /* open addressing, power-of-two size */
+    size_t addr_mask;
+    size_t naddrs;
 };
 
 struct frames *frames_new(const struct model *m)
@@ -59,6 +71,7 @@ void frames_free(struct frames *f)
     symfiles_free(f->files);
     symbolize_free(f->sym);
     free(f->slots);
+    free(f->addrs);
     while (f->chunks) {
         struct frame_chunk *next = f->chunks->next;
         free(f->chunks);
@@ -67,7 +80,40 @@ void frames_free(struct frames *f)
     free(f);
 }
 
-/* Looks the node up once; the slot then points into a chunk. */
+static size_t address_index(const struct frames *f, int32_t module, uint64_t ip)
+{
+    uint64_t h = ip ^ ((uint64_t)(uint32_t)module << 40) ^ (uint64_t)(uint32_t)module;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    size_t i = (size_t)h & f->addr_mask;
+    while (f->addrs[i].first && (f->addrs[i].ip != ip || f->addrs[i].module != module)) {
+        i = (i + 1) & f->addr_mask;
+    }
+    return i;
+}
+
+/* The slot of (module, ip) in the address table, made room for (load at most 1/2). */
+static struct address_slot *address_slot(struct frames *f, int32_t module, uint64_t ip)
+{
+    if (!f->addrs || (f->naddrs + 1) * 2 > f->addr_mask + 1) {
+        size_t old = f->addrs ? f->addr_mask + 1 : 0;
+        size_t size = old ? old * 2 : 1024;
+        struct address_slot *was = f->addrs;
+        f->addrs = xcalloc(size, sizeof *f->addrs);
+        f->addr_mask = size - 1;
+        for (size_t i = 0; i < old; i++) {
+            if (was[i].first) {
+                f->addrs[address_index(f, was[i].module, was[i].ip)] = was[i];
+            }
+        }
+        free(was);
+    }
+    return &f->addrs[address_index(f, module, ip)];
+}
+
+/* Looks the node up once; the slot then points into a chunk, shared by the nodes of the same
+ * (module, address). */
 static void resolve(struct frames *f, uint32_t node)
 {
     struct node_slot *s = &f->slots[node];
@@ -76,6 +122,12 @@ static void resolve(struct frames *f, uint32_t node)
         return;
     }
     const struct model_node *n = &f->m->nodes[node];
+    struct address_slot *a = address_slot(f, n->module, n->ip);
+    if (a->first) {
+        s->first = a->first;
+        s->count = a->count;
+        return;
+    }
     struct sym_frame tmp[MAX_INLINE];
     int k = 1;
     memset(&tmp[0], 0, sizeof tmp[0]); /* a gap: no function, no module, offset 0 */
@@ -93,6 +145,11 @@ static void resolve(struct frames *f, uint32_t node)
     s->first = c->frames + c->used;
     s->count = (uint16_t)k;
     c->used += (size_t)k;
+    a->ip = n->ip;
+    a->module = n->module;
+    a->first = s->first;
+    a->count = s->count;
+    f->naddrs++;
 }
 
 const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t *n)
