@@ -488,10 +488,13 @@ struct report *report_new(const struct model *m)
     ix->nf_of = xcalloc(nn, sizeof *ix->nf_of);
     ix->path_of = xcalloc(nn, sizeof *ix->path_of);
     ix->files = symfiles_new(m, r->sym);
-    xgrow((void **)&ix->paths, &ix->paths_cap, 1, sizeof *ix->paths);
+    /* At most a path per node and the empty one: allocated whole and zeroed by calloc, so that
+     * no doubling slack is touched. */
+    ix->paths_cap = nn + 1;
+    ix->paths = xcalloc(ix->paths_cap, sizeof *ix->paths);
     ix->npaths = 1; /* the empty path */
-    uint32_t *stack_of = NULL; /* path id -> stack index + 1 */
-    size_t stack_of_cap = 0;
+    size_t stack_of_cap = nn + 1;
+    uint32_t *stack_of = xcalloc(stack_of_cap, sizeof *stack_of); /* path id -> stack index + 1 */
     size_t stacks_cap = 0;
     uint32_t ntraces = accounting_ntraces(m->acct);
     uint32_t *stack_of_trace = m->growth ? xcalloc(ntraces ? ntraces : 1, sizeof *stack_of_trace) : NULL;
