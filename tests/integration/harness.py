@@ -14,10 +14,12 @@ shared machine): with MEMREC_TIMING_CHECKS=0 it is printed and not
 counted; tests/CMakeLists.txt runs such tests that way once, and once
 more with the timing checks on under the ctest label `timing`, which
 scripts/test.sh repeats until it passes (up to three runs)."""
+import atexit
 import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -30,6 +32,13 @@ MEMREC = os.path.join(BUILD, "memrec")
 MEMPRINT = os.path.join(BUILD, "memprint")
 PROGS = os.path.join(BUILD, "tests", "progs")
 SKIP = 77
+
+# memprint and memtui keep a symbol cache under $XDG_CACHE_HOME (memprint(1), FILES): each test
+# process gets one of its own, empty at its start, so that no test reads what another run left
+# there, while the runs within a test go through it as a user's do.
+_symbol_cache = tempfile.mkdtemp(prefix="memrec-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _symbol_cache
+atexit.register(shutil.rmtree, _symbol_cache, True)
 
 failures = []
 skipped = []
