@@ -17,12 +17,6 @@
 /* Frames per chunk: a node's frames (at most MAX_INLINE) never straddle two. */
 #define CHUNK_FRAMES 4096
 
-struct node_slot {
-    const struct sym_frame *first; /* in a chunk */
-    uint16_t count;
-    uint8_t done;
-};
-
 struct frame_chunk {
     struct frame_chunk *next;
     size_t used;
@@ -30,23 +24,25 @@ struct frame_chunk {
 };
 
 /* The frames of one (module, address), which are all a node's frames depend on: a deep tree
- * has millions of nodes over a few thousand addresses, so each address's are kept once. */
-struct address_slot {
+ * has millions of nodes over a few thousand addresses, so each address's are kept once, and a
+ * node holds only the index of its address (4 bytes). */
+struct address_entry {
     uint64_t ip;
     int32_t module;
     uint16_t count;
-    const struct sym_frame *first; /* NULL: empty slot */
+    const struct sym_frame *first; /* in a chunk */
 };
 
 struct frames {
     const struct model *m;
     struct symbolizer *sym;
     struct symfiles *files; /* each file registered with the symbolizer once */
-    struct node_slot *slots;
+    uint32_t *entry_of; /* per node: 1 + index into entries; 0: not looked up yet */
     struct frame_chunk *chunks; /* the newest first */
-    struct address_slot *addrs; /* open addressing, power-of-two size */
-    size_t addr_mask;
-    size_t naddrs;
+    struct address_entry *entries;
+    size_t nentries, entries_cap;
+    uint32_t *table; /* (module, address) -> 1 + index into entries; open addressing, 0 = empty */
+    size_t table_mask;
 };
 
 struct frames *frames_new(const struct model *m)
@@ -59,7 +55,7 @@ struct frames *frames_new(const struct model *m)
         return NULL;
     }
     f->files = symfiles_new(m, f->sym);
-    f->slots = xcalloc((size_t)m->nnodes + 1, sizeof *f->slots);
+    f->entry_of = xcalloc((size_t)m->nnodes + 1, sizeof *f->entry_of);
     return f;
 }
 
@@ -70,8 +66,9 @@ void frames_free(struct frames *f)
     }
     symfiles_free(f->files);
     symbolize_free(f->sym);
-    free(f->slots);
-    free(f->addrs);
+    free(f->entry_of);
+    free(f->entries);
+    free(f->table);
     while (f->chunks) {
         struct frame_chunk *next = f->chunks->next;
         free(f->chunks);
@@ -86,47 +83,46 @@ static size_t address_index(const struct frames *f, int32_t module, uint64_t ip)
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
-    size_t i = (size_t)h & f->addr_mask;
-    while (f->addrs[i].first && (f->addrs[i].ip != ip || f->addrs[i].module != module)) {
-        i = (i + 1) & f->addr_mask;
-    }
-    return i;
-}
-
-/* The slot of (module, ip) in the address table, made room for (load at most 1/2). */
-static struct address_slot *address_slot(struct frames *f, int32_t module, uint64_t ip)
-{
-    if (!f->addrs || (f->naddrs + 1) * 2 > f->addr_mask + 1) {
-        size_t old = f->addrs ? f->addr_mask + 1 : 0;
-        size_t size = old ? old * 2 : 1024;
-        struct address_slot *was = f->addrs;
-        f->addrs = xcalloc(size, sizeof *f->addrs);
-        f->addr_mask = size - 1;
-        for (size_t i = 0; i < old; i++) {
-            if (was[i].first) {
-                f->addrs[address_index(f, was[i].module, was[i].ip)] = was[i];
-            }
+    size_t i = (size_t)h & f->table_mask;
+    for (;;) {
+        uint32_t e = f->table[i];
+        if (e == 0 || (f->entries[e - 1].ip == ip && f->entries[e - 1].module == module)) {
+            return i;
         }
-        free(was);
+        i = (i + 1) & f->table_mask;
     }
-    return &f->addrs[address_index(f, module, ip)];
 }
 
-/* Looks the node up once; the slot then points into a chunk, shared by the nodes of the same
- * (module, address). */
-static void resolve(struct frames *f, uint32_t node)
+/* Room in the table for one more address (load at most 1/2). */
+static void table_reserve(struct frames *f)
 {
-    struct node_slot *s = &f->slots[node];
-    s->done = 1;
-    if (node == 0) {
+    if (f->table && (f->nentries + 1) * 2 <= f->table_mask + 1) {
         return;
     }
+    size_t old = f->table ? f->table_mask + 1 : 0;
+    size_t size = old ? old * 2 : 1024;
+    uint32_t *was = f->table;
+    f->table = xcalloc(size, sizeof *f->table);
+    f->table_mask = size - 1;
+    for (size_t i = 0; i < old; i++) {
+        if (was[i]) {
+            const struct address_entry *e = &f->entries[was[i] - 1];
+            f->table[address_index(f, e->module, e->ip)] = was[i];
+        }
+    }
+    free(was);
+}
+
+/* Looks the node's address up once (the first node of each address symbolizes it): the index
+ * of its entry. */
+static uint32_t resolve(struct frames *f, uint32_t node)
+{
     const struct model_node *n = &f->m->nodes[node];
-    struct address_slot *a = address_slot(f, n->module, n->ip);
-    if (a->first) {
-        s->first = a->first;
-        s->count = a->count;
-        return;
+    table_reserve(f);
+    size_t slot = address_index(f, n->module, n->ip);
+    if (f->table[slot]) {
+        f->entry_of[node] = f->table[slot];
+        return f->table[slot] - 1;
     }
     struct sym_frame tmp[MAX_INLINE];
     int k = 1;
@@ -142,27 +138,27 @@ static void resolve(struct frames *f, uint32_t node)
         f->chunks = c;
     }
     memcpy(c->frames + c->used, tmp, sizeof tmp[0] * (size_t)k);
-    s->first = c->frames + c->used;
-    s->count = (uint16_t)k;
+    xgrow((void **)&f->entries, &f->entries_cap, f->nentries + 1, sizeof *f->entries);
+    struct address_entry *e = &f->entries[f->nentries];
+    e->ip = n->ip;
+    e->module = n->module;
+    e->first = c->frames + c->used;
+    e->count = (uint16_t)k;
     c->used += (size_t)k;
-    a->ip = n->ip;
-    a->module = n->module;
-    a->first = s->first;
-    a->count = s->count;
-    f->naddrs++;
+    f->table[slot] = (uint32_t)++f->nentries;
+    f->entry_of[node] = f->table[slot];
+    return f->table[slot] - 1;
 }
 
 const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t *n)
 {
     *n = 0;
-    if (node >= f->m->nnodes) {
+    if (node == 0 || node >= f->m->nnodes) {
         return NULL;
     }
-    if (!f->slots[node].done) {
-        resolve(f, node);
-    }
-    *n = f->slots[node].count;
-    return *n ? f->slots[node].first : NULL;
+    uint32_t e = f->entry_of[node] ? f->entry_of[node] - 1 : resolve(f, node);
+    *n = f->entries[e].count;
+    return f->entries[e].first;
 }
 
 const struct model *frames_model(const struct frames *f)
