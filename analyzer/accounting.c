@@ -15,11 +15,20 @@
 /* Sampled figures are kept in 1/SCALE units until accounting_finish(). */
 #define SCALE 1024.0
 
-/* The per-trace costs, grown on demand. */
+/* The per-trace costs, grown on demand. Trace ids are node ids, and most
+ * nodes of a deep tree are callers, never an allocation's own trace: so a
+ * trace id maps to a cost only once it has one (4 bytes per id, the
+ * costs' 112 bytes per trace that has any). */
 struct cost_table {
+    uint32_t *slot; /* by trace id: 1 + index into v; 0: no cost yet */
+    size_t slot_cap;
     struct acct_cost *v;
     size_t cap;
+    size_t n;
 };
+
+/* What accounting_cost() gives for a trace without any cost. */
+static const struct acct_cost no_cost;
 
 struct accounting {
     int per_trace;
@@ -47,16 +56,21 @@ void accounting_free(struct accounting *a)
     if (!a) {
         return;
     }
+    free(a->costs.slot);
     free(a->costs.v);
     free(a);
 }
 
-/* `tab` with room for index `need - 1`. By value, not through a pointer,
- * so that accounting_feed_events() can keep its copy of the accounting in
- * registers (no address of it escapes). */
-static __attribute__((noinline)) struct cost_table cost_table_grow(struct cost_table tab, size_t need)
+/* `tab` with a cost for `trace` (its slot made room for). By value, not
+ * through a pointer, so that accounting_feed_events() can keep its copy of
+ * the accounting in registers (no address of it escapes). */
+static __attribute__((noinline)) struct cost_table cost_table_add(struct cost_table tab, uint32_t trace)
 {
-    xgrow((void **)&tab.v, &tab.cap, need, sizeof *tab.v);
+    xgrow((void **)&tab.slot, &tab.slot_cap, (size_t)trace + 1, sizeof *tab.slot);
+    if (tab.slot[trace] == 0) {
+        xgrow((void **)&tab.v, &tab.cap, tab.n + 1, sizeof *tab.v);
+        tab.slot[trace] = (uint32_t)++tab.n;
+    }
     return tab;
 }
 
@@ -66,13 +80,13 @@ static inline struct acct_cost *cost_slot(struct accounting *a, uint32_t trace)
     if (!a->per_trace) {
         return NULL;
     }
-    if (trace >= a->costs.cap) {
-        a->costs = cost_table_grow(a->costs, (size_t)trace + 1);
+    if (trace >= a->costs.slot_cap || a->costs.slot[trace] == 0) {
+        a->costs = cost_table_add(a->costs, trace);
     }
     if (trace + 1 > a->ntraces) {
         a->ntraces = trace + 1;
     }
-    return &a->costs.v[trace];
+    return &a->costs.v[a->costs.slot[trace] - 1];
 }
 
 static inline struct acct_cost *cost_of(struct accounting *a, uint32_t trace)
@@ -385,7 +399,7 @@ void accounting_finish(struct accounting *a)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         *fields[i] = unscale(*fields[i]);
     }
-    for (uint32_t i = 0; i < a->ntraces; i++) {
+    for (size_t i = 0; i < a->costs.n; i++) {
         struct acct_cost *c = &a->costs.v[i];
         c->calls = unscale(c->calls);
         c->temporary = unscale(c->temporary);
@@ -413,7 +427,10 @@ const struct acct_cost *accounting_cost(const struct accounting *a, uint32_t tra
     if (!a->per_trace || trace >= a->ntraces) {
         return NULL;
     }
-    return &a->costs.v[trace];
+    if (trace >= a->costs.slot_cap || a->costs.slot[trace] == 0) {
+        return &no_cost;
+    }
+    return &a->costs.v[a->costs.slot[trace] - 1];
 }
 
 uint64_t accounting_at_peak(const struct accounting *a, uint32_t trace)

@@ -494,8 +494,9 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
     p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points && !q->remap;
-    xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)m->nnodes + 1, sizeof *p->per_node);
-    memset(p->per_node, 0, p->per_node_cap * sizeof *p->per_node);
+    /* Exactly one per node, zeroed by calloc: pages of nodes no event names are never touched. */
+    p->per_node_cap = (size_t)m->nnodes + 1;
+    p->per_node = xcalloc(p->per_node_cap, sizeof *p->per_node);
     p->in_window = !q->has_window || q->from_ms == 0;
     return p;
 }

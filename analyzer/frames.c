@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Per-node symbolized frames (frames.h): one lookup per node, the frames
- * kept in chunks that never move, so that a pointer handed out stays
+/* Per-node symbolized frames (frames.h): one lookup per (module,
+ * address), the frames kept in chunks that never move, so that a pointer handed out stays
  * valid until frames_free() (the call tree keeps them). Never prints. */
 #include "frames.h"
 
@@ -17,24 +17,32 @@
 /* Frames per chunk: a node's frames (at most MAX_INLINE) never straddle two. */
 #define CHUNK_FRAMES 4096
 
-struct node_slot {
-    const struct sym_frame *first; /* in a chunk */
-    uint16_t count;
-    uint8_t done;
-};
-
 struct frame_chunk {
     struct frame_chunk *next;
     size_t used;
     struct sym_frame frames[CHUNK_FRAMES];
 };
 
+/* The frames of one (module, address), which are all a node's frames depend on: a deep tree
+ * has millions of nodes over a few thousand addresses, so each address's are kept once, and a
+ * node holds only the index of its address (4 bytes). */
+struct address_entry {
+    uint64_t ip;
+    int32_t module;
+    uint16_t count;
+    const struct sym_frame *first; /* in a chunk */
+};
+
 struct frames {
     const struct model *m;
     struct symbolizer *sym;
     struct symfiles *files; /* each file registered with the symbolizer once */
-    struct node_slot *slots;
+    uint32_t *entry_of; /* per node: 1 + index into entries; 0: not looked up yet */
     struct frame_chunk *chunks; /* the newest first */
+    struct address_entry *entries;
+    size_t nentries, entries_cap;
+    uint32_t *table; /* (module, address) -> 1 + index into entries; open addressing, 0 = empty */
+    size_t table_mask;
 };
 
 struct frames *frames_new(const struct model *m)
@@ -47,7 +55,7 @@ struct frames *frames_new(const struct model *m)
         return NULL;
     }
     f->files = symfiles_new(m, f->sym);
-    f->slots = xcalloc((size_t)m->nnodes + 1, sizeof *f->slots);
+    f->entry_of = xcalloc((size_t)m->nnodes + 1, sizeof *f->entry_of);
     return f;
 }
 
@@ -58,7 +66,9 @@ void frames_free(struct frames *f)
     }
     symfiles_free(f->files);
     symbolize_free(f->sym);
-    free(f->slots);
+    free(f->entry_of);
+    free(f->entries);
+    free(f->table);
     while (f->chunks) {
         struct frame_chunk *next = f->chunks->next;
         free(f->chunks);
@@ -67,15 +77,53 @@ void frames_free(struct frames *f)
     free(f);
 }
 
-/* Looks the node up once; the slot then points into a chunk. */
-static void resolve(struct frames *f, uint32_t node)
+static size_t address_index(const struct frames *f, int32_t module, uint64_t ip)
 {
-    struct node_slot *s = &f->slots[node];
-    s->done = 1;
-    if (node == 0) {
+    uint64_t h = ip ^ ((uint64_t)(uint32_t)module << 40) ^ (uint64_t)(uint32_t)module;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    size_t i = (size_t)h & f->table_mask;
+    for (;;) {
+        uint32_t e = f->table[i];
+        if (e == 0 || (f->entries[e - 1].ip == ip && f->entries[e - 1].module == module)) {
+            return i;
+        }
+        i = (i + 1) & f->table_mask;
+    }
+}
+
+/* Room in the table for one more address (load at most 1/2). */
+static void table_reserve(struct frames *f)
+{
+    if (f->table && (f->nentries + 1) * 2 <= f->table_mask + 1) {
         return;
     }
+    size_t old = f->table ? f->table_mask + 1 : 0;
+    size_t size = old ? old * 2 : 1024;
+    uint32_t *was = f->table;
+    f->table = xcalloc(size, sizeof *f->table);
+    f->table_mask = size - 1;
+    for (size_t i = 0; i < old; i++) {
+        if (was[i]) {
+            const struct address_entry *e = &f->entries[was[i] - 1];
+            f->table[address_index(f, e->module, e->ip)] = was[i];
+        }
+    }
+    free(was);
+}
+
+/* Looks the node's address up once (the first node of each address symbolizes it): the index
+ * of its entry. */
+static uint32_t resolve(struct frames *f, uint32_t node)
+{
     const struct model_node *n = &f->m->nodes[node];
+    table_reserve(f);
+    size_t slot = address_index(f, n->module, n->ip);
+    if (f->table[slot]) {
+        f->entry_of[node] = f->table[slot];
+        return f->table[slot] - 1;
+    }
     struct sym_frame tmp[MAX_INLINE];
     int k = 1;
     memset(&tmp[0], 0, sizeof tmp[0]); /* a gap: no function, no module, offset 0 */
@@ -90,22 +138,27 @@ static void resolve(struct frames *f, uint32_t node)
         f->chunks = c;
     }
     memcpy(c->frames + c->used, tmp, sizeof tmp[0] * (size_t)k);
-    s->first = c->frames + c->used;
-    s->count = (uint16_t)k;
+    xgrow((void **)&f->entries, &f->entries_cap, f->nentries + 1, sizeof *f->entries);
+    struct address_entry *e = &f->entries[f->nentries];
+    e->ip = n->ip;
+    e->module = n->module;
+    e->first = c->frames + c->used;
+    e->count = (uint16_t)k;
     c->used += (size_t)k;
+    f->table[slot] = (uint32_t)++f->nentries;
+    f->entry_of[node] = f->table[slot];
+    return f->table[slot] - 1;
 }
 
 const struct sym_frame *frames_of_node(struct frames *f, uint32_t node, uint32_t *n)
 {
     *n = 0;
-    if (node >= f->m->nnodes) {
+    if (node == 0 || node >= f->m->nnodes) {
         return NULL;
     }
-    if (!f->slots[node].done) {
-        resolve(f, node);
-    }
-    *n = f->slots[node].count;
-    return *n ? f->slots[node].first : NULL;
+    uint32_t e = f->entry_of[node] ? f->entry_of[node] - 1 : resolve(f, node);
+    *n = f->entries[e].count;
+    return f->entries[e].first;
 }
 
 const struct model *frames_model(const struct frames *f)

@@ -16,8 +16,11 @@
 /* Doubling stops there: no run of a recording is 2^40 ms long. */
 #define MAX_SPACING_MS ((uint64_t)1 << 40)
 
-/* Per trace, indexed by the trace id: what each event touches, kept
- * small (32 bytes); the points are apart, made at a trace's first event. */
+/* Per trace with an event (found by the trace id through g->slot): what
+ * each event touches, kept small (32 bytes); the points are apart, made
+ * when a value other than zero must be written into them: a trace whose
+ * blocks are all freed before the clock passes a point (a temporary's
+ * stack) never needs any. */
 struct series_state {
     double live; /* bytes (weighted when sampling) */
     uint64_t samples; /* allocations stamped in the window */
@@ -36,14 +39,17 @@ struct growth {
     uint64_t now;
     int in_window;
     double rate; /* sample rate; 0: complete */
-    struct series_state *states; /* by trace */
+    uint32_t *slot; /* by trace id: 1 + index into states; 0: no event yet */
+    size_t slot_cap;
+    struct series_state *states; /* traces with an event, in the order met */
     size_t states_cap;
+    size_t nstates;
     size_t nseries; /* traces with points */
     double *pool; /* GROWTH_POINTS per trace with points */
     size_t pool_cap;
     struct series_state total;
     double total_pts[GROWTH_POINTS];
-    uint64_t *costs; /* by trace, after growth_finish(): growth_cost_of_fit() of its series */
+    uint64_t *costs; /* by state, after growth_finish(): growth_cost_of_fit() of its series */
     uint64_t costs_total;
     int finished;
 };
@@ -70,6 +76,7 @@ void growth_free(struct growth *g)
     if (!g) {
         return;
     }
+    free(g->slot);
     free(g->states);
     free(g->pool);
     free(g->costs);
@@ -98,13 +105,17 @@ static uint32_t passed_before(const struct growth *g, uint64_t ms)
     return c;
 }
 
-/* The points of `s`, made when it has none. */
+/* What growth_series() gives for a trace whose points were all zero. */
+static const double zero_points[GROWTH_POINTS];
+
+/* The points of `s`, made when it has none: the zeros it held until now
+ * are written (s->filled and s->gen stay what they were). */
 static double *points_of(struct growth *g, struct series_state *s)
 {
     if (s->pts == 0) {
         xgrow((void **)&g->pool, &g->pool_cap, (g->nseries + 1) * GROWTH_POINTS, sizeof *g->pool);
         s->pts = (uint32_t)++g->nseries;
-        s->gen = g->gen; /* met now: it was at 0 at the points before, none written */
+        memset(g->pool + (size_t)(s->pts - 1) * GROWTH_POINTS, 0, GROWTH_POINTS * sizeof *g->pool);
     }
     return g->pool + (size_t)(s->pts - 1) * GROWTH_POINTS;
 }
@@ -129,6 +140,18 @@ static void bring_up(const struct growth *g, struct series_state *s, double *pts
 
 static __attribute__((noinline)) void catch_up(struct growth *g, struct series_state *s)
 {
+    if (s->pts == 0 && s->live == 0) {
+        /* bring_up() on points that would all be zero, without them. */
+        while (s->gen < g->gen) {
+            s->filled = (s->filled + 1) / 2;
+            s->gen++;
+        }
+        if (s->filled < g->passed) {
+            s->filled = g->passed;
+        }
+        s->epoch = g->epoch;
+        return;
+    }
     bring_up(g, s, points_of(g, s));
 }
 
@@ -158,12 +181,17 @@ void growth_time(struct growth *g, uint64_t ms)
 
 /* ---- events ---- */
 
-/* Room for the state of `trace`. */
-static __attribute__((noinline)) void grow_states(struct growth *g, uint32_t trace)
+/* A state for `trace`, met for the first time: at the current spacing,
+ * with the zeros of the points before (it was at 0 there). */
+static __attribute__((noinline)) void add_state(struct growth *g, uint32_t trace)
 {
-    size_t old = g->states_cap;
-    xgrow((void **)&g->states, &g->states_cap, (size_t)trace + 1, sizeof *g->states);
-    memset(g->states + old, 0, (g->states_cap - old) * sizeof *g->states);
+    xgrow((void **)&g->slot, &g->slot_cap, (size_t)trace + 1, sizeof *g->slot);
+    if (g->slot[trace] != 0) {
+        return;
+    }
+    xgrow((void **)&g->states, &g->states_cap, g->nstates + 1, sizeof *g->states);
+    g->states[g->nstates].gen = g->gen;
+    g->slot[trace] = (uint32_t)++g->nstates;
 }
 
 static inline __attribute__((always_inline)) void feed(struct growth *g, int sampled, const struct memfmt_event *ev,
@@ -178,18 +206,20 @@ static inline __attribute__((always_inline)) void feed(struct growth *g, int sam
     uint64_t in_window = (uint64_t)g->in_window;
     uint32_t epoch = g->epoch;
     struct series_state *states = g->states;
-    size_t cap = g->states_cap;
+    const uint32_t *slot = g->slot;
+    size_t cap = g->slot_cap;
     for (size_t i = 0; i < n; i++) {
         uint32_t t = ev[i].trace < ntraces ? ev[i].trace : 0;
         if (keep && !keep[t]) {
             continue;
         }
-        if (t >= cap) {
-            grow_states(g, t);
+        if (t >= cap || slot[t] == 0) {
+            add_state(g, t);
             states = g->states;
-            cap = g->states_cap;
+            slot = g->slot;
+            cap = g->slot_cap;
         }
-        struct series_state *s = &states[t];
+        struct series_state *s = &states[slot[t] - 1];
         if (s->epoch != epoch) {
             catch_up(g, s);
         }
@@ -232,16 +262,14 @@ void growth_finish(struct growth *g, uint64_t end_ms)
     }
     growth_time(g, end_ms < UINT64_MAX ? end_ms + 1 : end_ms);
     g->finished = 1;
-    for (size_t i = 0; i < g->states_cap; i++) {
-        if (g->states[i].pts) {
-            catch_up(g, &g->states[i]);
-        }
+    for (size_t i = 0; i < g->nstates; i++) {
+        catch_up(g, &g->states[i]);
     }
     bring_up(g, &g->total, g->total_pts);
     /* Every trace's fit once: the call tree's cost of each trace, read as
      * often as trees are built. */
-    g->costs = xcalloc(g->states_cap ? g->states_cap : 1, sizeof *g->costs);
-    for (size_t i = 0; i < g->states_cap; i++) {
+    g->costs = xcalloc(g->nstates ? g->nstates : 1, sizeof *g->costs);
+    for (size_t i = 0; i < g->nstates; i++) {
         const struct series_state *s = &g->states[i];
         if (s->pts == 0) {
             continue;
@@ -272,12 +300,15 @@ uint64_t growth_from_ms(const struct growth *g)
 
 const double *growth_series(const struct growth *g, uint32_t trace, uint64_t *samples)
 {
-    if (trace >= g->states_cap || g->states[trace].pts == 0) {
+    if (trace >= g->slot_cap || g->slot[trace] == 0) {
         *samples = 0;
         return NULL;
     }
-    const struct series_state *s = &g->states[trace];
+    const struct series_state *s = &g->states[g->slot[trace] - 1];
     *samples = s->samples;
+    if (s->pts == 0) {
+        return zero_points;
+    }
     return g->pool + (size_t)(s->pts - 1) * GROWTH_POINTS;
 }
 
@@ -344,7 +375,10 @@ uint64_t growth_cost_of_fit(const struct growth_fit *f, int grows)
 
 uint64_t growth_trace_cost(const struct growth *g, uint32_t trace)
 {
-    return g->costs && trace < g->states_cap ? g->costs[trace] : 0;
+    if (!g->costs || trace >= g->slot_cap || g->slot[trace] == 0) {
+        return 0;
+    }
+    return g->costs[g->slot[trace] - 1];
 }
 
 uint64_t growth_costs_total(const struct growth *g)

@@ -383,6 +383,9 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
     memfmt_reader_free(rd);
     addrmap_release(&L.loaded);
     free(L.depth);
+    /* The nodes grew by doubling; nothing adds any now: give the slack back before the
+     * analyses allocate per node. */
+    m->nodes = xrealloc(m->nodes, (size_t)m->nnodes * sizeof *m->nodes);
     idmap_release(&L.ids);
     accounting_finish(m->acct);
     m->impossible_sizes = accounting_totals(m->acct)->impossible;

@@ -39,8 +39,8 @@ struct model_module {
 #define MODEL_MAX_DEPTH 2048
 
 struct model_node {
-    uint32_t parent;
     uint64_t ip;
+    uint32_t parent;
     int32_t module; /* index into modules, -1 = unknown */
 };
 

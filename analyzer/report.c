@@ -38,12 +38,16 @@ struct fkey {
     uint64_t c;
 };
 
+/* The frames of one (module, address): a node's frames depend on nothing
+ * else, and a deep tree has millions of nodes over a few thousand
+ * addresses, so each address is looked up and kept once. */
 struct node_frames {
     uint32_t first; /* index into the frame pool */
     uint16_t count;
-    uint8_t done;
     uint8_t is_main; /* its outermost frame is main(): the stack stops there */
     uint64_t hash; /* of its fkeys */
+    int32_t module; /* the address it stands for */
+    uint64_t ip;
 };
 
 /* A path: a node's frames after its parent's path. */
@@ -55,7 +59,10 @@ struct path {
 };
 
 struct report_index {
-    struct node_frames *nf;
+    uint32_t *nf_of; /* per node: 1 + index into nf; 0 = not looked up yet */
+    struct node_frames *nf; /* per distinct (module, address) */
+    size_t nnf, nf_cap;
+    struct idmap nf_map; /* (module, address) -> index into nf */
     uint32_t *path_of; /* per node: its path id, 0 = not computed yet */
     struct sym_frame *pool;
     struct fkey *keys; /* parallel to pool */
@@ -141,16 +148,45 @@ static uint32_t intern(struct report_index *ix, const char *s)
     return id;
 }
 
-static struct node_frames *frames_of(struct report *r, uint32_t node)
+static uint64_t address_hash(int32_t module, uint64_t ip)
+{
+    return idmap_mix(ip ^ ((uint64_t)(uint32_t)module << 40) ^ (uint64_t)(uint32_t)module);
+}
+
+static uint64_t nf_rehash(const void *ctx, uint32_t i)
+{
+    const struct report_index *ix = ctx;
+    return address_hash(ix->nf[i].module, ix->nf[i].ip);
+}
+
+struct address_key {
+    const struct report_index *ix;
+    int32_t module;
+    uint64_t ip;
+};
+
+static int same_address(const void *ctx, uint32_t i)
+{
+    const struct address_key *k = ctx;
+    return k->ix->nf[i].module == k->module && k->ix->nf[i].ip == k->ip;
+}
+
+static const struct node_frames *frames_of(struct report *r, uint32_t node)
 {
     struct report_index *ix = r->ix;
-    struct node_frames *nf = &ix->nf[node];
-    if (nf->done) {
-        return nf;
+    if (ix->nf_of[node]) {
+        return &ix->nf[ix->nf_of[node] - 1];
     }
-    nf->done = 1;
     const struct model *m = r->model;
     const struct model_node *n = &m->nodes[node];
+    struct address_key key = {ix, n->module, n->ip};
+    size_t slot;
+    idmap_reserve(&ix->nf_map, ix->nnf + 1, nf_rehash, ix);
+    uint32_t id = idmap_find(&ix->nf_map, address_hash(n->module, n->ip), same_address, &key, &slot);
+    if (id != IDMAP_NONE) {
+        ix->nf_of[node] = id + 1;
+        return &ix->nf[id];
+    }
     struct sym_frame tmp[MAX_INLINE];
     int k = 0;
     if (n->ip == 0) {
@@ -160,6 +196,13 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
     } else {
         k = symfiles_lookup(ix->files, node, tmp, MAX_INLINE);
     }
+    xgrow((void **)&ix->nf, &ix->nf_cap, ix->nnf + 1, sizeof *ix->nf);
+    id = (uint32_t)ix->nnf++;
+    idmap_put(&ix->nf_map, slot, id);
+    ix->nf_of[node] = id + 1;
+    struct node_frames *nf = &ix->nf[id];
+    nf->module = n->module;
+    nf->ip = n->ip;
     size_t old_cap = ix->pool_cap;
     xgrow((void **)&ix->pool, &ix->pool_cap, ix->npool + (size_t)k, sizeof *ix->pool);
     if (ix->pool_cap != old_cap || !ix->keys) {
@@ -189,9 +232,18 @@ static struct node_frames *frames_of(struct report *r, uint32_t node)
     return nf;
 }
 
+/* The frames of a node already looked up. */
+static const struct node_frames *frames_known(const struct report_index *ix, uint32_t node)
+{
+    return &ix->nf[ix->nf_of[node] - 1];
+}
+
 static int same_frames(const struct report_index *ix, uint32_t x, uint32_t y)
 {
-    const struct node_frames *a = &ix->nf[x], *b = &ix->nf[y];
+    const struct node_frames *a = frames_known(ix, x), *b = frames_known(ix, y);
+    if (a == b) {
+        return 1;
+    }
     if (a->count != b->count || a->hash != b->hash) {
         return 0;
     }
@@ -206,7 +258,7 @@ static int same_frames(const struct report_index *ix, uint32_t x, uint32_t y)
 
 static uint64_t path_hash(const struct report_index *ix, uint32_t parent, uint32_t node)
 {
-    return idmap_mix(ix->nf[node].hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull));
+    return idmap_mix(frames_known(ix, node)->hash ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull));
 }
 
 static uint64_t path_rehash(const void *ctx, uint32_t i)
@@ -284,7 +336,9 @@ static void index_free(struct report_index *ix)
     if (!ix) {
         return;
     }
+    free(ix->nf_of);
     free(ix->nf);
+    idmap_release(&ix->nf_map);
     free(ix->path_of);
     free(ix->pool);
     free(ix->keys);
@@ -305,7 +359,7 @@ uint32_t report_frames(const struct report *r, const struct report_stack *st, st
     const struct report_index *ix = r->ix;
     uint32_t k = 0;
     for (uint32_t p = st->path; p != 0 && k < max; p = ix->paths[p].parent) {
-        const struct node_frames *nf = &ix->nf[ix->paths[p].node];
+        const struct node_frames *nf = frames_known(ix, ix->paths[p].node);
         for (uint32_t i = 0; i < nf->count && k < max; i++) {
             out[k++] = ix->pool[nf->first + i];
         }
@@ -321,7 +375,7 @@ uint32_t report_npaths(const struct report *r)
 uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_frame **frames, uint32_t *n)
 {
     const struct report_index *ix = r->ix;
-    const struct node_frames *nf = &ix->nf[ix->paths[p].node];
+    const struct node_frames *nf = frames_known(ix, ix->paths[p].node);
     *frames = &ix->pool[nf->first];
     *n = nf->count;
     return ix->paths[p].parent;
@@ -436,13 +490,16 @@ struct report *report_new(const struct model *m)
     struct report_index *ix = xcalloc(1, sizeof *ix);
     r->ix = ix;
     size_t nn = m->nnodes ? m->nnodes : 1;
-    ix->nf = xcalloc(nn, sizeof *ix->nf);
+    ix->nf_of = xcalloc(nn, sizeof *ix->nf_of);
     ix->path_of = xcalloc(nn, sizeof *ix->path_of);
     ix->files = symfiles_new(m, r->sym);
-    xgrow((void **)&ix->paths, &ix->paths_cap, 1, sizeof *ix->paths);
+    /* At most a path per node and the empty one: allocated whole and zeroed by calloc, so that
+     * no doubling slack is touched. */
+    ix->paths_cap = nn + 1;
+    ix->paths = xcalloc(ix->paths_cap, sizeof *ix->paths);
     ix->npaths = 1; /* the empty path */
-    uint32_t *stack_of = NULL; /* path id -> stack index + 1 */
-    size_t stack_of_cap = 0;
+    size_t stack_of_cap = nn + 1;
+    uint32_t *stack_of = xcalloc(stack_of_cap, sizeof *stack_of); /* path id -> stack index + 1 */
     size_t stacks_cap = 0;
     uint32_t ntraces = accounting_ntraces(m->acct);
     uint32_t *stack_of_trace = xcalloc(ntraces ? ntraces : 1, sizeof *stack_of_trace);

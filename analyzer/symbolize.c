@@ -171,9 +171,18 @@ static void resolve(struct symbolizer *s, int index, uint64_t ip)
         return;
     }
 
-    GElf_Off sym_off = 0;
-    GElf_Sym sym;
-    const char *symbol = dwfl_module_addrinfo(m->dwmod, ip, &sym_off, &sym, NULL, NULL, NULL);
+    if (!m->symtab_built) {
+        m->symtab = sym_symtab_build(m->dwmod);
+        m->symtab_built = true;
+    }
+    const char *symbol = NULL;
+    if (m->symtab) {
+        symbol = sym_symtab_lookup(m->symtab, ip);
+    } else {
+        GElf_Off sym_off = 0;
+        GElf_Sym sym;
+        symbol = dwfl_module_addrinfo(m->dwmod, ip, &sym_off, &sym, NULL, NULL, NULL);
+    }
 
     Dwarf_Die cu;
     Dwarf_Addr dwbias = 0;
@@ -203,6 +212,88 @@ static void resolve(struct symbolizer *s, int index, uint64_t ip)
     frames_from_path(s, m, ip, symbol, file, line);
 }
 
+/* ---- the cache on disk ---- */
+
+struct cached_module {
+    struct symbolizer *s;
+    int index;
+};
+
+/* sym_cache_load()'s callback: one address's frames into the result cache. */
+static void add_cached(void *ctx, uint64_t offset, const struct sym_frame *frames, int count)
+{
+    struct cached_module *c = ctx;
+    struct symbolizer *s = c->s;
+    const struct module *m = &s->modules[c->index];
+    uint64_t ip = offset + m->bias;
+    if (cache_find(s, c->index, ip)) {
+        return;
+    }
+    s->scratch.nr = 0;
+    for (int i = 0; i < count; i++) {
+        struct sym_frame f = frames[i];
+        f.function = sym_intern(s, f.function);
+        f.file = sym_intern(s, f.file);
+        f.module = m->path;
+        f.module_offset = offset;
+        frame_vec_push(&s->scratch, &f);
+    }
+    const struct cache_slot *slot;
+    cache_insert(s, c->index, ip, &slot);
+}
+
+/* Before a module's first lookup: its frames from the cache on disk, if valid. */
+static void load_cached(struct symbolizer *s, int index)
+{
+    struct module *m = &s->modules[index];
+    m->cache_checked = true;
+    m->cache_stamped = sym_cache_stamp(m->path, &m->cache_stamp) == 0;
+    if (m->cache_stamped) {
+        struct cached_module c = {s, index};
+        sym_cache_load(s->cache_dir, m, s->debuginfo_path, add_cached, &c);
+    }
+}
+
+/* At the end: the modules that had to be resolved write their cache files. */
+static void store_cached(struct symbolizer *s)
+{
+    size_t *count = xcalloc(s->nr_modules + 1, sizeof *count);
+    size_t dirty = 0;
+    for (size_t i = 0; s->slots && i <= s->slot_mask; i++) {
+        uint32_t m1 = s->slots[i].module1;
+        if (m1 != 0 && s->modules[m1 - 1].cache_dirty) {
+            count[m1]++;
+            dirty++;
+        }
+    }
+    if (dirty > 0) {
+        /* Counting sort of the slots by module. */
+        size_t *at = xcalloc(s->nr_modules + 1, sizeof *at);
+        for (size_t k = 1; k <= s->nr_modules; k++) {
+            at[k] = at[k - 1] + count[k - 1];
+        }
+        struct sym_cache_item *items = xmalloc(dirty * sizeof *items);
+        for (size_t i = 0; i <= s->slot_mask; i++) {
+            const struct cache_slot *c = &s->slots[i];
+            if (c->module1 == 0 || !s->modules[c->module1 - 1].cache_dirty) {
+                continue;
+            }
+            const struct module *m = &s->modules[c->module1 - 1];
+            items[at[c->module1]++] = (struct sym_cache_item){c->ip - m->bias, &s->pool.v[c->first], c->count};
+        }
+        size_t first = 0;
+        for (size_t k = 1; k <= s->nr_modules; k++) {
+            if (count[k] > 0) {
+                sym_cache_store(s->cache_dir, &s->modules[k - 1], s->debuginfo_path, items + first, count[k]);
+            }
+            first += count[k];
+        }
+        free(items);
+        free(at);
+    }
+    free(count);
+}
+
 /* ---- public API ---- */
 
 struct symbolizer *symbolize_new(void)
@@ -217,6 +308,8 @@ struct symbolizer *symbolize_new(void)
         free(s);
         return NULL;
     }
+    const char *dir = sym_cache_default();
+    s->cache_dir = dir ? xstrdup(dir) : NULL;
     return s;
 }
 
@@ -225,12 +318,16 @@ void symbolize_free(struct symbolizer *s)
     if (!s) {
         return;
     }
+    if (s->cache_dir) {
+        store_cached(s);
+    }
     dwfl_end(s->dwfl);
     for (size_t i = 0; i < s->nr_modules; i++) {
         struct module *m = &s->modules[i];
         free(m->path);
         free(m->build_id);
         sym_release_indexes(m);
+        sym_symtab_free(m->symtab);
     }
     free(s->modules);
     sym_strings_release(s);
@@ -240,6 +337,7 @@ void symbolize_free(struct symbolizer *s)
     free(s->scratch.v);
     free(s->path.v);
     free(s->debuginfo_path);
+    free(s->cache_dir);
     free(s);
 }
 
@@ -280,12 +378,19 @@ int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct
         return -EINVAL;
     }
     const struct cache_slot *slot = cache_find(s, module_index, ip);
+    if (!slot && s->cache_dir && !s->modules[module_index].cache_checked) {
+        load_cached(s, module_index);
+        slot = cache_find(s, module_index, ip);
+    }
     if (!slot) {
         s->stats.misses++;
         resolve(s, module_index, ip);
         int rc = cache_insert(s, module_index, ip, &slot);
         if (rc < 0) {
             return rc;
+        }
+        if (s->cache_dir && s->modules[module_index].state == MODULE_OPEN) {
+            s->modules[module_index].cache_dirty = true;
         }
     }
     s->stats.lookups++;

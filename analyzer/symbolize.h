@@ -113,6 +113,24 @@ int symbolize_add_module(struct symbolizer *s, const char *path, uint64_t bias, 
 int symbolize_lookup(struct symbolizer *s, int module_index, uint64_t ip, struct sym_frame *out, int max);
 
 /**
+ * Keep what symbolizers resolve in a cache on disk under `dir` (one file per module build-id;
+ * NULL: no cache, the default), for every symbolizer created after the call: a later run on the
+ * same files reads the frames from there instead of the module's DWARF. A cache file counts
+ * only while the module file, its debug file and the debuginfo path are the ones it was made
+ * from (device, inode, size, modification time); a changed, foreign or corrupt file is ignored
+ * and rewritten. The directory is made 0700 if missing and holds at most 256 files of at most
+ * 32 MiB. For main(): not thread-safe. The string is copied.
+ */
+void symbolize_set_cache_default(const char *dir);
+
+/**
+ * The cache directory of this user: $XDG_CACHE_HOME/memrec/symbols (an absolute
+ * XDG_CACHE_HOME), else $HOME/.cache/memrec/symbols; NULL when MEMREC_SYMBOL_CACHE is "off" or
+ * "0", or neither variable gives an absolute path. Malloc'd.
+ */
+char *symbolize_cache_dir_from_env(void);
+
+/**
  * Copy the current counters into `*stats`.
  */
 void symbolize_get_stats(const struct symbolizer *s, struct symbolize_stats *stats);

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* The symbolizer's shared state and the calls between its five files:
+/* The symbolizer's shared state and the calls between its seven files:
  * symbolize.c (public API, result cache, resolving one ip), sym_module.c
- * (finding and opening a module's ELF and debug files), sym_names.c
- * (function names and call sites), sym_scopes.c (which DWARF scopes contain
- * an address) and sym_strings.c (hashing, string interning). Calls go one
- * way: symbolize.c calls the other four, sym_names.c calls sym_strings.c. Internal to analyzer/: only these files
- * include it. Out of memory ends the tool (util.h's xmalloc family), like
- * everywhere else in the analyzer. */
+ * (finding and opening a module's ELF and debug files), sym_symtab.c (the
+ * ELF symbols by address), sym_cache.c (the frames cached on disk),
+ * sym_names.c (function names and call sites),
+ * sym_scopes.c (which DWARF scopes contain an address) and sym_strings.c
+ * (hashing, string interning). Calls go one way: symbolize.c calls the
+ * other six, sym_names.c and sym_cache.c call sym_strings.c. Internal to analyzer/: only
+ * these files and their unit tests include it. Out of memory ends the tool
+ * (util.h's xmalloc family), like everywhere else in the analyzer. */
 #ifndef SYMBOLIZE_INTERNAL_H
 #define SYMBOLIZE_INTERNAL_H
 
@@ -47,6 +49,11 @@ struct cu_functions {
     struct range_table funcs;
 };
 
+/* A file's identity for the cache on disk (sym_cache.c). */
+struct stamp {
+    uint64_t dev, ino, size, mtime_s, mtime_ns;
+};
+
 struct module {
     char *path;
     uint64_t bias;
@@ -56,6 +63,16 @@ struct module {
     Dwfl_Module *dwmod;
     uint64_t start; /* address range the ELF headers give at this bias */
     uint64_t end;
+    /* The ELF symbols sorted by address (sym_symtab.c), built on the first lookup; NULL with
+     * symtab_built set: libdwfl's own search is used (see sym_symtab_build). */
+    bool symtab_built;
+    struct sym_symtab *symtab;
+    /* The cache on disk: looked at before the first lookup (with the file's stamp then), and
+     * written at the end when a lookup had to be resolved. */
+    bool cache_checked;
+    bool cache_stamped;
+    bool cache_dirty;
+    struct stamp cache_stamp;
     /* Own CU index, built on the first miss of dwfl_module_addrdie() (see sym_find_cu). */
     bool cu_index_built;
     struct range_table cus;
@@ -118,6 +135,8 @@ struct symbolizer {
     size_t string_mask;
     size_t strings_used;
 
+    char *cache_dir; /* the cache on disk (sym_cache.c); NULL: none */
+
     struct symbolize_stats stats;
 };
 
@@ -125,6 +144,55 @@ struct symbolizer {
 
 /** Find and open module `index`'s file (or its debug file by build-id); sets its state. */
 void sym_open_module(struct symbolizer *s, int index);
+
+/* ---- sym_symtab.c ---- */
+
+/** A module's symbols by address. */
+struct sym_symtab;
+
+/**
+ * Read the symbol table of `mod` (through libdwfl) once and sort it. NULL when the module needs
+ * libdwfl's own search (ppc64 function descriptors, which libdwfl resolves); a module without
+ * symbols gives an index that names nothing, as libdwfl does. Free it with sym_symtab_free().
+ */
+struct sym_symtab *sym_symtab_build(Dwfl_Module *mod);
+/**
+ * The name dwfl_module_addrinfo(mod, addr) gives, the same string, found by binary search:
+ * NULL when no symbol names addr. Not thread-safe (a scratch vector lives in the index).
+ */
+const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr);
+/** Free the index; accepts NULL. */
+void sym_symtab_free(struct sym_symtab *t);
+
+/* ---- sym_cache.c ---- */
+
+/** What symbolize_set_cache_default() last set; NULL: no cache. */
+const char *sym_cache_default(void);
+/** The stamp of the file at `path` now: 0, or -1 when it is not a regular file. */
+int sym_cache_stamp(const char *path, struct stamp *st);
+/** Hands the cached frames of one address on: `offset` is ip minus the module's bias; the
+ * frames' strings live until the callback returns. */
+typedef void (*sym_cache_add_fn)(void *ctx, uint64_t offset, const struct sym_frame *frames, int count);
+/**
+ * Read module `m`'s cache file under `dir` and call `add` for each of its addresses, if the
+ * file is valid for the files as they are now (see sym_cache.c); a file that is not adds
+ * nothing. Returns the number of addresses handed on.
+ */
+size_t sym_cache_load(const char *dir, const struct module *m, const char *debuginfo_path, sym_cache_add_fn add,
+                      void *ctx);
+/** One address's frames, for sym_cache_store(). */
+struct sym_cache_item {
+    uint64_t offset;
+    const struct sym_frame *frames;
+    uint32_t count;
+};
+/**
+ * Write module `m`'s cache file under `dir` (made 0700 if missing) with the `n` items, replacing
+ * the one there; nothing when the module has no DWARF, was not read from its recorded path, or
+ * its file changed since its stamp was taken. Failures are silent: the cache is an optimisation.
+ */
+void sym_cache_store(const char *dir, const struct module *m, const char *debuginfo_path,
+                     const struct sym_cache_item *items, size_t n);
 
 /* ---- sym_names.c ---- */
 

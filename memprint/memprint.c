@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "modes.h"
 #include "mpopts.h"
 #include "packwriter.h"
+#include "symbolize.h"
 #include "util.h"
 
 /* memprint --pack IN OUT: only those, and no other option. */
@@ -51,6 +53,10 @@ static int run_pack(int argc, char **argv)
 int main(int argc, char **argv)
 {
     util_progname = "memprint";
+    /* Symbols resolved once are read back from the user's cache by the next run. */
+    char *symbol_cache = symbolize_cache_dir_from_env();
+    symbolize_set_cache_default(symbol_cache);
+    free(symbol_cache);
     struct opts o;
     if (mpopts_parse(argc, argv, &o) == MPOPTS_DONE) {
         return 0;

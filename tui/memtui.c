@@ -19,6 +19,7 @@
 #include "progress.h"
 #include "screen.h"
 #include "text.h"
+#include "symbolize.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -122,6 +123,10 @@ static int run_batch(struct data *d, const char *keys, int w, int h)
 int main(int argc, char **argv)
 {
     util_progname = "memtui";
+    /* Symbols resolved once are read back from the user's cache by the next run. */
+    char *symbol_cache = symbolize_cache_dir_from_env();
+    symbolize_set_cache_default(symbol_cache);
+    free(symbol_cache);
     setlocale(LC_ALL, "");
     static const struct option longs[] = {
         {"cost", required_argument, NULL, 'c'},

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import struct
 import subprocess
@@ -32,6 +33,13 @@ MEMREC = os.path.join(BUILD, "memrec")
 MEMPRINT = os.path.join(BUILD, "memprint")
 PROGS = os.path.join(BUILD, "tests", "progs")
 SKIP = 77
+
+# memprint and memtui keep a symbol cache under $XDG_CACHE_HOME (memprint(1), FILES): each test
+# process gets one of its own, empty at its start, so that no test reads what another run left
+# there, while the runs within a test go through it as a user's do.
+_symbol_cache = tempfile.mkdtemp(prefix="memrec-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _symbol_cache
+atexit.register(shutil.rmtree, _symbol_cache, True)
 
 failures = []
 skipped = []

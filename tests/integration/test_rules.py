@@ -249,7 +249,7 @@ ANALYZER_LAYERS = [
     ("analyses", "analysis.c calltree.c costs.c figures.c report.c wrappers.c"),
     ("frames", "frames.c modcheck.c symfiles.c"),
     ("symbolizer", "symbolize.c"),
-    ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c"),
+    ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c sym_symtab.c sym_cache.c"),
     ("model", "model.c"),
     ("base", "accounting.c addrmap.c growth.c names.c outfile.c packframes.c protobuf.c rssgap.c sizes.c threadtimes.c "
              "timeseries.c"),

@@ -81,3 +81,32 @@ endif()
 
 add_test(NAME unit_symbolize COMMAND test_symbolize)
 set_tests_properties(unit_symbolize PROPERTIES LABELS unit TIMEOUT 120)
+
+# The symbol index against libdwfl (test_symtab.c): tests/progs/symtab_cases.S as a shared
+# library, its stripped copy (.dynsym only) and a static executable stripped of every symbol.
+set(SYMTAB_CASES ${SYMTEST_OUT}/libsymtab_cases.so)
+set(SYMTAB_STRIPPED ${SYMTEST_OUT}/libsymtab_cases_stripped.so)
+set(SYMTAB_NOSYMS ${SYMTEST_OUT}/symtab_nosyms)
+add_custom_command(OUTPUT ${SYMTAB_CASES} ${SYMTAB_STRIPPED} ${SYMTAB_NOSYMS}
+    COMMAND ${CMAKE_C_COMPILER} -shared -nostdlib -Wl,--build-id ${SYMTEST_SRC}/symtab_cases.S -o ${SYMTAB_CASES}
+    COMMAND ${CMAKE_OBJCOPY} --strip-all ${SYMTAB_CASES} ${SYMTAB_STRIPPED}
+    COMMAND ${CMAKE_C_COMPILER} -static -nostdlib -Wl,-e,alias_global -Wl,--build-id ${SYMTEST_SRC}/symtab_cases.S
+            -o ${SYMTAB_NOSYMS}.full
+    COMMAND ${CMAKE_OBJCOPY} --strip-all ${SYMTAB_NOSYMS}.full ${SYMTAB_NOSYMS}
+    DEPENDS ${SYMTEST_SRC}/symtab_cases.S
+    VERBATIM)
+add_custom_target(symtab_cases DEPENDS ${SYMTAB_CASES} ${SYMTAB_STRIPPED} ${SYMTAB_NOSYMS})
+add_executable(test_symtab ${CMAKE_CURRENT_LIST_DIR}/test_symtab.c)
+target_include_directories(test_symtab PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${CMAKE_CURRENT_LIST_DIR}/../../analyzer)
+target_compile_options(test_symtab PRIVATE ${MEMREC_WARNINGS} -Wpedantic)
+target_compile_definitions(test_symtab PRIVATE
+    SYMTAB_CASES_PATH="${SYMTAB_CASES}"
+    SYMTAB_STRIPPED_PATH="${SYMTAB_STRIPPED}"
+    SYMTAB_NOSYMS_PATH="${SYMTAB_NOSYMS}")
+target_link_libraries(test_symtab PRIVATE memanalysis)
+add_dependencies(test_symtab symtab_cases)
+if(COMMAND memrec_sanitize)
+    memrec_sanitize(test_symtab)
+endif()
+add_test(NAME unit_symtab COMMAND test_symtab)
+set_tests_properties(unit_symtab PROPERTIES LABELS "unit;quick" TIMEOUT 120)
