@@ -296,6 +296,9 @@ struct writer {
 
 static void put(struct writer *w, const void *p, size_t n)
 {
+    if (n == 0) {
+        return; /* memcpy() may not be given a NULL buffer, even for nothing */
+    }
     xgrow((void **)&w->v, &w->cap, w->n + n, 1);
     memcpy(w->v + w->n, p, n);
     w->n += n;

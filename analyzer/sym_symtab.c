@@ -111,7 +111,9 @@ static void read_sections(struct sym_symtab *t, Dwfl_Module *mod)
             s->ndx = (uint32_t)elf_ndxscn(scn);
         }
     }
-    qsort(t->sections, t->nr_sections, sizeof(*t->sections), section_cmp);
+    if (t->nr_sections > 1) {
+        qsort(t->sections, t->nr_sections, sizeof(*t->sections), section_cmp);
+    }
 }
 
 /* The index of the section holding addr, SHN_UNDEF for none: libdwfl's search step by step,
@@ -298,7 +300,9 @@ const char *sym_symtab_lookup(struct sym_symtab *t, uint64_t addr)
             t->scratch[n++] = e;
         }
     }
-    qsort(t->scratch, n, sizeof(*t->scratch), order_cmp);
+    if (n > 1) { /* qsort() may not be given the NULL of an empty scratch */
+        qsort(t->scratch, n, sizeof(*t->scratch), order_cmp);
+    }
     size_t globals = 0;
     while (globals < n && !t->scratch[globals]->local) {
         globals++;
