@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chartcursor.h"
 #include "crt.h"
 #include "livelist.h"
 #include "search.h"
@@ -76,11 +77,6 @@ static const struct topseries *series_of(struct stacked_view *s, struct data *d)
     return s->ts[k];
 }
 
-static uint64_t col_ms(int c, int cw, uint64_t end)
-{
-    return (uint64_t)((unsigned __int128)end * (unsigned)c / (unsigned)cw);
-}
-
 /* The first point at or after `ms`. */
 static uint32_t first_point(const struct timeseries *ts, uint64_t ms)
 {
@@ -104,13 +100,13 @@ static uint64_t total_at(const struct timeseries *ts, uint32_t p, int kind);
  * that the peak shows. */
 static uint32_t point_of(const struct timeseries *ts, int c, int cw, int kind)
 {
-    uint32_t end = c + 1 >= cw ? ts->npoints : first_point(ts, col_ms(c + 1, cw, ts->end_ms));
+    uint32_t end = c + 1 >= cw ? ts->npoints : first_point(ts, chart_col_ms(c + 1, cw, ts->end_ms));
     uint32_t last = end > 0 ? end - 1 : 0;
     if (kind != KIND_HEAP) {
         return last;
     }
     uint32_t best = last;
-    for (uint32_t i = first_point(ts, col_ms(c, cw, ts->end_ms)); i < end; i++) {
+    for (uint32_t i = first_point(ts, chart_col_ms(c, cw, ts->end_ms)); i < end; i++) {
         if (total_at(ts, i, kind) > total_at(ts, best, kind)) {
             best = i;
         }
@@ -200,7 +196,7 @@ static void draw_chart(struct stacked_view *s, struct data *d, const struct tops
     int w = AXIS_W + 1 + cw;
     for (int i = 0; i < 3; i++) {
         int c = i * (cw - 1) / 2;
-        snprintf(buf, sizeof buf, "%.3fs", (double)col_ms(c, cw, ts->end_ms) / 1000.0);
+        snprintf(buf, sizeof buf, "%.3fs", (double)chart_col_ms(c, cw, ts->end_ms) / 1000.0);
         int len = (int)strlen(buf);
         int x = AXIS_W + 1 + c - (i == 2 ? len - 1 : i == 0 ? 0 : len / 2);
         crt_put(y + ch + 1, x, buf, w - x, (int)A_NORMAL);
@@ -246,8 +242,8 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     draw_chart(s, d, t, y + 1, ch, cw, ng);
     int ly = y + 1 + ch + 2;
     uint32_t p = point_of(ts, s->col, cw, s->kind);
-    uint64_t c0 = col_ms(s->col, cw, ts->end_ms);
-    uint64_t c1 = s->col + 1 >= cw ? ts->end_ms : col_ms(s->col + 1, cw, ts->end_ms);
+    uint64_t c0 = chart_col_ms(s->col, cw, ts->end_ms);
+    uint64_t c1 = s->col + 1 >= cw ? ts->end_ms : chart_col_ms(s->col + 1, cw, ts->end_ms);
     uint64_t total = total_at(ts, p, s->kind);
     snprintf(buf, sizeof buf, "cursor %.3f-%.3f s: %s at %.3f s %s (%llu); a: live then", (double)c0 / 1000.0,
              (double)c1 / 1000.0, kind_names[s->kind], (double)ts->points[p].ms / 1000.0,
@@ -273,15 +269,10 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     if (s->live.open) {
         return livelist_key(&s->live, a, page) ? r : VIEW_RESULT_NONE;
     }
+    if (chart_cursor_move(&s->col, s->cw, a)) {
+        return r;
+    }
     switch (a) {
-    case ACT_LEFT:
-    case ACT_UP: s->col--; break;
-    case ACT_RIGHT:
-    case ACT_DOWN: s->col++; break;
-    case ACT_PGUP: s->col -= 10; break;
-    case ACT_PGDN: s->col += 10; break;
-    case ACT_HOME: s->col = 0; break;
-    case ACT_END: s->col = s->cw > 0 ? s->cw - 1 : 0; break;
     case ACT_SERIES: s->kind = (s->kind + 1) % NKINDS; break;
     case ACT_LIVE_AT: {
         if (s->cw <= 0) {
@@ -289,7 +280,7 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         /* What was live at the end of the cursor's column; the last
          * column reads through the end of the run. */
-        uint64_t at = s->col + 1 >= s->cw ? s->end_ms + 1 : col_ms(s->col + 1, s->cw, s->end_ms);
+        uint64_t at = chart_live_ms(s->col, s->cw, s->end_ms);
         int e = 0;
         int rc = livelist_open(&s->live, c->d, at, &e);
         if (rc < 0) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chartcursor.h"
 #include "crt.h"
 #include "livelist.h"
 #include "search.h"
@@ -38,11 +39,6 @@ static uint64_t value_of(const struct ts_values *v, int series)
 }
 
 /* Time at the left edge of column c of cw columns over [0, end]. */
-static uint64_t col_ms(int c, int cw, uint64_t end)
-{
-    return (uint64_t)((unsigned __int128)end * (unsigned)c / (unsigned)cw);
-}
-
 static int col_of_ms(uint64_t ms, int cw, uint64_t end)
 {
     if (end == 0) {
@@ -55,7 +51,7 @@ static int col_of_ms(uint64_t ms, int cw, uint64_t end)
 /* The largest value of the points whose time falls in column c. */
 static uint64_t column_max(const struct timeseries *ts, int c, int cw, int series)
 {
-    uint64_t lo = col_ms(c, cw, ts->end_ms), hi = col_ms(c + 1, cw, ts->end_ms);
+    uint64_t lo = chart_col_ms(c, cw, ts->end_ms), hi = chart_col_ms(c + 1, cw, ts->end_ms);
     uint64_t best = 0;
     int any = 0;
     for (uint32_t i = 0; i < ts->npoints; i++) {
@@ -123,7 +119,7 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     int peak_col = s->series == 2 ? rss_col : col_of_ms(peak_ms, cw, ts->end_ms);
     snprintf(buf, sizeof buf, "OVER TIME: %s (v: heap, mapped, RSS); peak %s (%llu bytes) at %.3f s",
              series_names[s->series], text_bytes(b1, sizeof b1, peak), (unsigned long long)peak,
-             s->series == 2 ? (double)col_ms(rss_col, cw, ts->end_ms) / 1000.0 : (double)peak_ms / 1000.0);
+             s->series == 2 ? (double)chart_col_ms(rss_col, cw, ts->end_ms) / 1000.0 : (double)peak_ms / 1000.0);
     crt_put(y, 0, buf, w, A_BOLD);
     int top = y + 1;
     const char *block = d->utf8 ? "\xe2\x96\x88" : "#";
@@ -131,7 +127,7 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     for (int c = 0; c < cw; c++) {
         uint64_t v = column_max(ts, c, cw, s->series);
         int bar = ymax ? (int)(((unsigned __int128)v * (unsigned)ch + ymax - 1) / ymax) : 0;
-        uint64_t c0 = col_ms(c, cw, ts->end_ms), c1 = col_ms(c + 1, cw, ts->end_ms);
+        uint64_t c0 = chart_col_ms(c, cw, ts->end_ms), c1 = chart_col_ms(c + 1, cw, ts->end_ms);
         int in_window = d->has_window && c1 > d->from_ms && c0 < d->to_ms;
         int marked = s->mark >= 0 && c == s->mark;
         for (int r = 0; r < ch; r++) {
@@ -168,12 +164,12 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     for (int i = 0; i < 5; i++) {
         int c = i * (cw - 1) / 4;
         crt_put(top + ch, AXIS_W + 1 + c, "+", 1, (int)A_NORMAL);
-        snprintf(buf, sizeof buf, "%.3fs", (double)col_ms(c, cw, ts->end_ms) / 1000.0);
+        snprintf(buf, sizeof buf, "%.3fs", (double)chart_col_ms(c, cw, ts->end_ms) / 1000.0);
         int len = (int)strlen(buf);
         int x = AXIS_W + 1 + c - (i == 4 ? len - 1 : i == 0 ? 0 : len / 2);
         crt_put(top + ch + 1, x, buf, w - x, (int)A_NORMAL);
     }
-    uint64_t c0 = col_ms(s->col, cw, ts->end_ms), c1 = col_ms(s->col + 1, cw, ts->end_ms);
+    uint64_t c0 = chart_col_ms(s->col, cw, ts->end_ms), c1 = chart_col_ms(s->col + 1, cw, ts->end_ms);
     snprintf(buf, sizeof buf, "cursor %.3f-%.3f s: largest %s %s", (double)c0 / 1000.0, (double)c1 / 1000.0,
              series_names[s->series], text_bytes(b2, sizeof b2, column_max(ts, s->col, cw, s->series)));
     crt_put(top + ch + 2, 0, buf, w, (int)A_NORMAL);
@@ -197,15 +193,10 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     if (s->live.open) {
         return livelist_key(&s->live, a, page) ? r : VIEW_RESULT_NONE;
     }
+    if (chart_cursor_move(&s->col, s->cw, a)) {
+        return r;
+    }
     switch (a) {
-    case ACT_LEFT:
-    case ACT_UP: s->col--; break;
-    case ACT_RIGHT:
-    case ACT_DOWN: s->col++; break;
-    case ACT_PGUP: s->col -= 10; break;
-    case ACT_PGDN: s->col += 10; break;
-    case ACT_HOME: s->col = 0; break;
-    case ACT_END: s->col = s->cw > 0 ? s->cw - 1 : 0; break;
     case ACT_SERIES: s->series = (s->series + 1) % 3; break;
     case ACT_LIVE_AT: {
         /* What was live at the end of the cursor's column; the last
@@ -214,7 +205,7 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
             return VIEW_RESULT_NONE;
         }
         int e = 0;
-        uint64_t at = s->col + 1 >= s->cw ? s->end_ms + 1 : col_ms(s->col + 1, s->cw, s->end_ms);
+        uint64_t at = chart_live_ms(s->col, s->cw, s->end_ms);
         if (livelist_open(&s->live, c->d, at, &e) < 0) {
             r.flags |= VIEW_STATUS;
             r.status = "cannot compute what was live at the cursor (one more pass over the recording failed)";
@@ -227,12 +218,12 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         if (s->mark < 0) {
             s->mark = s->col;
-            s->mark_ms = col_ms(s->col, s->cw, s->end_ms);
+            s->mark_ms = chart_col_ms(s->col, s->cw, s->end_ms);
         } else {
             int lo = s->mark < s->col ? s->mark : s->col;
             int hi = s->mark < s->col ? s->col : s->mark;
-            uint64_t from = col_ms(lo, s->cw, s->end_ms);
-            uint64_t to = col_ms(hi + 1, s->cw, s->end_ms);
+            uint64_t from = chart_col_ms(lo, s->cw, s->end_ms);
+            uint64_t to = chart_col_ms(hi + 1, s->cw, s->end_ms);
             if (hi + 1 >= s->cw) {
                 to = s->end_ms + 1; /* through the end of the run */
             }

@@ -236,7 +236,7 @@ TUI_LAYERS = [
     ("help", "help.c"),
     ("table", "views.c"),
     ("views", "view_*.c"),
-    ("widgets", "listbox.c detail.c search.c livelist.c site.c columns.c editor.c"),
+    ("widgets", "listbox.c detail.c search.c livelist.c site.c columns.c editor.c chartcursor.c"),
     ("base", "crt.c text.c action.c data.c filter.c"),
 ]
 
