@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "data.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,47 +36,162 @@ static void drop_names(struct data *d)
     d->nfnames = 0;
 }
 
-/* The summary's lines exactly as memprint prints them, for the costs in use. */
-static void make_summary(struct data *d)
+/* The report's and the groups' sorts keep their key in a static
+ * (report.c, groups.c): the reload thread and this one take turns. */
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What one load makes, owned by whoever holds it: the reload thread while
+ * it builds, then the data once installed. */
+struct built {
+    struct model *m;
+    struct frames *fr;
+    struct analysis *win; /* NULL without a window */
+    struct analysis *whole; /* the series; NULL when that pass failed */
+    struct calltree *tree;
+    char **summary;
+    uint32_t nsummary;
+    uint64_t load_ms;
+};
+
+/* What a load depends on: copied for the reload thread, which reads
+ * nothing of the data itself. */
+struct load_params {
+    const char *path;
+    int utf8, has_window, by_self;
+    uint64_t from_ms, to_ms;
+    enum cost_type cost;
+};
+
+/* A reload running in the background (data_refresh()). */
+struct data_reload {
+    pthread_t th;
+    struct load_params p;
+    struct built b;
+    int rc, err;
+    int done; /* atomic: the thread has finished (b, rc, err are set) */
+};
+
+static void built_free(struct built *b)
 {
-    free_lines(d->summary, d->nsummary);
-    d->summary = NULL;
-    d->nsummary = 0;
+    /* The tree points into the frames: release it before them. */
+    calltree_free(b->tree);
+    free_lines(b->summary, b->nsummary);
+    analysis_free(b->win);
+    analysis_free(b->whole);
+    frames_free(b->fr);
+    model_free(b->m);
+    memset(b, 0, sizeof *b);
+}
+
+/* "'FILE' is corrupt data at byte N of its data: showing what comes
+ * before", memprint's warning, or NULL when the data read to their end
+ * (a live recording cut in mid-record is only still being written). */
+static char *stop_warning(const struct model *m, const char *path)
+{
+    if (m->stop_rc >= 0 || (m->stop_rc == MEMFMT_E_TRUNCATED && !m->has_end)) {
+        return NULL;
+    }
+    char *s = NULL;
+    if (asprintf(&s, "warning: '%s' is %s at byte %llu of its data: showing what comes before", path,
+                 memfmt_strerror(m->stop_rc), (unsigned long long)m->stop_offset) < 0) {
+        die("out of memory");
+    }
+    return s;
+}
+
+/* The summary's lines exactly as memprint prints them, for the costs in
+ * use, after memprint's warning on a file that stops early. */
+static void make_summary(const struct model *m, const struct accounting *acct, int windowed, const char *path, int utf8,
+                         char ***out, uint32_t *nout)
+{
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
         die("out of memory");
     }
-    report_print_summary(d->m, d->acct, f);
-    if (!d->win) {
+    char *warn = stop_warning(m, path);
+    if (warn) {
+        fprintf(f, "%s\n", warn);
+        free(warn);
+    }
+    pthread_mutex_lock(&report_lock);
+    report_print_summary(m, acct, f);
+    pthread_mutex_unlock(&report_lock);
+    if (!windowed) {
         /* The whole run's: a window has no RSS split (rssgap.h). One
          * line (two with the advice), so that the sites stay on screen. */
-        rssgap_print_brief(&d->m->rssgap, f);
+        rssgap_print_brief(&m->rssgap, f);
     }
     if (fclose(f) != 0) {
         die("out of memory");
     }
+    char **lines = NULL;
+    uint32_t n = 0;
     size_t cap = 0;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        xgrow((void **)&d->summary, &cap, d->nsummary + 1, sizeof *d->summary);
-        d->summary[d->nsummary++] = esc_text_for(line, !d->utf8);
+        xgrow((void **)&lines, &cap, n + 1, sizeof *lines);
+        lines[n++] = esc_text_for(line, !utf8);
     }
     free(buf);
+    *out = lines;
+    *nout = n;
 }
 
-static void build_tree(struct data *d)
+/* The tree and the summary of the model's figures, or of the window's. */
+static void make_tree(struct built *b, const struct load_params *p)
+{
+    const struct accounting *acct = b->win ? b->win->acct : b->m->acct;
+    b->tree = calltree_build(b->fr, acct);
+    calltree_sort(b->tree, p->cost, p->by_self);
+    make_summary(b->m, acct, b->win != NULL, p->path, p->utf8, &b->summary, &b->nsummary);
+}
+
+/* Put `b`'s figures in place of the data's (this thread: the views read
+ * them); `b` is emptied. */
+static void install(struct data *d, struct built *b)
 {
     calltree_free(d->tree);
+    d->tree = NULL;
     drop_names(d);
+    free_lines(d->summary, d->nsummary);
+    analysis_free(d->win);
+    analysis_free(d->whole);
+    alloctime_free(d->atime);
+    d->atime = NULL;
+    frames_free(d->fr);
+    model_free(d->m);
+    d->m = b->m;
+    d->fr = b->fr;
+    d->win = b->win;
+    d->whole = b->whole;
+    d->tree = b->tree;
+    d->summary = b->summary;
+    d->nsummary = b->nsummary;
     d->acct = d->win ? d->win->acct : d->m->acct;
-    d->tree = calltree_build(d->fr, d->acct);
-    calltree_sort(d->tree, d->cost, d->by_self);
+    d->load_ms = b->load_ms;
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
     d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
-    make_summary(d);
+    d->generation++;
+    memset(b, 0, sizeof *b);
+}
+
+/* Rebuild the tree and the summary of the loaded model (a new window). */
+static void build_tree(struct data *d)
+{
+    calltree_free(d->tree);
+    d->tree = NULL;
+    drop_names(d);
+    free_lines(d->summary, d->nsummary);
+    d->acct = d->win ? d->win->acct : d->m->acct;
+    d->tree = calltree_build(d->fr, d->acct);
+    calltree_sort(d->tree, d->cost, d->by_self);
+    make_summary(d->m, d->acct, d->win != NULL, d->path, d->utf8, &d->summary, &d->nsummary);
+    d->nfnames = calltree_nfuncs(d->tree);
+    d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
+    d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
     d->generation++;
 }
 
@@ -98,49 +214,62 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int load(struct data *d, int *err_errno)
+/* Everything of a load, from `p` alone: safe in a thread of its own, as
+ * it shares no object with the data's (the analyzer's objects keep no
+ * state between them but report.c's sort key, under report_lock). */
+static int build(const struct load_params *p, struct built *b, int *err_errno)
 {
     uint64_t start = now_ms();
-    struct model *m;
-    int rc = model_load(d->path, &m, err_errno);
+    memset(b, 0, sizeof *b);
+    int rc = model_load(p->path, &b->m, err_errno);
     if (rc < 0) {
+        b->m = NULL;
         return rc;
     }
-    struct frames *fr = frames_new(m);
-    if (!fr) {
-        model_free(m);
+    b->fr = frames_new(b->m);
+    if (!b->fr) {
+        built_free(b);
         return DATA_E_SYMBOLIZER;
     }
-    struct analysis *win = NULL;
-    if (d->has_window) {
+    if (p->has_window) {
         struct analysis_query q = ANALYSIS_QUERY_INIT;
         q.has_window = 1;
-        q.from_ms = d->from_ms;
-        q.to_ms = d->to_ms;
-        rc = analysis_run(d->path, m, &q, &win, err_errno);
+        q.from_ms = p->from_ms;
+        q.to_ms = p->to_ms;
+        rc = analysis_run(p->path, b->m, &q, &b->win, err_errno);
         if (rc < 0) {
-            frames_free(fr);
-            model_free(m);
+            b->win = NULL;
+            built_free(b);
             return rc;
         }
     }
-    /* The tree points into the frames: release it before them. */
-    calltree_free(d->tree);
-    d->tree = NULL;
-    analysis_free(d->win);
-    analysis_free(d->whole);
-    d->whole = NULL;
-    alloctime_free(d->atime);
-    d->atime = NULL;
-    frames_free(d->fr);
-    model_free(d->m);
-    d->m = m;
-    d->fr = fr;
-    d->win = win;
-    build_tree(d);
+    make_tree(b, p);
     /* The chart's series now, while loading, so that no key waits for a pass over the file. */
-    data_series(d);
-    d->load_ms = now_ms() - start;
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.series_points = DATA_SERIES_POINTS;
+    int e = 0;
+    if (analysis_run(p->path, b->m, &q, &b->whole, &e) < 0) {
+        b->whole = NULL;
+    }
+    b->load_ms = now_ms() - start;
+    return 0;
+}
+
+static struct load_params params_of(const struct data *d)
+{
+    struct load_params p = {d->path, d->utf8, d->has_window, d->by_self, d->from_ms, d->to_ms, d->cost};
+    return p;
+}
+
+static int load(struct data *d, int *err_errno)
+{
+    struct load_params p = params_of(d);
+    struct built b;
+    int rc = build(&p, &b, err_errno);
+    if (rc < 0) {
+        return rc;
+    }
+    install(d, &b);
     return 0;
 }
 
@@ -152,11 +281,25 @@ int data_open(struct data *d, const char *path, int utf8, int *err_errno)
     d->cost = COST_PEAK;
     stat_file(d);
     d->last_growth = 0;
+    d->loaded_size = d->size;
+    d->loaded_mtime = d->mtime;
     return load(d, err_errno);
+}
+
+/* Wait for a reload in flight and drop what it made. */
+static void reload_cancel(struct data *d)
+{
+    if (d->reload) {
+        pthread_join(d->reload->th, NULL);
+        built_free(&d->reload->b);
+        free(d->reload);
+        d->reload = NULL;
+    }
 }
 
 void data_release(struct data *d)
 {
+    reload_cancel(d);
     calltree_free(d->tree);
     drop_names(d);
     free_lines(d->summary, d->nsummary);
@@ -229,27 +372,75 @@ int data_live(const struct data *d)
     return !d->m->has_end;
 }
 
+static void *reload_thread(void *arg)
+{
+    struct data_reload *r = arg;
+    r->rc = build(&r->p, &r->b, &r->err);
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* A finished reload: its figures replace the data's, unless the window
+ * changed meanwhile (they are then of the old window: dropped, and the
+ * next look loads again). Returns as data_refresh(). */
+static int reload_finish(struct data *d)
+{
+    struct data_reload *r = d->reload;
+    pthread_join(r->th, NULL);
+    d->reload = NULL;
+    int rc = r->rc < 0 ? r->rc : 1;
+    if (r->rc >= 0 && (r->p.has_window != d->has_window || r->p.from_ms != d->from_ms || r->p.to_ms != d->to_ms)) {
+        built_free(&r->b);
+        d->loaded_size = -1; /* not loaded yet: the next look loads */
+        rc = 0;
+    } else if (r->rc >= 0) {
+        install(d, &r->b);
+        if (r->p.cost != d->cost || r->p.by_self != d->by_self) {
+            calltree_sort(d->tree, d->cost, d->by_self);
+        }
+    }
+    free(r);
+    return rc;
+}
+
 int data_refresh(struct data *d, int force)
 {
+    if (d->reload) {
+        return __atomic_load_n(&d->reload->done, __ATOMIC_ACQUIRE) ? reload_finish(d) : 0;
+    }
     if (!data_live(d)) {
         return 0;
     }
-    /* A reload blocks the keys for as long as it takes: on a large
-     * recording, reload less often, so that most of the time goes to keys. */
+    /* Every look sees whether the file grows (the title's LIVE), however
+     * long a load takes. */
+    stat_file(d);
+    if (d->size == d->loaded_size && d->mtime == d->loaded_mtime) {
+        return 0;
+    }
+    /* A reload takes a core for as long as it runs: on a large recording,
+     * reload less often, so that the recorder keeps most of the machine. */
     uint64_t now = now_ms();
     if (!force && now - d->last_load < 4 * d->load_ms) {
         return 0;
     }
     d->last_load = now;
-    off_t size = d->size;
-    time_t mtime = d->mtime;
-    stat_file(d);
-    if (size == d->size && mtime == d->mtime) {
-        return 0;
+    d->loaded_size = d->size;
+    d->loaded_mtime = d->mtime;
+    struct data_reload *r = xcalloc(1, sizeof *r);
+    r->p = params_of(d);
+    if (pthread_create(&r->th, NULL, reload_thread, r) != 0) {
+        /* No thread: load here, the keys waiting. */
+        reload_thread(r);
+        d->reload = r;
+        return reload_finish(d);
     }
-    int e = 0;
-    int rc = load(d, &e);
-    return rc < 0 ? rc : 1;
+    d->reload = r;
+    return 0;
+}
+
+int data_reloading(const struct data *d)
+{
+    return d->reload != NULL;
 }
 
 const char *data_func_name(struct data *d, uint32_t f)

@@ -40,10 +40,11 @@ struct data {
     uint32_t nfnames;
     int utf8; /* the terminal takes UTF-8: names keep their non-ASCII characters */
     /* Live recording: the file has no END record yet. */
-    off_t size;
-    time_t mtime, last_growth;
+    off_t size, loaded_size; /* the file's, at the last look; when the figures were loaded */
+    time_t mtime, loaded_mtime, last_growth;
     uint64_t generation; /* bumped whenever `tree` is replaced */
-    uint64_t load_ms, last_load; /* how long the latest load took; when a refresh last looked */
+    uint64_t load_ms, last_load; /* how long the latest load took; when a reload last started */
+    struct data_reload *reload; /* a reload running in the background; NULL for none */
 };
 
 /* data_open()'s status when libdw's symbolizer cannot start: below every
@@ -65,11 +66,16 @@ void data_set_cost(struct data *d, enum cost_type c, int by_self);
 const struct alloctime *data_alloc_time(struct data *d);
 /** The whole run's series (computed while loading); NULL on error. */
 const struct timeseries *data_series(struct data *d);
-/** Live refresh: when the file changed since the last load, load it
- * again (keeping the window and the cost); without `force`, not sooner
- * than four load times after the previous look. Returns 1 when reloaded,
- * 0 when unchanged, negative on error (the old data stay). */
+/** Live refresh, called often from the thread that draws: when the file
+ * changed since the last load, start loading it again in a thread of its
+ * own (keeping the window and the cost; without `force`, not sooner than
+ * four load times after the previous start), while the old figures stay
+ * in use; a later call that finds it finished puts its figures in place
+ * (`generation` changes). Returns 1 when new figures were put in place, 0
+ * otherwise, negative when the reload failed (the old data stay). */
 int data_refresh(struct data *d, int force);
+/** 1 while a reload runs in the background. */
+int data_reloading(const struct data *d);
 /** 1 while the recording has no END record (memrec still writing). */
 int data_live(const struct data *d);
 /** Display name of node `id` of orientation `o` (escaped; owned by d). */

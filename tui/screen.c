@@ -107,7 +107,11 @@ static void draw_title(struct screen *scr, int w)
     free(path);
     crt_put(0, 0, buf, w, crt_attr(CRT_TITLE));
     if (data_live(scr->d)) {
-        const char *live = time(NULL) - scr->d->last_growth < 5 ? " LIVE " : " NO END RECORD ";
+        /* LIVE while the file grows (data_refresh() looks every second);
+         * "reloading" while new figures are read in the background. */
+        int growing = time(NULL) - scr->d->last_growth < 5;
+        const char *live = data_reloading(scr->d) ? (growing ? " reloading  LIVE " : " reloading  NO END RECORD ")
+                                                  : (growing ? " LIVE " : " NO END RECORD ");
         int lw = (int)strlen(live);
         if (w > lw) {
             crt_put(0, w - lw, live, lw, crt_attr(CRT_LIVE));
@@ -540,13 +544,18 @@ static void mouse(struct screen *scr, const MEVENT *ev, struct timespec *last, s
 
 static int run(struct screen *scr)
 {
-    timeout(250);
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     for (;;) {
         if (crt_quit_signal) {
             return 0;
         }
+        /* A reload in the background is taken in as soon as it is done,
+         * between keys: the keys never wait for it. */
+        if (data_reloading(scr->d) && data_refresh(scr->d, 0) < 0) {
+            set_status(scr, "%s", "cannot reload the recording: showing the previous data");
+        }
+        timeout(data_reloading(scr->d) ? 50 : 250);
         draw(scr, NULL, NULL);
         int c = getch();
         if (crt_quit_signal) {
