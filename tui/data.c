@@ -335,6 +335,15 @@ int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, in
     return 0;
 }
 
+int data_cost_offered(const struct data *d, enum cost_type c)
+{
+    if (!cost_recorded(&d->m->header, c)) {
+        return 0;
+    }
+    /* Of the whole run, so that a window does not take the cost away. */
+    return c != COST_MAPPED || cost_total(d->m->acct, COST_MAPPED) > 0;
+}
+
 void data_set_cost(struct data *d, enum cost_type c, int by_self)
 {
     d->cost = c;

@@ -59,6 +59,10 @@ void data_release(struct data *d);
 /** Restrict every figure to allocations made in [from, to) ms (on = 0:
  * the whole run again). Returns 0 or a memfmt status. */
 int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
+/** 1 when cost `c` is offered for this recording: recorded (allocator
+ * time only with memrec --time), and mapped only when the run mapped
+ * something. */
+int data_cost_offered(const struct data *d, enum cost_type c);
 /** Cost type (and, for the functions, self or inclusive order): re-sorts. */
 void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first

@@ -467,8 +467,9 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
         int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;
         enum cost_type nc = (enum cost_type)((scr->d->cost + step) % COST_NTYPES);
         /* A cost the recording does not hold (allocator time without
-         * memrec --time) is passed over, not shown as zeros. */
-        if (!cost_recorded(&scr->d->m->header, nc)) {
+         * memrec --time, mapped when nothing was mapped) is passed over,
+         * not shown as zeros. */
+        for (int k = 0; k < COST_NTYPES && !data_cost_offered(scr->d, nc); k++) {
             nc = (enum cost_type)((nc + step) % COST_NTYPES);
         }
         data_set_cost(scr->d, nc, scr->d->by_self);
