@@ -50,6 +50,7 @@ struct built {
     struct calltree *tree;
     char **summary;
     uint32_t nsummary;
+    struct sites *sites;
     uint64_t load_ms;
 };
 
@@ -76,6 +77,7 @@ static void built_free(struct built *b)
     /* The tree points into the frames: release it before them. */
     calltree_free(b->tree);
     free_lines(b->summary, b->nsummary);
+    sites_free(b->sites);
     analysis_free(b->win);
     analysis_free(b->whole);
     frames_free(b->fr);
@@ -100,9 +102,10 @@ static char *stop_warning(const struct model *m, const char *path)
 }
 
 /* The summary's lines exactly as memprint prints them, for the costs in
- * use, after memprint's warning on a file that stops early. */
+ * use, after memprint's warning on a file that stops early; and the top
+ * entries of memprint's report. */
 static void make_summary(const struct model *m, const struct accounting *acct, int windowed, const char *path, int utf8,
-                         char ***out, uint32_t *nout)
+                         char ***out, uint32_t *nout, struct sites **sites)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -117,6 +120,7 @@ static void make_summary(const struct model *m, const struct accounting *acct, i
     }
     pthread_mutex_lock(&report_lock);
     report_print_summary(m, acct, f);
+    *sites = sites_new(m, acct, windowed);
     pthread_mutex_unlock(&report_lock);
     if (!windowed) {
         /* The whole run's: a window has no RSS split (rssgap.h). One
@@ -145,7 +149,7 @@ static void make_tree(struct built *b, const struct load_params *p)
     const struct accounting *acct = b->win ? b->win->acct : b->m->acct;
     b->tree = calltree_build(b->fr, acct);
     calltree_sort(b->tree, p->cost, p->by_self);
-    make_summary(b->m, acct, b->win != NULL, p->path, p->utf8, &b->summary, &b->nsummary);
+    make_summary(b->m, acct, b->win != NULL, p->path, p->utf8, &b->summary, &b->nsummary, &b->sites);
 }
 
 /* Put `b`'s figures in place of the data's (this thread: the views read
@@ -156,6 +160,7 @@ static void install(struct data *d, struct built *b)
     d->tree = NULL;
     drop_names(d);
     free_lines(d->summary, d->nsummary);
+    sites_free(d->sites);
     analysis_free(d->win);
     analysis_free(d->whole);
     alloctime_free(d->atime);
@@ -169,6 +174,7 @@ static void install(struct data *d, struct built *b)
     d->tree = b->tree;
     d->summary = b->summary;
     d->nsummary = b->nsummary;
+    d->sites = b->sites;
     d->acct = d->win ? d->win->acct : d->m->acct;
     d->load_ms = b->load_ms;
     d->nfnames = calltree_nfuncs(d->tree);
@@ -185,10 +191,11 @@ static void build_tree(struct data *d)
     d->tree = NULL;
     drop_names(d);
     free_lines(d->summary, d->nsummary);
+    sites_free(d->sites);
     d->acct = d->win ? d->win->acct : d->m->acct;
     d->tree = calltree_build(d->fr, d->acct);
     calltree_sort(d->tree, d->cost, d->by_self);
-    make_summary(d->m, d->acct, d->win != NULL, d->path, d->utf8, &d->summary, &d->nsummary);
+    make_summary(d->m, d->acct, d->win != NULL, d->path, d->utf8, &d->summary, &d->nsummary, &d->sites);
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
     d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
@@ -303,6 +310,7 @@ void data_release(struct data *d)
     calltree_free(d->tree);
     drop_names(d);
     free_lines(d->summary, d->nsummary);
+    sites_free(d->sites);
     analysis_free(d->win);
     analysis_free(d->whole);
     alloctime_free(d->atime);

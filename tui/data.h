@@ -15,6 +15,7 @@
 #include "calltree.h"
 #include "costs.h"
 #include "model.h"
+#include "sites.h"
 
 /* Points of the over-time series: the chart takes the largest value of
  * the points under each column, so every spike shows at any width. */
@@ -35,6 +36,7 @@ struct data {
     int by_self; /* functions sorted by self cost */
     char **summary; /* report_print_summary()'s lines, escaped */
     uint32_t nsummary;
+    struct sites *sites; /* the summary's top entries, memprint's report's (sites.h); NULL on error */
     char **fnames; /* display name per function of `tree`, escaped; lazily */
     char **flabels; /* the same shortened (names_shorten()), for the rows; lazily */
     uint32_t nfnames;

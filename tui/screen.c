@@ -131,9 +131,7 @@ static int draw_window_line(struct screen *scr, int y, int w)
         return 0;
     }
     char buf[256];
-    snprintf(buf, sizeof buf,
-             "WINDOW %.3f-%.3f s (x clears): only allocations made in it are counted (%llu earlier %s freed "
-             "in it not counted)",
+    snprintf(buf, sizeof buf, "WINDOW %.3f-%.3f s (x clears): allocations made in it only (%llu older %s freed in it)",
              (double)d->from_ms / 1000.0, (double)d->to_ms / 1000.0, (unsigned long long)d->win->earlier_freed_blocks,
              util_plural(d->win->earlier_freed_blocks, "block", "blocks"));
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
@@ -227,11 +225,16 @@ static void draw(struct screen *scr, const char *prompt, const char *input)
         free(e);
     } else if (scr->status[0]) {
         crt_put(h - 1, 0, scr->status, w, A_BOLD);
+    } else if (scr->search[0]) {
+        /* The search first, its term cut with an ellipsis: a long one
+         * would push the keys out at 80 columns. */
+        const char *more = scr->d->utf8 ? "\xe2\x80\xa6" : ">";
+        int x = crt_put(h - 1, 0, "n/N:next/prev '", w, (int)A_NORMAL);
+        int room = w - x - (int)strlen("'  ?:help  q:quit  /:search");
+        x += crt_put_name(h - 1, x, scr->search, 0, room > 8 ? room : 8, (int)A_NORMAL, NULL, more);
+        crt_put(h - 1, x, "'  ?:help  q:quit  /:search  Tab:view  c:cost  d:detail", w - x, (int)A_NORMAL);
     } else {
-        snprintf(buf, sizeof buf, "?:help  q:quit  Tab:view  c:cost  d:detail  /:search%s%s%s",
-                 scr->search[0] ? "  n/N:next/prev '" : "", scr->search[0] ? scr->search : "",
-                 scr->search[0] ? "'" : "");
-        crt_put(h - 1, 0, buf, w, (int)A_NORMAL);
+        crt_put(h - 1, 0, "?:help  q:quit  Tab:view  c:cost  d:detail  /:search", w, (int)A_NORMAL);
     }
     refresh();
 }

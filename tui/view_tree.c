@@ -189,6 +189,19 @@ static uint32_t tree_selected(struct data *d, struct tree_view *s)
 
 /* ---- drawing ---- */
 
+/* The self column. Top-down: the stacks that end at the node. Bottom-up:
+ * a site's row is what its function allocated itself, all of the row's
+ * cost (the node's own self, the stacks that start there, is 0 on most
+ * sites); a caller's row keeps the stacks whose outermost frame is there
+ * (main, or where a stack deeper than CALLTREE_MAX_DEPTH was cut). */
+static uint64_t row_self(enum calltree_orient o, const struct calltree_node *n, enum cost_type c)
+{
+    if (o == CALLTREE_BOTTOM_UP && n->depth == 1) {
+        return n->incl.v[c];
+    }
+    return n->self.v[c];
+}
+
 static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
 {
     struct data *d = c->d;
@@ -205,6 +218,9 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     listbox_scroll(&s->l, rows);
     const char *open_mark = d->utf8 ? "\xe2\x96\xbe " : "- ";
     const char *closed_mark = d->utf8 ? "\xe2\x96\xb8 " : "+ ";
+    /* A row with nothing under it has a mark too: blank, its name would
+     * stand where a child's mark stands, and read as the row above's. */
+    const char *leaf_mark = d->utf8 ? "\xc2\xb7 " : ". ";
     const char *more = d->utf8 ? "\xe2\x80\xa6" : ">";
     /* The names column scrolls so that the selected row's mark stays in
      * its left half, however deep the row: two columns a level. */
@@ -237,11 +253,11 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
         uint64_t v = n->incl.v[d->cost];
         double share = total ? 100.0 * (double)v / (double)total : 0.0;
         snprintf(buf, sizeof buf, "%14llu %14llu %6.2f%%  ", (unsigned long long)v,
-                 (unsigned long long)n->self.v[d->cost], share);
+                 (unsigned long long)row_self(s->o, n, d->cost), share);
         int x = crt_put(y + 1 + r, 0, buf, w, attr);
         /* Whether it has children, without building them (bottom-up). */
         int kids = calltree_has_children(d->tree, s->o, row->id);
-        const char *mark = !kids ? "  " : (is_open(s, row->id) ? open_mark : closed_mark);
+        const char *mark = !kids ? leaf_mark : (is_open(s, row->id) ? open_mark : closed_mark);
         const char *label = data_node_label(d, s->o, row->id);
         size_t indent = (size_t)row->depth * 2;
         xgrow((void **)&line, &line_cap, indent + strlen(mark) + strlen(label) + 1, 1);

@@ -48,6 +48,76 @@ def rchar(pid):
     return None
 
 
+def body(s):
+    """The view's rows: below the title, tabs and view heading, above the status line."""
+    return lines(s)[3:-1] if s else []
+
+
+def whole_summary(t):
+    """Every row of the Summary, paging down from the top at 80x24 (the
+    pages joined where they overlap)."""
+    t.keys("Home")
+    s = t.wait_text("SUMMARY")
+    rows = body(s)
+    for _ in range(20):
+        t.keys("PgDn")
+        prev = s
+        end = time.time() + 5  # the last page does not change: no screen to wait for
+        while time.time() < end and t.screen() == prev:
+            time.sleep(0.05)
+        s = t.wait(lambda x: True, "a settled screen")
+        page = body(s)
+        if s == prev:
+            break
+        k = min(len(rows), len(page))
+        while k > 0 and rows[-k:] != page[:k]:
+            k -= 1
+        rows += page[k:]
+    return rows
+
+
+SECTIONS = ("MOST CALLS TO ALLOCATION FUNCTIONS", "MOST TEMPORARY ALLOCATIONS", "PEAK MEMORY CONSUMERS",
+            "MOST MEMORY LEAKED", "MOST MEMORY ALLOCATED")
+
+
+def memprint_entries(text):
+    """memprint's report: per section, (figure, 'function at file:line') of each entry."""
+    out, sec, fig = {}, None, None
+    for ln in text.split("\n"):
+        if ln in SECTIONS:
+            sec = ln
+            out[sec] = []
+            continue
+        if sec is None:
+            continue
+        if not ln:
+            sec = None
+            continue
+        m = re.match(r"^  (?:(\d+) (?:calls|temporary)|\S+ \S+ \((\d+) bytes\))", ln)
+        if m:
+            fig = int(m.group(1) or m.group(2))
+            continue
+        m = re.match(r"^\s+#0  (.*) at (?:.*/)?([^/]+):(\d+) in ", ln)
+        if m and fig is not None:
+            out[sec].append((fig, "%s at %s:%s" % (m.group(1), m.group(2), m.group(3))))
+            fig = None
+    return out
+
+
+def memtui_entries(rows):
+    """The Summary's sections: per heading, (figure, unit, share, 'function at file:line')."""
+    out, sec = {}, None
+    for ln in rows:
+        if ln in SECTIONS:
+            sec = ln
+            out[sec] = []
+            continue
+        m = re.match(r"^\s+(\d+) (.{11}) +([\d.]+)%  (.*)$", ln)
+        if m and sec:
+            out[sec].append((int(m.group(1)), m.group(2).strip(), float(m.group(3)), m.group(4)))
+    return out
+
+
 d = tmpdir()
 tmux("new-session", "-d", "-s", "keeper", "sleep 3600")
 try:
@@ -97,6 +167,74 @@ try:
     check(before is not None and after - before < size,
           "detail: %s bytes read in 2 s of idle with the overlay open (phases.c is %d bytes)" %
           (None if before is None else after - before, size))
+    t.keys("q")
+    t.finished()
+    t.close()
+    # ---- item 7: the bottom-up self column, the mark of a row with nothing below ----
+    t = Tui(["-c", "calls", "phases.zst"], cwd=d, width=80, height=24)
+    t.wait_text("Summary")
+    t.keys("3")
+    s = t.wait_text("allocation site")
+    for name, calls in (("phase_two", 6), ("phase_one", 4), ("scratch", 3), ("phase_three", 2)):
+        check_eq(numbers(row(s, name))[:2], [calls, calls], "bottom-up: site %s's self is its %d calls" % (name, calls))
+    t.keys("Right")
+    s = t.wait_text(re.compile(r"^\s+6\s+6\s+40\.00%    \u00b7 main$", re.M))
+    check(s is not None, "bottom-up: phase_two's caller main (nothing above it) is marked, its self the 6 "
+          "stacks that start there")
+    t.keys("q")
+    t.finished()
+    t.close()
+    temporaries = os.path.join(d, "temporaries.zst")
+    check_eq(record([prog("temporaries")], temporaries).returncode, 0, "temporaries: memrec exit status")
+    t = Tui(["-c", "calls", "temporaries.zst"], cwd=d, width=80, height=24)
+    t.wait_text("Summary")
+    t.keys("3")
+    s = t.wait_text("allocation site")
+    check(re.search(r"^\s+17\s+17\s+100\.00%  \u00b7 main$", s or "", re.M) is not None,
+          "bottom-up: the site main, with no caller, is marked at depth 0 (not indented like a child)")
+
+    # ---- item 7: the Summary's entries are memprint's, with unit and share ----
+    t.keys("1")
+    rows = whole_summary(t)
+    rc, printed, _ = report_text(temporaries, top=5)
+    want = memprint_entries(printed)
+    got = memtui_entries(rows)
+    check_eq(got.get("MOST CALLS TO ALLOCATION FUNCTIONS", [None])[0],
+             (10, "calls", 58.8, "main at temporaries.c:62"),
+             "summary: the first calls entry is memprint's (10 calls at line 62, 58.8%), not main's 17")
+    for sec in SECTIONS:
+        check_eq([(f, n) for f, _, _, n in got.get(sec, [])], want.get(sec, []), "summary: %s as memprint's" % sec)
+    t.keys("q")
+    t.finished()
+    t.close()
+    t = Tui(["phases.zst"], cwd=d, width=80, height=24)
+    t.wait_text("Summary")
+    rows = whole_summary(t)
+    rc, printed, _ = report_text(phases, top=5)
+    want = memprint_entries(printed)
+    got = memtui_entries(rows)
+    for sec in SECTIONS:
+        check_eq([(f, n) for f, _, _, n in got.get(sec, [])], want.get(sec, []), "phases summary: %s as memprint's" % sec)
+    check_eq(got.get("PEAK MEMORY CONSUMERS", [None])[0], (120066, "117.25 KiB", 54.5, "phase_two at phases.c:62"),
+             "phases summary: the first peak entry with its unit and share of 220116 bytes")
+
+    # ---- item 7: callers and callees go back to the function shown before ----
+    t.keys("4", "/")
+    t.literal("phase_two")
+    t.keys("Enter", "Enter")
+    s = t.wait_text("CALLERS (1)")
+    check(s is not None and selected_rows(t, "main"), "functions: phase_two's links start on the caller main")
+    t.keys("Enter")
+    s = t.wait(lambda x: re.search(r"share  main \(Backspace: back\)", x) is not None, "main's links")
+    check(s is not None, "functions: Enter on the caller shows main's callers and callees")
+    t.keys("BSpace")
+    s = t.wait(lambda x: re.search(r"share  phase_two \(Backspace: back\)", x) is not None, "back to phase_two")
+    check(s is not None and any("main" in r for r in selected_rows(t, "main")),
+          "functions: Backspace goes back to phase_two, on the row of main")
+    t.keys("BSpace")
+    s = t.wait_text("function (sorted by")
+    check(s is not None and len(selected_rows(t, "phase_two")) == 1,
+          "functions: Backspace again goes back to the list, on phase_two")
     t.keys("q")
     t.finished()
     t.close()
