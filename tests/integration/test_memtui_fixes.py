@@ -50,7 +50,7 @@ def rchar(pid):
 
 def body(s):
     """The view's rows: below the title, tabs and view heading, above the status line."""
-    return lines(s)[3:-1] if s else []
+    return lines(s.rstrip("\n"))[3:-1] if s else []
 
 
 def whole_summary(t):
@@ -235,6 +235,31 @@ try:
     s = t.wait_text("function (sorted by")
     check(s is not None and len(selected_rows(t, "phase_two")) == 1,
           "functions: Backspace again goes back to the list, on phase_two")
+    t.keys("q")
+    t.finished()
+    t.close()
+    # ---- item 5: the flame graph scrolls down past the screen ----
+    deep = os.path.join(d, "deep.zst")
+    check_eq(record([prog("deep")], deep).returncode, 0, "deep: memrec exit status")
+    t = Tui(["deep.zst"], cwd=d, width=80, height=24)
+    t.wait_text("Summary")
+    t.keys("5")
+    s = t.wait_text("FLAME GRAPH")
+    check(s is not None and "levels 1-18+" in lines(s)[2], "flame: the heading says more levels are below")
+    # Down to where the two stacks part (depth 10: bottom left, descend right), then down the deep one.
+    t.keys(*(["Down"] * 13))
+    t.wait_text("20002 (66.67%), self 20002: bottom")
+    t.keys("Right")
+    t.wait_text("10001 (33.33%), self 0: descend")
+    t.keys(*(["Down"] * 300))
+    s = t.wait_text("selected: inclusive 10001 (33.33%), self 10001: bottom")
+    check(s is not None, "flame: Down reaches the deep stack's allocation site, 260 levels down")
+    m = re.search(r"levels (\d+)-(\d+)", lines(s)[2] if s else "")
+    check(m is not None and int(m.group(1)) > 200, "flame: the graph scrolled (%s)" % (m.group(0) if m else None))
+    check(s is not None and len(selected_rows(t, "|bottom")) == 1, "flame: the selected frame is on screen")
+    t.keys("Home")
+    s = t.wait(lambda x: "levels 1-" in x, "back at the top")
+    check(s is not None and "|[total]" in s, "flame: Home goes back to the zoomed frame at the top")
     t.keys("q")
     t.finished()
     t.close()
