@@ -109,6 +109,10 @@ static void on_cancel(int sig)
     _exit(130);
 }
 
+/* Passes over the file at opening: the model (data_open()'s model_load()),
+ * then the over-time series (analysis_run()). */
+#define LOAD_PASSES 2
+
 /* Load in a thread while this one draws a progress bar on stderr (a
  * terminal only); Ctrl+C cancels. */
 static int load_with_progress(struct data *d, const char *path, int utf8, int *err)
@@ -141,16 +145,18 @@ static int load_with_progress(struct data *d, const char *path, int utf8, int *e
             char bar[41];
             char b1[32], b2[32], text[160];
             if (pos >= 0 && st.st_size > 0) {
-                /* The file is read more than once (the model, then the
-                 * analyses): a position that goes back starts a pass. */
-                if (pos < last_pos) {
+                /* The file is read twice (the model, then the series): a
+                 * position that goes back starts the second pass, and the
+                 * bar and the percentage count both, to 100% once. */
+                if (pos < last_pos && pass < LOAD_PASSES) {
                     pass++;
                 }
                 last_pos = pos;
                 long long at = pos > st.st_size ? st.st_size : pos;
-                snprintf(text, sizeof text, "] %3d%% %s of %s, pass %d (Ctrl+C cancels)", (int)(100 * at / st.st_size),
-                         text_bytes(b1, sizeof b1, (uint64_t)pos), text_bytes(b2, sizeof b2, (uint64_t)st.st_size),
-                         pass);
+                long long done = (long long)(pass - 1) * st.st_size + at, all = (long long)LOAD_PASSES * st.st_size;
+                snprintf(text, sizeof text, "] %3d%% %s of %s, pass %d of %d (Ctrl+C cancels)", (int)(100 * done / all),
+                         text_bytes(b1, sizeof b1, (uint64_t)at), text_bytes(b2, sizeof b2, (uint64_t)st.st_size), pass,
+                         LOAD_PASSES);
                 /* One line of the terminal, never wrapped: a wrapped
                  * line makes every update scroll. */
                 int width = cols - 1 - (int)strlen("memtui: reading [") - (int)strlen(text);
@@ -158,7 +164,7 @@ static int load_with_progress(struct data *d, const char *path, int utf8, int *e
                 if (width < 0) {
                     width = 0;
                 }
-                int fill = (int)(width * at / st.st_size);
+                int fill = (int)(width * done / all);
                 memset(bar, '#', (size_t)fill);
                 memset(bar + fill, '.', (size_t)(width - fill));
                 bar[width] = 0;

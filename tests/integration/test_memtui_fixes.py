@@ -263,6 +263,34 @@ try:
     t.keys("q")
     t.finished()
     t.close()
+    # ---- item 3: the load progress line fits 80 columns and counts to 100% once ----
+    big = os.path.join(d, "big.zst")
+    check_eq(record([prog("livegrow"), "8000000", "0"], big).returncode, 0, "livegrow 8000000: memrec exit status")
+    t = Tui(["big.zst"], cwd=d, width=80, height=24)
+    seen, end = [], time.time() + 120
+    while time.time() < end:
+        x = t.screen()
+        if "SUMMARY" in x:
+            break
+        for ln in lines(x):
+            m = re.search(r"memtui: reading \[[#.]*\] +(\d+)% .*, pass (\d)", ln)
+            if m and (not seen or seen[-1][0] != ln):
+                seen.append((ln, int(m.group(1)), int(m.group(2))))
+    print("progress lines seen: %d, first %r, last %r" % (len(seen), seen[0][0] if seen else None,
+                                                          seen[-1][0] if seen else None))
+    if len(seen) >= 2:
+        pct = [p for _, p, _ in seen]
+        check(pct == sorted(pct), "progress: the percentage never goes back (%s)" % pct)
+        check(all(len(ln) <= 80 for ln, _, _ in seen), "progress: every line fits 80 columns")
+        passes = sorted(set(p for _, _, p in seen))
+        check(all(p <= 50 for _, p, k in seen if k == 1) and all(p >= 50 for _, p, k in seen if k == 2),
+              "progress: pass 1 counts to 50%%, pass 2 from 50%% (passes seen: %s)" % passes)
+    else:
+        print("note: the load was too quick to see its progress twice")
+    t.wait_text("SUMMARY")
+    t.keys("q")
+    t.finished()
+    t.close()
 finally:
     tmux("kill-server", check_rc=False)
 done()
