@@ -291,6 +291,30 @@ try:
     t.keys("q")
     t.finished()
     t.close()
+    # ---- item 3: Alloc time's p99 and max columns at 80 columns ----
+    timed = os.path.join(d, "timea_sites.zst")
+    check_eq(record([prog("timea_sites")], timed, extra=["--time"]).returncode, 0, "timea_sites: memrec --time")
+    r = run([MEMPRINT, "--alloc-time", timed])
+    want = {}
+    for ln in r.stdout.decode().split("\n"):
+        cells = re.split(r"  +", ln.strip())
+        if ln.startswith("  ") and cells[0] in ("16 - 31", "malloc", "free"):
+            want[cells[0]] = cells
+    t = Tui(["timea_sites.zst"], cwd=d, width=80, height=24)
+    t.wait_text("Summary")
+    t.keys("7")
+    s = t.wait_text("ALLOCATOR TIME PER FUNCTION")
+    for name in ("16 - 31", "malloc", "free"):
+        got = [re.split(r"  +", ln.strip()) for ln in lines(s or "") if ln.startswith("  " + name + " ")]
+        check_eq(got[:1], [want.get(name)], "alloc time at 80 columns: the %s row whole, p99 and max included" % name)
+    check(all(len(ln) <= 80 for ln in lines(s or "")), "alloc time: nothing past column 80")
+    t.keys(">", ">", ">")
+    s = t.wait_text(re.compile(r"< >: from column \d+"))
+    check(s is not None and re.search(r" \d+\.\d%$", s, re.M) is not None,
+          "alloc time: > scrolls the thread table to its share column")
+    t.keys("q")
+    t.finished()
+    t.close()
 finally:
     tmux("kill-server", check_rc=False)
 done()
