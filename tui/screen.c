@@ -74,8 +74,9 @@ static size_t tree_view(const struct screen *scr, enum calltree_orient o)
 
 /* The tab of view i on a w-column row: " N name ". When every tab does
  * not fit, the current one keeps its name and the others' names are cut
- * to an equal share of what is left (down to the number alone), so that
- * every number stays on screen and a click finds its tab. */
+ * to the longest length that lets them all fit (the shorter names stay
+ * whole; down to the number alone), so that every number stays on screen
+ * and a click finds its tab. */
 static int tab_label(const struct screen *scr, size_t i, int w, char *buf, size_t cap)
 {
     int full = 0;
@@ -90,7 +91,23 @@ static int tab_label(const struct screen *scr, size_t i, int w, char *buf, size_
     for (size_t k = 0; k < view_count; k++) {
         fixed += k == scr->cur ? 0 : snprintf(NULL, 0, " %zu ", k + 1) + 1;
     }
-    int share = (left - fixed) / (int)(view_count - 1);
+    /* The longest length every other name can keep: the shorter names
+     * stay whole, the longer ones are cut to it. */
+    int share = 0;
+    for (int len = 1;; len++) {
+        int used = 0, longer = 0;
+        for (size_t k = 0; k < view_count; k++) {
+            int n = (int)strlen(view_table[k]->name);
+            if (k != scr->cur) {
+                used += n < len ? n : len;
+                longer |= n > len;
+            }
+        }
+        if (used > left - fixed || !longer) {
+            share = used > left - fixed ? len - 1 : len;
+            break;
+        }
+    }
     if (share < 1) {
         return snprintf(buf, cap, " %zu ", i + 1);
     }
@@ -131,7 +148,7 @@ static int draw_window_line(struct screen *scr, int y, int w)
         return 0;
     }
     char buf[256];
-    snprintf(buf, sizeof buf, "WINDOW %.3f-%.3f s (x clears): allocations made in it only (%llu older %s freed in it)",
+    snprintf(buf, sizeof buf, "WINDOW %.3f-%.3f s (x clears): made in it only; %llu older %s freed in it",
              (double)d->from_ms / 1000.0, (double)d->to_ms / 1000.0, (unsigned long long)d->win->earlier_freed_blocks,
              util_plural(d->win->earlier_freed_blocks, "block", "blocks"));
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));

@@ -315,6 +315,52 @@ try:
     t.keys("q")
     t.finished()
     t.close()
+    # ---- item 3: what was cut at 80 columns ----
+    rc, printed, _ = report_text(phases)
+    m = re.search(r"^peak heap memory consumption: (\S+ \S+) \((\d+) bytes\) after (\d+\.\d+) s$", printed, re.M)
+    t = Tui(["phases.zst"], cwd=d, width=80, height=24)
+    s = t.wait_text("Summary")
+    # The RSS versus heap line (~120 columns) goes on over a second row, its end shown.
+    ls = lines(s)
+    at = [i for i, ln in enumerate(ls) if ln.startswith("RSS vs heap at ")]
+    check(at and at[0] + 1 < len(ls) and re.match(r"^  .*\+ rest -?[\d.]+ \S+$", ls[at[0] + 1]) is not None,
+          "80 columns: the RSS versus heap line goes on over a second row, to its end (%r)" %
+          (ls[at[0]:at[0] + 2] if at else None))
+    for k in ("1", "2", "3", "4", "5", "6", "7"):
+        t.keys(k)
+        s = t.wait(lambda x, k=k: re.search(r" %s [A-Z]" % k, lines(x)[1]) is not None, "tab %s" % k)
+        tabs = lines(s)[1] if s else ""
+        check(all(re.search(r" %d( |$)" % n, tabs) for n in range(1, 8)), "80 columns, view %s: every tab's number "
+              "shows (%r)" % (k, tabs))
+    check(" 7 Alloc time" in tabs, "80 columns: the current tab, 7 Alloc time, is whole")
+    t.keys("6")
+    s = t.wait_text("OVER TIME")
+    head = [ln for ln in lines(s) if ln.startswith("OVER TIME")]
+    check(m is not None and head and ("peak %s at %s s" % (m.group(1), m.group(3))) in head[0],
+          "80 columns: the Over time title gives the peak and its time (%r)" % (head[:1],))
+    t.keys("w")
+    t.literal("0.5s-1.5s")
+    t.keys("Enter")
+    s = t.wait_text("WINDOW 0.500-1.500 s (x clears)")
+    win = [ln for ln in lines(s or "") if ln.startswith("WINDOW")]
+    check(win and re.search(r"; \d+ older blocks? freed in it$", win[0]) is not None,
+          "80 columns: the window line whole (%r)" % (win[:1],))
+    t.keys("x")
+    t.wait(lambda x: "WINDOW" not in x, "window cleared")
+    term = "phase_" + "x" * 70
+    t.keys("2", "/")
+    t.literal(term)
+    t.keys("Enter")
+    t.wait_text("no match for")
+    t.keys("Down")
+    s = t.wait(lambda x: lines(x.rstrip("\n"))[-1].startswith("n/N:next/prev 'phase_x"), "the search on the status line")
+    last = lines(s.rstrip("\n"))[-1] if s else ""
+    check(last.endswith("'  ?:help  q:quit  /:search") or "?:help  q:quit" in last,
+          "80 columns: a long search term is cut, the keys stay on the status line (%r)" % last)
+    check("\u2026'" in last, "80 columns: the cut term ends in an ellipsis")
+    t.keys("q")
+    t.finished()
+    t.close()
 finally:
     tmux("kill-server", check_rc=False)
 done()
