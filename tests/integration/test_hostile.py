@@ -398,7 +398,7 @@ else:
         rows = []
         for ln in screen:
             # A row scrolled past its indentation starts with a cut mark.
-            m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+%  (?:\u2026|>)?( *)(?:[-+.\u25be\u25b8\u00b7] )(.*)$", ln)
+            m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+%  (?:\u2026|>)?( *)(?:[-+.\u25be\u25b8\u00b7] |  )(.*)$", ln)
             if m:
                 rows.append((int(m.group(1)), int(m.group(2)), len(m.group(3)) // 2, m.group(4)))
         return rows
