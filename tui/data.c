@@ -422,15 +422,15 @@ static int reload_finish(struct data *d)
 
 int data_refresh(struct data *d, int force)
 {
-    if (d->reload) {
-        return __atomic_load_n(&d->reload->done, __ATOMIC_ACQUIRE) ? reload_finish(d) : 0;
-    }
     if (!data_live(d)) {
         return 0;
     }
     /* Every look sees whether the file grows (the title's LIVE), however
-     * long a load takes. */
+     * long a load takes, a reload running or not. */
     stat_file(d);
+    if (d->reload) {
+        return __atomic_load_n(&d->reload->done, __ATOMIC_ACQUIRE) ? reload_finish(d) : 0;
+    }
     if (d->size == d->loaded_size && d->mtime == d->loaded_mtime) {
         return 0;
     }
