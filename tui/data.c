@@ -306,6 +306,13 @@ static void reload_cancel(struct data *d)
 
 void data_release(struct data *d)
 {
+    if (d->reload && !__atomic_load_n(&d->reload->done, __ATOMIC_ACQUIRE)) {
+        /* Quitting in the middle of a reload: the process is ending, and
+         * waiting for the thread would hold the quit for as long as a
+         * load takes. It owns all it made; the exit takes it all. */
+        pthread_detach(d->reload->th);
+        d->reload = NULL;
+    }
     reload_cancel(d);
     calltree_free(d->tree);
     drop_names(d);

@@ -57,6 +57,8 @@ struct data {
  * memfmt status (with *err_errno for MEMFMT_E_IO), or DATA_E_SYMBOLIZER
  * when the symbolizer cannot start. */
 int data_open(struct data *d, const char *path, int utf8, int *err_errno);
+/** Release everything; to be called once, at exit: a reload still
+ * running is left to the process's end (not waited for). */
 void data_release(struct data *d);
 /** Restrict every figure to allocations made in [from, to) ms (on = 0:
  * the whole run again). Returns 0 or a memfmt status. */

@@ -79,6 +79,25 @@ try:
                      "live: keys answered in under 100 ms during reloads (median %.0f ms)" %
                      (sorted(latencies)[len(latencies) // 2] * 1000))
 
+    # q during a reload: memtui ends at once, not when the reload does.
+    t2 = Tui(["live.zst"], cwd=d, width=80, height=24)
+    quit_s = None
+    end = time.time() + 240
+    while time.time() < end:
+        if "reloading" in title(t2.screen()):
+            sent = time.time()
+            t2.keys("q")
+            code, _ = t2.finished()
+            quit_s = time.time() - sent
+            check_eq(code, 0, "live: q during a reload: exit status")
+            break
+        time.sleep(0.02)
+    check(quit_s is not None, "live: q sent while a reload was running")
+    if quit_s is not None:
+        print("q to exit during a reload: %.0f ms" % (quit_s * 1000))
+        check_timing(quit_s < 0.5, "live: q during a reload ends memtui in under 500 ms (%.0f ms)" % (quit_s * 1000))
+    t2.close()
+
     # The end: memrec finishes the file, memtui shows memprint's figures.
     rec.send_signal(signal.SIGINT)
     check_eq(rec.wait(timeout=120) != 0, True, "live: memrec ends with the program's signal status")
