@@ -21,6 +21,10 @@ enum { ROW_LINE = -1, ROW_HEADING = -2, ROW_BLANK = -3, ROW_NONE = -4 };
 struct summary_view {
     struct view base;
     struct listbox l;
+    /* The bottom-up site of each entry, found once per tree (a scan of
+     * every site): of the tree of `generation`. */
+    uint64_t generation;
+    uint32_t nodes[COST_NTYPES][SITES_TOP];
 };
 
 static const char *const headings[COST_NTYPES] = {
@@ -108,6 +112,20 @@ static const struct site *row_site(const struct data *d, const struct row *r)
     return &d->sites->top[r->kind][r->id];
 }
 
+/* site_node() of the entry of row `r`, from the view's cache. */
+static uint32_t row_node(struct summary_view *v, const struct data *d, const struct row *r)
+{
+    if (v->generation != d->generation) {
+        v->generation = d->generation;
+        for (int c = 0; c < COST_NTYPES; c++) {
+            for (uint32_t i = 0; i < SITES_TOP; i++) {
+                v->nodes[c][i] = d->sites && i < d->sites->n[c] ? site_node(d, &d->sites->top[c][i]) : CALLTREE_NONE;
+            }
+        }
+    }
+    return v->nodes[r->kind][r->id];
+}
+
 /* The unit column of an entry: bytes and times as memprint's report
  * writes them ("117.25 KiB", "1.20 ms"), counts by what they count. */
 static const char *site_figure(char *buf, size_t cap, enum cost_type c, uint64_t v)
@@ -171,7 +189,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
             snprintf(buf, sizeof buf, "  %14llu %-11s %5.1f%%  ", (unsigned long long)e->value,
                      site_figure(fig, sizeof fig, (enum cost_type)row->kind, e->value), e->share);
             int x = crt_put(yy, 0, buf, w, attr);
-            uint32_t node = site_node(d, e);
+            uint32_t node = row_node((struct summary_view *)v, d, row);
             const char *label = node != CALLTREE_NONE ? data_node_label(d, CALLTREE_BOTTOM_UP, node) : e->name;
             /* Entries are stacks: two of one function differ by the line of their call. */
             char *text = NULL;
@@ -200,7 +218,7 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         if (l->n && selectable(l, l->sel)) {
             r.flags |= VIEW_GOTO;
             r.o = CALLTREE_BOTTOM_UP;
-            r.node = site_node(c->d, row_site(c->d, &l->rows[l->sel]));
+            r.node = row_node((struct summary_view *)v, c->d, &l->rows[l->sel]);
         }
         return r;
     }
@@ -227,7 +245,7 @@ static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c
     }
     /* The entry's own allocation call: its stack's innermost frame. */
     const struct site *e = row_site(c->d, &l->rows[l->sel]);
-    uint32_t node = site_node(c->d, e);
+    uint32_t node = row_node((struct summary_view *)v, c->d, &l->rows[l->sel]);
     *name = node != CALLTREE_NONE ? data_node_name(c->d, CALLTREE_BOTTOM_UP, node) : e->name;
     return &e->frame;
 }
@@ -244,6 +262,7 @@ static struct view_result search(struct view *v, struct view_ctx *c, int dir)
 static struct view *new_view(void)
 {
     struct summary_view *s = xcalloc(1, sizeof *s);
+    s->generation = UINT64_MAX; /* no tree yet */
     return &s->base;
 }
 

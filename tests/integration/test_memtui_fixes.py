@@ -204,6 +204,11 @@ try:
              "summary: the first calls entry is memprint's (10 calls at line 62, 58.8%), not main's 17")
     for sec in SECTIONS:
         check_eq([(f, n) for f, _, _, n in got.get(sec, [])], want.get(sec, []), "summary: %s as memprint's" % sec)
+    # d on the first entry: its own allocation call, line 62 (main's first frame merged is another line).
+    t.keys("Home", "d")
+    s = t.wait_text("FRAME DETAIL")
+    check(s is not None and re.search(r"file:\s+\S*temporaries\.c:62$", s, re.M) is not None,
+          "summary: d on the first calls entry shows its allocation call, temporaries.c:62")
     t.keys("q")
     t.finished()
     t.close()
