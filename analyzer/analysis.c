@@ -53,6 +53,8 @@ struct pass {
     int stopped; /* the --at moment was reached: the rest is not read */
     int skip_events; /* nothing restricted, only sizes asked: the model's accounting is the figures */
     struct ts_values cur, hi;
+    struct ts_group_values *gcur; /* series groups: each one's values now (NULL: none) */
+    struct ts_group_values *ghi; /* and when the heap last reached hi.heap */
     struct memfmt_event out[EVENT_BATCH];
     size_t nout;
 };
@@ -84,6 +86,25 @@ static int past_window(const struct pass *p)
 static int not_kept_kind(const struct pass *p)
 {
     return p->q->has_window && p->now < p->q->from_ms ? OLD : OTHER;
+}
+
+/* The series group a kept block of `trace` counts in too; NULL for none. */
+static struct ts_group_values *group_of(struct pass *p, uint32_t trace)
+{
+    if (!p->gcur || trace >= p->m->nnodes || p->q->series_group[trace] == 0) {
+        return NULL;
+    }
+    return &p->gcur[p->q->series_group[trace] - 1];
+}
+
+/* The node a kept block of `trace` is charged to (analysis_query.remap). */
+static uint32_t charged(const struct pass *p, uint32_t trace)
+{
+    if (!p->q->remap || trace >= p->m->nnodes) {
+        return trace;
+    }
+    uint32_t to = p->q->remap[trace];
+    return to <= trace ? to : trace;
 }
 
 static void flush(struct pass *p)
@@ -142,11 +163,20 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info
     if (!kept) {
         return 0;
     }
-    emit(p, size, trace, 0, ns);
+    emit(p, size, charged(p, trace), 0, ns);
+    struct ts_group_values *g = group_of(p, trace);
+    if (g) {
+        g->live += size;
+        g->calls++;
+    }
     p->cur.heap += size;
     if (p->cur.heap > p->hi.heap) {
         p->hi.heap = p->cur.heap;
+        if (p->gcur) {
+            memcpy(p->ghi, p->gcur, p->q->series_groups * sizeof *p->gcur);
+        }
     }
+    p->hi.calls = ++p->cur.calls;
     if (p->a->sizes) {
         sizes_add(p->a->sizes, size);
         if (p->q->sizes > 1) {
@@ -206,8 +236,15 @@ static int on_free(struct pass *p, uint64_t size, uint32_t trace, uint32_t info,
             return 0;
         }
     }
-    emit(p, size, trace, MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
+    emit(p, size, charged(p, trace), MEMFMT_EV_FREE | (temporary ? MEMFMT_EV_TEMPORARY : 0), ns);
     p->cur.heap = p->cur.heap >= size ? p->cur.heap - size : 0;
+    p->cur.temporary += temporary != 0;
+    p->hi.temporary = p->cur.temporary;
+    struct ts_group_values *g = group_of(p, trace);
+    if (g) {
+        g->live = g->live >= size ? g->live - size : 0;
+        g->temporary += temporary != 0;
+    }
     if (temporary && p->a->sizes) {
         sizes_add_temporary(p->a->sizes, size);
     }
@@ -278,10 +315,12 @@ static void on_map(struct pass *p, const struct memfmt_record *r)
 {
     struct memfmt_record fixed = *r;
     uint32_t trace = r->u.map.trace < p->ntraces ? r->u.map.trace : 0;
+    int kept_node = keeps_trace(p, trace);
+    trace = charged(p, trace);
     fixed.u.map.trace = trace;
     int thread_ok = !p->q->thread || r->u.map.thread == p->q->thread;
     if (r->u.map.delta >= 0) {
-        if (!(p->in_window && thread_ok && keeps_trace(p, trace))) {
+        if (!(p->in_window && thread_ok && kept_node)) {
             p->per_node[trace].map_other += (uint64_t)r->u.map.delta;
             return;
         }
@@ -314,6 +353,7 @@ static void set_time(struct pass *p, uint64_t ms)
         return;
     }
     if (p->a->series) {
+        timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi);
         timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
     }
     p->now = ms;
@@ -413,7 +453,9 @@ void analysis_free(struct analysis *a)
 
 static int query_ok(const struct analysis_query *q)
 {
-    return q->series_points <= TIMESERIES_MAX_POINTS && !(q->has_window && q->from_ms >= q->to_ms);
+    int groups_ok =
+        !q->series_group || (q->series_points && q->series_groups >= 1 && q->series_groups <= TIMESERIES_MAX_GROUPS);
+    return q->series_points <= TIMESERIES_MAX_POINTS && !(q->has_window && q->from_ms >= q->to_ms) && groups_ok;
 }
 
 /* A pass over `m`'s recording (which may still be loading: streaming). */
@@ -441,12 +483,17 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
         a->growth = growth_new(from, to, m->sample_rate);
     }
     struct pass *p = xcalloc(1, sizeof *p);
+    if (a->series && q->series_group) {
+        timeseries_set_groups(a->series, q->series_groups);
+        p->gcur = xcalloc(q->series_groups, sizeof *p->gcur);
+        p->ghi = xcalloc(q->series_groups, sizeof *p->ghi);
+    }
     p->q = q;
     p->m = m;
     p->a = a;
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
-    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points;
+    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points && !q->remap;
     xgrow((void **)&p->per_node, &p->per_node_cap, (size_t)m->nnodes + 1, sizeof *p->per_node);
     memset(p->per_node, 0, p->per_node_cap * sizeof *p->per_node);
     p->in_window = !q->has_window || q->from_ms == 0;
@@ -478,6 +525,7 @@ static struct analysis *pass_finish(struct pass *p)
     flush(p);
     accounting_finish(a->acct);
     if (a->series) {
+        timeseries_reach_groups(a->series, UINT64_MAX, p->gcur, p->ghi);
         timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
         const struct acct_totals *t = accounting_totals(a->acct);
         a->series->peak_bytes = t->peak_bytes;
@@ -487,6 +535,8 @@ static struct analysis *pass_finish(struct pass *p)
         a->series->rss_peak = t->peak_rss;
     }
     free(p->pairs);
+    free(p->gcur);
+    free(p->ghi);
     free(p->per_node);
     free(p);
     return a;
@@ -554,7 +604,7 @@ struct analysis_stream {
 
 int analysis_streamable(const struct analysis_query *q)
 {
-    return query_ok(q) && !q->keep && !q->series_points && !q->thread;
+    return query_ok(q) && !q->keep && !q->series_points && !q->thread && !q->remap;
 }
 
 static void stream_events(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n)
@@ -610,14 +660,20 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
 
 /* ---- function filter ---- */
 
-static int frames_match(struct frames *fr, uint32_t node, const regex_t *re)
+static int frames_match(struct frames *fr, uint32_t node, const regex_t *re, enum analysis_field field)
 {
     uint32_t n;
     const struct sym_frame *f = frames_of_node(fr, node, &n);
     for (uint32_t i = 0; i < n; i++) {
-        char *name = frames_name_dup(&f[i]);
-        int hit = regexec(re, name, 0, NULL, 0) == 0;
-        free(name);
+        int hit;
+        if (field == ANALYSIS_FIELD_FUNCTION) {
+            char *name = frames_name_dup(&f[i]);
+            hit = regexec(re, name, 0, NULL, 0) == 0;
+            free(name);
+        } else {
+            const char *s = field == ANALYSIS_FIELD_FILE ? f[i].file : f[i].module;
+            hit = s && regexec(re, s, 0, NULL, 0) == 0;
+        }
         if (hit) {
             return 1;
         }
@@ -627,6 +683,12 @@ static int frames_match(struct frames *fr, uint32_t node, const regex_t *re)
 
 int analysis_keep_functions(struct frames *fr, const char *keep, const char *exclude, uint8_t **mask, char *errbuf,
                             size_t errcap)
+{
+    return analysis_keep_frames(fr, ANALYSIS_FIELD_FUNCTION, keep, exclude, mask, errbuf, errcap);
+}
+
+int analysis_keep_frames(struct frames *fr, enum analysis_field field, const char *keep, const char *exclude,
+                         uint8_t **mask, char *errbuf, size_t errcap)
 {
     const struct model *m = frames_model(fr);
     regex_t kre, xre;
@@ -674,10 +736,10 @@ int analysis_keep_functions(struct frames *fr, const char *keep, const char *exc
         h &= 3;
         while (np-- > 0) {
             uint32_t x = path[np];
-            if (keep && !(h & 1) && frames_match(fr, x, &kre)) {
+            if (keep && !(h & 1) && frames_match(fr, x, &kre, field)) {
                 h |= 1;
             }
-            if (exclude && !(h & 2) && frames_match(fr, x, &xre)) {
+            if (exclude && !(h & 2) && frames_match(fr, x, &xre, field)) {
                 h |= 2;
             }
             hit[x] = h | 4;

@@ -58,10 +58,21 @@ struct analysis_query {
     int sizes; /* 1: fill the size histogram; 2: and the sizes of each call stack (sizes_of_traces) */
     int growth; /* 1: fit each trace's live bytes over the window (growth.h): all blocks the filters keep,
                  * whenever allocated */
+    /* With series_points: per model node (m->nnodes entries), 1 + the
+     * index of the series group its kept blocks also count in, 0 for none
+     * (timeseries.h, groups); NULL: no groups. series_groups: how many
+     * (1..TIMESERIES_MAX_GROUPS). memtui's stacked chart. */
+    const uint32_t *series_group;
+    uint32_t series_groups;
+    /* Per model node: the node whose costs its kept blocks and mappings
+     * are charged to (wrappers.h: folded allocator wrappers); NULL: their
+     * own. Each entry is the node itself or one of its ancestors. The
+     * filters (keep, series_group) still look at the node itself. */
+    const uint32_t *remap;
 };
 #define ANALYSIS_QUERY_INIT                                                                                            \
     {                                                                                                                  \
-        0, 0, 0, 0, 0, 0, NULL, 0, 0, 0                                                                                \
+        0, 0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL                                                                 \
     }
 
 struct analysis {
@@ -82,7 +93,8 @@ struct analysis {
  * 0 with *out set (stop_rc tells if the data ended early), a negative
  * memfmt status when the file cannot be opened (*err_errno = errno for
  * MEMFMT_E_IO), or MEMFMT_E_INVALID for a bad query (series_points above
- * TIMESERIES_MAX_POINTS, or an empty window: from_ms >= to_ms). Memory: the model's
+ * TIMESERIES_MAX_POINTS, an empty window: from_ms >= to_ms, or groups
+ * without a series or more than TIMESERIES_MAX_GROUPS). Memory: the model's
  * node count, 12 bytes per (size, stack) pair id of the file when a
  * window or a thread is set, the distinct sizes with `sizes` (and the (stack, size) pairs
  * with sizes = 2), the points; time: one pass
@@ -132,5 +144,16 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
  * main() to each trace (cached in `fr`). */
 int analysis_keep_functions(struct frames *fr, const char *keep, const char *exclude, uint8_t **mask, char *errbuf,
                             size_t errcap);
+
+/* What analysis_keep_frames() matches in each frame. */
+enum analysis_field {
+    ANALYSIS_FIELD_FUNCTION, /* the name, as analysis_keep_functions() */
+    ANALYSIS_FIELD_FILE, /* the source file's path (a frame without one never matches) */
+    ANALYSIS_FIELD_MODULE, /* the module's path (the program or a shared library) */
+};
+/** analysis_keep_functions() matching `field` of each frame instead of
+ * its name (memtui's file and module filters). */
+int analysis_keep_frames(struct frames *fr, enum analysis_field field, const char *keep, const char *exclude,
+                         uint8_t **mask, char *errbuf, size_t errcap);
 
 #endif

@@ -257,7 +257,7 @@ static void func_inclusive(struct calltree *t)
 
 /* ---- building ---- */
 
-static void build_top_down(struct calltree *t, const struct accounting *a)
+static void build_top_down(struct calltree *t, const struct accounting *a, const struct growth *g)
 {
     const struct model *m = frames_model(t->fr);
     struct tree *tr = &t->tr[CALLTREE_TOP_DOWN];
@@ -276,7 +276,7 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
     map[0] = 0;
     for (uint32_t tid = 1; tid < ntraces && tid < nn; tid++) {
         struct cost_vec v;
-        cost_of_trace(a, tid, &v);
+        cost_of_trace_in(a, g, tid, &v);
         if (!cost_any(&v) || map[tid] != CALLTREE_NONE) {
             continue;
         }
@@ -314,7 +314,7 @@ static void build_top_down(struct calltree *t, const struct accounting *a)
     }
     for (uint32_t tid = 0; tid < ntraces; tid++) {
         struct cost_vec v;
-        cost_of_trace(a, tid, &v);
+        cost_of_trace_in(a, g, tid, &v);
         if (!cost_any(&v)) {
             continue;
         }
@@ -549,9 +549,14 @@ static void bu_init(struct calltree *t)
 
 struct calltree *calltree_build(struct frames *fr, const struct accounting *a)
 {
+    return calltree_build_growth(fr, a, NULL);
+}
+
+struct calltree *calltree_build_growth(struct frames *fr, const struct accounting *a, const struct growth *g)
+{
     struct calltree *t = xcalloc(1, sizeof *t);
     t->fr = fr;
-    build_top_down(t, a);
+    build_top_down(t, a, g);
     func_inclusive(t);
     bu_init(t);
     t->forder = xmalloc(((size_t)t->nfuncs + 1) * sizeof *t->forder);

@@ -28,7 +28,8 @@
  *     calltree_free(t); frames_free(fr);
  *
  * Node 0 of each orientation is the root: its inclusive cost of every type
- * equals the accounting's total for that type (cost_total()), exactly for
+ * equals the accounting's total for that type (cost_total(); for
+ * COST_GROWTH, growth_costs_total()), exactly for
  * a complete recording (sampled: up to each estimate's rounding). Costs of trace 0 (no stack) are the root's self.
  * A stack starts at main() when it has it (the C library's frames above
  * it are dropped, as in memprint's reports).
@@ -83,8 +84,14 @@ struct calltree;
  * for them (see there), so that its cost is what is read of it, never
  * allocation sites × depth up front. Children come in creation order
  * until calltree_sort(). Returns the tree (free with calltree_free());
- * dies only on out of memory. */
+ * dies only on out of memory. COST_GROWTH is 0 everywhere: see
+ * calltree_build_growth(). */
 struct calltree *calltree_build(struct frames *fr, const struct accounting *a);
+/** calltree_build() with each trace's COST_GROWTH from `g`, the growth
+ * fit of the pass that made `a` (analysis->growth; NULL: 0), so that a
+ * node's growth is the sum of its stacks' (docs/definitions.md, "Memory
+ * growth") and the root's is growth_costs_total(g). */
+struct calltree *calltree_build_growth(struct frames *fr, const struct accounting *a, const struct growth *g);
 /** Release; accepts NULL. */
 void calltree_free(struct calltree *t);
 

@@ -4,7 +4,8 @@
 
 #include <string.h>
 
-static const char *const names[COST_NTYPES] = {"calls", "temporary", "peak", "leaked", "allocated", "mapped", "time"};
+static const char *const names[COST_NTYPES] = {"calls",     "temporary", "peak", "leaked",
+                                               "allocated", "mapped",    "time", "growth"};
 
 void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *out)
 {
@@ -20,6 +21,14 @@ void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *
     out->v[COST_ALLOCATED] = c->allocated;
     out->v[COST_MAPPED] = accounting_mapped_at_peak(a, trace);
     out->v[COST_TIME] = c->time_ns;
+}
+
+void cost_of_trace_in(const struct accounting *a, const struct growth *g, uint32_t trace, struct cost_vec *out)
+{
+    cost_of_trace(a, trace, out);
+    if (g) {
+        out->v[COST_GROWTH] = growth_trace_cost(g, trace);
+    }
 }
 
 uint64_t cost_total(const struct accounting *a, enum cost_type c)
@@ -59,6 +68,7 @@ const char *cost_unit(enum cost_type c)
     case COST_CALLS:
     case COST_TEMPORARY: return "calls";
     case COST_TIME: return "ns";
+    case COST_GROWTH: return "bytes/s";
     default: return "bytes";
     }
 }

@@ -276,10 +276,11 @@ static const char *const change_titles[COST_NTYPES] = {
     "MEMORY ALLOCATED",
     "PEAK MAPPED MEMORY",
     "TIME IN THE ALLOCATOR (ns)",
+    "MEMORY GROWTH (bytes/s)",
 };
 static const char *const summary_names[COST_NTYPES] = {
     "calls to allocation functions", "temporary allocations", "peak heap memory consumption", "total memory leaked",
-    "total bytes allocated",         "peak mapped memory",    "time in the allocator (ns)",
+    "total bytes allocated",         "peak mapped memory",    "time in the allocator (ns)",   "steady growth (bytes/s)",
 };
 
 /* Names are frames_name_dup()'s, escaped already; files come from the

@@ -25,6 +25,7 @@ static enum cost_type groups_section_cost(enum report_section s)
     case REPORT_LEAKED: return COST_LEAKED;
     case REPORT_ALLOCATED: return COST_ALLOCATED;
     case REPORT_TIME: return COST_TIME;
+    case REPORT_GROWTH: return COST_GROWTH;
     default: return COST_MAPPED;
     }
 }
@@ -271,19 +272,16 @@ static void groups_print_sites(const struct report *r, const struct report_optio
 
 /* For each section o->sections selects: the o->top functions with the
  * largest inclusive cost (stacks through them, each once), with their self
- * cost (stacks ending in them). Sorts `t`. */
-static void groups_print_functions(struct calltree *t, const struct report_options *o, FILE *out)
+ * cost (stacks ending in them); growth only when the report has a fit
+ * (`has_growth`). Sorts `t`. */
+static void groups_print_functions(struct calltree *t, int has_growth, const struct report_options *o, FILE *out)
 {
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!selected(o, s)) {
             continue;
         }
-        if (s == REPORT_GROWTH) {
-            /* Growth is the report's, per merged stack: not a cost type
-             * of the call tree (yet), so no inclusive figure to rank. */
-            fprintf(out, "\n%s, BY FUNCTION\n  (not ranked by function: use --group site)\n",
-                    report_title((enum report_section)s));
-            continue;
+        if (s == REPORT_GROWTH && !has_growth) {
+            continue; /* no fit made: no section of zeros */
         }
         enum cost_type c = groups_section_cost((enum report_section)s);
         calltree_sort(t, c, 0);
@@ -334,8 +332,8 @@ void groups_print_report(const struct report *r, struct frames *fr, const struct
         if (!fr) {
             groups_print_sites(r, &ro, out);
         } else {
-            struct calltree *t = calltree_build(fr, a);
-            groups_print_functions(t, &ro, out);
+            struct calltree *t = calltree_build_growth(fr, a, r->model->growth);
+            groups_print_functions(t, r->model->growth != NULL, &ro, out);
             calltree_free(t);
         }
     }

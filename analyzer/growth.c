@@ -43,6 +43,8 @@ struct growth {
     size_t pool_cap;
     struct series_state total;
     double total_pts[GROWTH_POINTS];
+    uint64_t *costs; /* by trace, after growth_finish(): growth_cost_of_fit() of its series */
+    uint64_t costs_total;
     int finished;
 };
 
@@ -70,6 +72,7 @@ void growth_free(struct growth *g)
     }
     free(g->states);
     free(g->pool);
+    free(g->costs);
     free(g);
 }
 
@@ -235,6 +238,19 @@ void growth_finish(struct growth *g, uint64_t end_ms)
         }
     }
     bring_up(g, &g->total, g->total_pts);
+    /* Every trace's fit once: the call tree's cost of each trace, read as
+     * often as trees are built. */
+    g->costs = xcalloc(g->states_cap ? g->states_cap : 1, sizeof *g->costs);
+    for (size_t i = 0; i < g->states_cap; i++) {
+        const struct series_state *s = &g->states[i];
+        if (s->pts == 0) {
+            continue;
+        }
+        struct growth_fit f;
+        growth_fit_series(g, g->pool + (size_t)(s->pts - 1) * GROWTH_POINTS, &f);
+        g->costs[i] = growth_cost_of_fit(&f, growth_is_growth(g, &f, s->samples));
+        g->costs_total += g->costs[i];
+    }
 }
 
 /* ---- reading and fitting ---- */
@@ -316,4 +332,22 @@ int growth_is_growth(const struct growth *g, const struct growth_fit *f, uint64_
         return 0;
     }
     return g->rate <= 0 || samples >= GROWTH_MIN_SAMPLES;
+}
+
+uint64_t growth_cost_of_fit(const struct growth_fit *f, int grows)
+{
+    if (!grows) {
+        return 0;
+    }
+    return f->rate >= 1 ? (uint64_t)llround(f->rate) : 1;
+}
+
+uint64_t growth_trace_cost(const struct growth *g, uint32_t trace)
+{
+    return g->costs && trace < g->states_cap ? g->costs[trace] : 0;
+}
+
+uint64_t growth_costs_total(const struct growth *g)
+{
+    return g->costs_total;
 }

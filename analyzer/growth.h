@@ -3,7 +3,8 @@
  * each trace's live bytes sampled at evenly spaced points of a window, and
  * a least-squares line fitted through them. Memory is 32 bytes per trace
  * id and GROWTH_POINTS doubles per trace with an event, whatever the number
- * of events; each event costs O(1) amortized. Fed by the analysis pass (analysis.c). Pure: no I/O. */
+ * of events (and 8 bytes per trace id for the fitted costs); each event
+ * costs O(1) amortized. Fed by the analysis pass (analysis.c). Pure: no I/O. */
 #ifndef GROWTH_H
 #define GROWTH_H
 
@@ -70,5 +71,15 @@ void growth_fit_series(const struct growth *g, const double *y, struct growth_fi
 /** 1 when a fit counts as growth: rate > 0, r2 >= GROWTH_MIN_R2, the end
  * above the middle, and (sampled) at least GROWTH_MIN_SAMPLES samples. */
 int growth_is_growth(const struct growth *g, const struct growth_fit *f, uint64_t samples);
+/** A fit's growth as a cost (costs.h COST_GROWTH and the MOST MEMORY
+ * GROWTH ranking): its rate in bytes per second, rounded, at least 1, for
+ * a fit that counts as growth (`grows`: growth_is_growth()); else 0. */
+uint64_t growth_cost_of_fit(const struct growth_fit *f, int grows);
+/** The growth cost of `trace` (growth_cost_of_fit() of its own series),
+ * fitted once for every trace at growth_finish(); 0 for a trace with no
+ * event or before growth_finish(). O(1). */
+uint64_t growth_trace_cost(const struct growth *g, uint32_t trace);
+/** Sum of growth_trace_cost() over every trace: the call tree's root. */
+uint64_t growth_costs_total(const struct growth *g);
 
 #endif

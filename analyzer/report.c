@@ -337,9 +337,14 @@ uint64_t report_cost(const struct report_stack *st, enum report_section s)
     case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
     case REPORT_TIME: return st->time_ns;
-    case REPORT_GROWTH: return st->grows ? (uint64_t)(st->growth.rate >= 1 ? llround(st->growth.rate) : 1) : 0;
+    case REPORT_GROWTH: return growth_cost_of_fit(&st->growth, st->grows);
     default: return 0;
     }
+}
+
+uint32_t report_stack_of(const struct report *r, uint32_t trace)
+{
+    return trace < r->ntraces && r->stack_of_trace[trace] ? r->stack_of_trace[trace] - 1 : UINT32_MAX;
 }
 
 /* Each stack's growth: the series of its traces summed (the fit of a sum
@@ -440,7 +445,7 @@ struct report *report_new(const struct model *m)
     size_t stack_of_cap = 0;
     size_t stacks_cap = 0;
     uint32_t ntraces = accounting_ntraces(m->acct);
-    uint32_t *stack_of_trace = m->growth ? xcalloc(ntraces ? ntraces : 1, sizeof *stack_of_trace) : NULL;
+    uint32_t *stack_of_trace = xcalloc(ntraces ? ntraces : 1, sizeof *stack_of_trace);
     for (uint32_t t = 0; t < ntraces; t++) {
         const struct acct_cost *c = accounting_cost(m->acct, t);
         if (!c || (c->calls == 0 && c->mapping_calls == 0)) {
@@ -460,9 +465,7 @@ struct report *report_new(const struct model *m)
             idx--;
         }
         struct report_stack *st = &r->stacks[idx];
-        if (stack_of_trace) {
-            stack_of_trace[t] = idx + 1;
-        }
+        stack_of_trace[t] = idx + 1;
         st->calls += c->calls;
         st->temporary += c->temporary;
         st->allocated += c->allocated;
@@ -478,7 +481,8 @@ struct report *report_new(const struct model *m)
     if (m->growth) {
         stacks_growth(r, stack_of_trace, ntraces);
     }
-    free(stack_of_trace);
+    r->stack_of_trace = stack_of_trace;
+    r->ntraces = ntraces;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         r->ranked[s] = xmalloc((r->nstacks ? r->nstacks : 1) * sizeof *r->ranked[s]);
         uint32_t k = 0;
@@ -501,6 +505,7 @@ void report_free(struct report *r)
         return;
     }
     free(r->stacks);
+    free(r->stack_of_trace);
     index_free(r->ix);
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         free(r->ranked[s]);
@@ -763,10 +768,8 @@ static void print_time_summary(const struct model *m, const struct acct_totals *
     }
 }
 
-/* The whole heap's growth (growth.h): the fitted rate over the window. */
-static void print_growth_summary(const struct model *m, FILE *out)
+void report_print_growth(const struct model *m, const struct growth *g, FILE *out)
 {
-    const struct growth *g = m->growth;
     if (!g) {
         return;
     }
@@ -890,7 +893,7 @@ void report_print_text(const struct report *r, const struct report_options *o, F
      * the summary that memtui shows as it is. */
     if (m->growth) {
         fputc('\n', out);
-        print_growth_summary(m, out);
+        report_print_growth(m, m->growth, out);
     }
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
         if (!report_section_shown(r, o, (enum report_section)s)) {

@@ -57,6 +57,9 @@ struct report {
     /* Sampled: stacks whose live bytes rose (fitted rate > 0) with fewer
      * than GROWTH_MIN_SAMPLES sampled allocations in the window. */
     uint32_t growth_undersampled;
+    /* Trace -> index into stacks + 1 (0: a trace with no cost): report_stack_of(). */
+    uint32_t *stack_of_trace;
+    uint32_t ntraces;
 };
 
 struct report_options {
@@ -95,12 +98,21 @@ uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_f
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */
 uint64_t report_cost(const struct report_stack *st, enum report_section s);
+/** The stack (index into r->stacks) trace `trace` of the model is merged
+ * into; UINT32_MAX for a trace with no allocation or mapping in the
+ * model's accounting. O(1). */
+uint32_t report_stack_of(const struct report *r, uint32_t trace);
 /** Print the summary lines of the text report (program, runtime, calls,
  * temporary, peak, RSS, leaked, allocated, mapped) for the costs in `a`:
  * m->acct for the whole run, or an analysis's accounting (analysis.h) for
  * a window or filter, whose calls and bytes are then its own even in a
  * sampled recording. memtui shows these lines as they are. */
 void report_print_summary(const struct model *m, const struct accounting *a, FILE *out);
+/** The whole heap's growth over the window of `g` (growth.h; NULL: no
+ * line), as the text report prints it after the summary: "memory growth:
+ * RATE/s (N bytes/s) fitted over S s from T s, R² X", "~" before the rate
+ * when `m` is sampled, or that the window is too short to fit. */
+void report_print_growth(const struct model *m, const struct growth *g, FILE *out);
 /** Print the summary and every section as text. */
 void report_print_text(const struct report *r, const struct report_options *o, FILE *f);
 /** Print everything as one JSON object. */

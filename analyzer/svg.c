@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Interactive SVG flame graphs (svg.h). Frames are kept as given (name,
  * depth, cost, and the cost offset of their left edge), drawn at write
- * time; the script only moves what is drawn. Names reach the file only as
+ * time; the script only moves what is drawn, and its search also counts
+ * the frames too narrow to draw, listed apart (put_narrow()). Names reach the file only as
  * escaped XML text, never inside the script or an attribute unescaped. */
 #include "svg.h"
 
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "idmap.h"
 #include "names.h"
 #include "util.h"
 
@@ -29,6 +31,12 @@
  * says what was cut. At most some 60 MB of SVG. */
 #define SVG_MAX_DEPTH 256
 #define SVG_MAX_FRAMES 200000
+/* Frames too narrow to draw are kept too, for the search's matched share
+ * (the folded stacks' figure, not only what is drawn): at most this many,
+ * as numbers in one attribute and their names once each, some 30 bytes a
+ * frame. Past it, narrow subtrees are not walked and the note says the
+ * share may be short. */
+#define SVG_MAX_NARROW 50000
 
 struct svg_node {
     char *name; /* valid UTF-8, no control characters */
@@ -47,7 +55,16 @@ struct svg {
     uint32_t skip_below; /* UINT32_MAX, or frames deeper than this are dropped */
     size_t cut_deep; /* frames deeper than SVG_MAX_DEPTH, not kept */
     size_t cut_many; /* frames past SVG_MAX_FRAMES, not kept */
+    size_t narrow; /* frames kept that are too narrow to draw */
+    size_t cut_narrow; /* narrow frames past SVG_MAX_NARROW, not kept */
 };
+
+/* Whether a frame of `cost` is too narrow to draw, once the root is in. */
+static int is_narrow(const struct svg *g, uint64_t cost)
+{
+    uint64_t total = g->n ? g->nodes[0].cost : 0;
+    return total && (double)cost / (double)total * (WIDTH - 2 * PAD) < MIN_PX;
+}
 
 struct svg *svg_new(const struct svg_options *o)
 {
@@ -98,7 +115,13 @@ void svg_frame(struct svg *g, uint32_t depth, const char *name, uint64_t cost, u
         return;
     }
     g->skip_below = UINT32_MAX;
-    if (depth > SVG_MAX_DEPTH || g->n >= SVG_MAX_FRAMES) {
+    int narrow = depth > 0 && is_narrow(g, cost);
+    if (narrow && depth <= SVG_MAX_DEPTH && g->narrow >= SVG_MAX_NARROW) {
+        g->cut_narrow++;
+        g->skip_below = depth - 1;
+        return;
+    }
+    if (depth > SVG_MAX_DEPTH || (!narrow && g->n - g->narrow >= SVG_MAX_FRAMES)) {
         *(depth > SVG_MAX_DEPTH ? &g->cut_deep : &g->cut_many) += 1;
         g->skip_below = depth - 1; /* and its subtree */
         return;
@@ -121,7 +144,8 @@ void svg_frame(struct svg *g, uint32_t depth, const char *name, uint64_t cost, u
     nd->x = x;
     nd->cost = cost;
     nd->base = base;
-    if (depth > g->max_depth) {
+    g->narrow += (size_t)narrow;
+    if (!narrow && depth > g->max_depth) {
         g->max_depth = depth;
     }
 }
@@ -215,7 +239,7 @@ static double pct(uint64_t v, uint64_t total)
  * reset half-way, leaving frames hidden). */
 static const char script[] =
     "var svgns='http://www.w3.org/2000/svg';\n"
-    "var W=WIDTH_PX,PADX=PAD_PX,CW=CHAR_PX,frames=[],total=0,unit='',zoomed=null;\n"
+    "var W=WIDTH_PX,PADX=PAD_PX,CW=CHAR_PX,frames=[],every=[],total=0,unit='',zoomed=null;\n"
     "function init(){var "
     "g=document.getElementsByClassName('f');unit=document.documentElement.getAttribute('data-unit');\n"
     " for(var i=0;i<g.length;i++){var e=g[i];var r=e.getElementsByTagName('rect')[0];\n"
@@ -232,7 +256,12 @@ static const char script[] =
     "  e.addEventListener('mouseout',function(){details('');});}\n"
     " if(frames.length){total=frames[0].v;}document.getElementById('reset').addEventListener('click',function(){zoom("
     "frames[0]);});\n"
-    " document.getElementById('search').addEventListener('click',search);}\n"
+    " document.getElementById('search').addEventListener('click',search);\n"
+    " every=frames.slice();var u=document.getElementById('undrawn');\n"
+    " if(u){var nm=u.getElementsByTagName('text'),fs=u.getAttribute('data-f').split(';');\n"
+    "  for(var k=0;k<fs.length;k++){var p=fs[k].split(',');if(p.length!==4){continue;}\n"
+    "   every.push({x:+p[0],v:+p[1],d:+p[2],name:nm[+p[3]].textContent,r:null});}\n"
+    "  every.sort(function(a,b){return a.x-b.x||a.d-b.d;});}}\n"
     "function details(s){document.getElementById('details').textContent=s||' ';}\n"
     "function fit(f,w){var n=Math.floor((w-6)/CW);var s=f.name;if(n<2){s='';}else "
     "if(s.length>n){s=s.substring(0,n-1)+'\\u2026';}\n"
@@ -247,8 +276,8 @@ static const char script[] =
     "  f.g.style.opacity=above&&f!==z?'0.6':'1';fit(f,w);}}\n"
     "function search(){var re=prompt('Search (regular expression); empty to clear','');if(re===null){return;}\n"
     " var rx=null;if(re!==''){try{rx=new RegExp(re);}catch(e){alert('bad expression: '+e.message);return;}}\n"
-    " var sum=0,end=-1;for(var i=0;i<frames.length;i++){var f=frames[i];var hit=rx!==null&&i>0&&rx.test(f.name);\n"
-    "  f.r.setAttribute('fill',hit?'rgb(230,0,230)':f.fill);if(hit&&f.x>=end){sum+=f.v;end=f.x+f.v;}}\n"
+    " var sum=0,end=-1;for(var i=0;i<every.length;i++){var f=every[i];var hit=rx!==null&&f.d>0&&rx.test(f.name);\n"
+    "  if(f.r){f.r.setAttribute('fill',hit?'rgb(230,0,230)':f.fill);}if(hit&&f.x>=end){sum+=f.v;end=f.x+f.v;}}\n"
     " var m=document.getElementById('matched');\n"
     " m.textContent=rx===null?' ':'Matched: '+(total?(100*sum/total).toFixed(2):'0.00')+'% ('+sum+' '+unit+')';}\n"
     "window.addEventListener('load',init);\n";
@@ -274,6 +303,65 @@ static void put_script(FILE *f)
             fputc(*s++, f);
         }
     }
+}
+
+struct names_ctx {
+    const struct svg *g;
+    const uint32_t *first; /* per distinct name: a node that has it */
+    const char *key;
+};
+
+static uint64_t name_hash(const void *ctx, uint32_t i)
+{
+    const struct names_ctx *c = ctx;
+    return idmap_hash_str(c->g->nodes[c->first[i]].name);
+}
+
+static int name_same(const void *ctx, uint32_t i)
+{
+    const struct names_ctx *c = ctx;
+    return strcmp(c->g->nodes[c->first[i]].name, c->key) == 0;
+}
+
+/* The frames too narrow to draw, for the search: one hidden element whose
+ * data-f holds "x,v,d,n;" per frame in the order of the tree (n: the index
+ * of its name among the element's <text> children, each name once). The
+ * script reads names from the text, as it does a drawn frame's. */
+static void put_narrow(const struct svg *g, FILE *f)
+{
+    if (g->narrow == 0) {
+        return;
+    }
+    uint32_t *first = xmalloc(g->narrow * sizeof *first);
+    uint32_t nnames = 0;
+    struct idmap map = IDMAP_INIT;
+    struct names_ctx c = {g, first, NULL};
+    fputs("<g id=\"undrawn\" display=\"none\" data-f=\"", f);
+    for (size_t i = 1; i < g->n; i++) {
+        const struct svg_node *nd = &g->nodes[i];
+        if (!is_narrow(g, nd->cost)) {
+            continue;
+        }
+        c.key = nd->name;
+        idmap_reserve(&map, (size_t)nnames + 1, name_hash, &c);
+        size_t slot;
+        uint32_t k = idmap_find(&map, idmap_hash_str(nd->name), name_same, &c, &slot);
+        if (k == IDMAP_NONE) {
+            k = nnames++;
+            first[k] = (uint32_t)i;
+            idmap_put(&map, slot, k);
+        }
+        fprintf(f, "%" PRIu64 ",%" PRIu64 ",%u,%u;", nd->x, nd->cost, nd->depth, k);
+    }
+    fputs("\">", f);
+    for (uint32_t k = 0; k < nnames; k++) {
+        fputs("<text>", f);
+        put_text(g->nodes[first[k]].name, SIZE_MAX, f);
+        fputs("</text>", f);
+    }
+    fputs("</g>\n", f);
+    idmap_release(&map);
+    free(first);
 }
 
 int svg_write(const struct svg *g, FILE *f)
@@ -321,13 +409,8 @@ int svg_write(const struct svg *g, FILE *f)
         const struct svg_node *nd = &g->nodes[i];
         double w = total ? (double)nd->cost / (double)total * span : 0.0;
         if (w < MIN_PX && i > 0) {
-            /* Too narrow to see: left out with its subtree. */
-            size_t j = i + 1;
-            while (j < g->n && g->nodes[j].depth > nd->depth) {
-                j++;
-            }
-            hidden += j - i;
-            i = j - 1;
+            /* Too narrow to see: listed after the drawn frames. */
+            hidden++;
             continue;
         }
         double x = PAD + (total ? (double)nd->x / (double)total * span : 0.0);
@@ -359,11 +442,16 @@ int svg_write(const struct svg *g, FILE *f)
         }
         fputs("</text></g>\n", f);
     }
-    if (hidden || g->cut_deep || g->cut_many) {
+    put_narrow(g, f);
+    if (hidden || g->cut_deep || g->cut_many || g->cut_narrow) {
         fprintf(f, "<text x=\"%g\" y=\"%d\" style=\"font-size:10px\">", WIDTH / 2, height - 24);
         const char *sep = "";
         if (hidden) {
-            fprintf(f, "%zu frames narrower than %.1f px not drawn", hidden, MIN_PX);
+            fprintf(f, "%zu frames narrower than %.1f px not drawn (the search counts them)", hidden, MIN_PX);
+            sep = "; ";
+        }
+        if (g->cut_narrow) {
+            fprintf(f, "%sthe search counts only the first %d of them", sep, SVG_MAX_NARROW);
             sep = "; ";
         }
         if (g->cut_deep) {
@@ -388,10 +476,11 @@ void svg_add_tree(struct svg *g, const struct calltree *t, enum calltree_orient 
     uint64_t total = root->incl.v[c];
     svg_frame(g, 0, root_name, total, 0);
     /* Depth-first with an explicit stack: stacks may be deeper than the C
-     * stack should recurse. A frame too narrow to draw is added (the writer
-     * counts it among those not drawn) but its callers or callees are not
-     * asked for: the bottom-up tree is built as it is walked, and a hostile
-     * recording's tree may have millions of such nodes. */
+     * stack should recurse. Frames too narrow to draw are walked too, for
+     * the search, up to SVG_MAX_NARROW of them: past it their callers or
+     * callees are not asked for (the bottom-up tree is built as it is
+     * walked, and a hostile recording's tree may have millions of such
+     * nodes). */
     uint32_t *stack = NULL;
     size_t cap = 0, sp = 0;
     uint32_t n;
@@ -408,10 +497,14 @@ void svg_add_tree(struct svg *g, const struct calltree *t, enum calltree_orient 
             continue;
         }
         svg_frame(g, nd->depth, calltree_name(t, o, id), v, 0);
-        if (total && (double)v / (double)total * (WIDTH - 2 * PAD) < MIN_PX) {
+        int narrow = is_narrow(g, v);
+        if (narrow && g->narrow >= SVG_MAX_NARROW) {
+            if (v > nd->self.v[c]) {
+                g->cut_narrow++;
+            }
             continue;
         }
-        if (nd->depth >= SVG_MAX_DEPTH || g->n >= SVG_MAX_FRAMES) {
+        if (nd->depth >= SVG_MAX_DEPTH || (!narrow && g->n - g->narrow >= SVG_MAX_FRAMES)) {
             /* Its callers or callees would not be kept: not asked for. */
             if (v > nd->self.v[c]) {
                 *(nd->depth >= SVG_MAX_DEPTH ? &g->cut_deep : &g->cut_many) += 1;

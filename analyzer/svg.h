@@ -47,8 +47,8 @@ void svg_free(struct svg *g);
  * recording (diff graphs only). Frames deeper than a skipped depth are
  * dropped. O(1) amortized. */
 void svg_frame(struct svg *g, uint32_t depth, const char *name, uint64_t cost, uint64_t base);
-/** Write the graph: frames narrower than a tenth of a pixel are left out
- * with their children (the heading says how many). Returns 0, or -1 when
+/** Write the graph: frames narrower than a tenth of a pixel are not
+ * drawn but listed for the search (the note line says how many). Returns 0, or -1 when
  * writing failed (errno set by stdio). O(frames). */
 int svg_write(const struct svg *g, FILE *f);
 

@@ -4,6 +4,7 @@
 #include "timeseries.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -30,6 +31,8 @@ void timeseries_free(struct timeseries *s)
         return;
     }
     free(s->points);
+    free(s->groups);
+    free(s->groups_max);
     free(s);
 }
 
@@ -44,5 +47,31 @@ void timeseries_reach(struct timeseries *s, uint64_t ms, const struct ts_values 
         /* Events carry the time of the TIME record before them: all of
          * them belong to the first point they reach, none to the next. */
         *hi = *now;
+    }
+}
+
+int timeseries_set_groups(struct timeseries *s, uint32_t ngroups)
+{
+    if (ngroups < 1 || ngroups > TIMESERIES_MAX_GROUPS || s->groups) {
+        return -1;
+    }
+    s->groups = xcalloc((size_t)s->npoints * ngroups, sizeof *s->groups);
+    s->groups_max = xcalloc((size_t)s->npoints * ngroups, sizeof *s->groups_max);
+    s->ngroups = ngroups;
+    return 0;
+}
+
+void timeseries_reach_groups(struct timeseries *s, uint64_t ms, const struct ts_group_values *now,
+                             struct ts_group_values *hi)
+{
+    if (!s->groups) {
+        return;
+    }
+    /* The same points timeseries_reach() fills for this `ms`. */
+    while (s->groups_filled < s->npoints && (s->points[s->groups_filled].ms < ms || ms == UINT64_MAX)) {
+        memcpy(&s->groups[(size_t)s->groups_filled * s->ngroups], now, s->ngroups * sizeof *now);
+        memcpy(&s->groups_max[(size_t)s->groups_filled * s->ngroups], hi, s->ngroups * sizeof *hi);
+        memcpy(hi, now, s->ngroups * sizeof *now);
+        s->groups_filled++;
     }
 }

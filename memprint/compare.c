@@ -29,8 +29,8 @@ int mode_compare(const struct opts *o, const char *path)
         source_release(&n);
         return whole;
     }
-    struct calltree *tb = calltree_build(source_frames(&b), b.acct);
-    struct calltree *tn = calltree_build(source_frames(&n), n.acct);
+    struct calltree *tb = calltree_build_growth(source_frames(&b), b.acct, b.view.growth);
+    struct calltree *tn = calltree_build_growth(source_frames(&n), n.acct, n.view.growth);
     struct difftree *d = diff_build(tb, tn);
     d->base_timed = cost_recorded(&b.m->header, COST_TIME);
     d->new_timed = cost_recorded(&n.m->header, COST_TIME);

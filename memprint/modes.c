@@ -72,6 +72,9 @@ struct svg *modes_svg_new(const struct opts *o, const struct source *s, const st
     const char *unit = cost_unit(o->cost);
     size_t n = util_addf(title, title_cap, 0, "%s%s: %s (%s)", base ? "change from base to new, " : "",
                          model_program(s->m), cost_name(o->cost), unit);
+    if (s->m->sample_rate || (base && base->m->sample_rate)) {
+        n = util_addf(title, title_cap, n, "; sampled: ~estimates");
+    }
     if (s->note[0]) {
         util_addf(title, title_cap, n, "; %s", s->note);
     }
@@ -183,7 +186,7 @@ int mode_report(const struct opts *o, const char *path)
         write_exports(o, &s);
     }
     if (o->folded || o->svg) {
-        struct calltree *t = calltree_build(source_frames(&s), s.acct);
+        struct calltree *t = calltree_build_growth(source_frames(&s), s.acct, s.view.growth);
         calltree_sort(t, o->cost, 0);
         if (o->folded) {
             modes_write_folded(o->folded, t, NULL, o->cost);

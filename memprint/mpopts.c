@@ -84,7 +84,8 @@ void mpopts_usage(FILE *f)
                "  -F, --folded OUT    write folded stacks for flame graphs to OUT ('-': stdout)\n"
                "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
                "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
-               "                      leaked, allocated, mapped, time (default peak)\n"
+               "                      leaked, allocated, mapped, time, growth (bytes/s of\n"
+               "                      steady growth) (default peak)\n"
                "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
                "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
                "      --sizes         histogram of requested sizes instead of the report\n"
@@ -252,8 +253,9 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         case 'c':
             o->cost_set = 1;
             if (cost_parse(optarg, &o->cost) < 0) {
-                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped or time)",
-                         optarg);
+                die_code(
+                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time or growth)",
+                    optarg);
             }
             break;
         case OPT_SVG: o->svg = optarg; break;

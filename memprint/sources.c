@@ -17,6 +17,7 @@
 #include "escape.h"
 #include "modcheck.h"
 #include "parse.h"
+#include "progress.h"
 #include "util.h"
 
 /* Once per recording: the modules whose files are gone or were rebuilt,
@@ -227,6 +228,10 @@ void source_open(struct source *s, const struct opts *o)
         st = wanted ? analysis_stream_new(q, &hook) : NULL;
     }
     spool_if_needed(s);
+    /* A bar after a second on a terminal, not when the output goes to a
+     * file or a pipe (issue: a script's stderr stays quiet); stopped
+     * before anything is written. */
+    struct progress *bar = isatty(STDOUT_FILENO) ? progress_start("memprint", s->read_path, 1000) : NULL;
     load_model(s, st ? &hook : NULL, o->read_fail_code);
     const struct model *m = s->m;
     make_query(s, o, m);
@@ -248,6 +253,7 @@ void source_open(struct source *s, const struct opts *o)
                      rc == MEMFMT_E_IO ? strerror(err) : memfmt_strerror(rc));
         }
     }
+    progress_stop(bar);
     /* Unrestricted, the model's figures are the query's (a streamed pass
      * then accounts no events: analysis.h). */
     s->acct = restricted ? s->a->acct : m->acct;

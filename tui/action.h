@@ -27,7 +27,8 @@ enum action {
     ACT_VIEW6,
     ACT_VIEW7,
     ACT_VIEW8,
-    ACT_VIEW9, /* the number keys: the view at that place of the views table */
+    ACT_VIEW9,
+    ACT_VIEW10, /* the number keys (0 for the tenth): the view at that place of the views table */
     ACT_COST_NEXT,
     ACT_COST_PREV,
     ACT_SORT_SELF,
@@ -44,6 +45,11 @@ enum action {
     ACT_EXPAND_ALL,
     ACT_SCROLL_LEFT, /* <: the names column, in the trees */
     ACT_SCROLL_RIGHT, /* > */
+    ACT_LIVE_AT, /* a: the charts: what was live at the cursor */
+    ACT_FILTER, /* F: type a filter (function, file, module, thread) */
+    ACT_FOLD, /* W: fold allocator wrappers into their callers */
+    ACT_COLUMNS, /* =: every cost as a column in the trees */
+    ACT_EDIT, /* e: the selected frame's source in $EDITOR */
     ACT_NACTIONS,
 };
 

@@ -153,6 +153,11 @@ void crt_init(void)
     }
 }
 
+int crt_batch(void)
+{
+    return batch_screen != NULL;
+}
+
 int crt_init_batch(int w, int h)
 {
     batch_null = fopen("/dev/null", "r+");

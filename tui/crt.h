@@ -27,6 +27,8 @@ enum crt_color {
  * (/dev/null), no colours, no signal handlers. Returns 0, or -1 when
  * curses cannot start. */
 int crt_init_batch(int w, int h);
+/** 1 in batch mode (crt_init_batch()): no terminal to hand to a program. */
+int crt_batch(void);
 /** Batch mode: write the screen's text to `out`, one line per row,
  * trailing spaces removed. */
 void crt_dump(FILE *out);

@@ -18,6 +18,7 @@
 #include "escape.h"
 #include "names.h"
 #include "util.h"
+#include "wrappers.h"
 
 static void free_lines(char **lines, uint32_t n)
 {
@@ -40,17 +41,29 @@ static void drop_names(struct data *d)
  * (report.c, groups.c): the reload thread and this one take turns. */
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void data_report_lock(int on)
+{
+    if (on) {
+        pthread_mutex_lock(&report_lock);
+    } else {
+        pthread_mutex_unlock(&report_lock);
+    }
+}
+
 /* What one load makes, owned by whoever holds it: the reload thread while
  * it builds, then the data once installed. */
 struct built {
     struct model *m;
     struct frames *fr;
-    struct analysis *win; /* NULL without a window */
+    struct analysis *win; /* NULL without a window, a filter or a folding */
     struct analysis *whole; /* the series; NULL when that pass failed */
     struct calltree *tree;
     char **summary;
     uint32_t nsummary;
     struct sites *sites;
+    uint8_t *keep; /* the filter's keep mask (NULL: none) */
+    uint32_t *remap; /* the folding's node map (NULL: none) */
+    uint32_t folded;
     uint64_t load_ms;
 };
 
@@ -61,6 +74,8 @@ struct load_params {
     int utf8, has_window, by_self;
     uint64_t from_ms, to_ms;
     enum cost_type cost;
+    struct filter filter; /* plain values: copied, never shared */
+    struct fold fold;
 };
 
 /* A reload running in the background (data_refresh()). */
@@ -80,6 +95,8 @@ static void built_free(struct built *b)
     sites_free(b->sites);
     analysis_free(b->win);
     analysis_free(b->whole);
+    free(b->keep);
+    free(b->remap);
     frames_free(b->fr);
     model_free(b->m);
     memset(b, 0, sizeof *b);
@@ -103,9 +120,11 @@ static char *stop_warning(const struct model *m, const char *path)
 
 /* The summary's lines exactly as memprint prints them, for the costs in
  * use, after memprint's warning on a file that stops early; and the top
- * entries of memprint's report. */
-static void make_summary(const struct model *m, const struct accounting *acct, int windowed, const char *path, int utf8,
-                         char ***out, uint32_t *nout, struct sites **sites)
+ * entries of memprint's report. `growth`: the fit of the pass that made
+ * the figures (NULL: none). */
+static void make_summary(const struct model *m, const struct accounting *acct, int windowed,
+                         const struct growth *growth, const char *path, int utf8, char ***out, uint32_t *nout,
+                         struct sites **sites)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -120,7 +139,8 @@ static void make_summary(const struct model *m, const struct accounting *acct, i
     }
     pthread_mutex_lock(&report_lock);
     report_print_summary(m, acct, f);
-    *sites = sites_new(m, acct, windowed);
+    report_print_growth(m, growth, f);
+    *sites = sites_new(m, acct, windowed, growth);
     pthread_mutex_unlock(&report_lock);
     if (!windowed) {
         /* The whole run's: a window has no RSS split (rssgap.h). One
@@ -143,13 +163,17 @@ static void make_summary(const struct model *m, const struct accounting *acct, i
     *nout = n;
 }
 
-/* The tree and the summary of the model's figures, or of the window's. */
+/* The tree and the summary of the model's figures, or of the window's and
+ * the filter's; the growth from the pass that made them, or from the
+ * series pass. */
 static void make_tree(struct built *b, const struct load_params *p)
 {
     const struct accounting *acct = b->win ? b->win->acct : b->m->acct;
-    b->tree = calltree_build(b->fr, acct);
+    const struct analysis *g = b->win ? b->win : b->whole;
+    b->tree = calltree_build_growth(b->fr, acct, g ? g->growth : NULL);
     calltree_sort(b->tree, p->cost, p->by_self);
-    make_summary(b->m, acct, b->win != NULL, p->path, p->utf8, &b->summary, &b->nsummary, &b->sites);
+    make_summary(b->m, acct, b->win != NULL, g ? g->growth : NULL, p->path, p->utf8, &b->summary, &b->nsummary,
+                 &b->sites);
 }
 
 /* Put `b`'s figures in place of the data's (this thread: the views read
@@ -165,12 +189,17 @@ static void install(struct data *d, struct built *b)
     analysis_free(d->whole);
     alloctime_free(d->atime);
     d->atime = NULL;
+    free(d->keep);
+    free(d->remap);
     frames_free(d->fr);
     model_free(d->m);
     d->m = b->m;
     d->fr = b->fr;
     d->win = b->win;
     d->whole = b->whole;
+    d->keep = b->keep;
+    d->remap = b->remap;
+    d->folded = b->folded;
     d->tree = b->tree;
     d->summary = b->summary;
     d->nsummary = b->nsummary;
@@ -184,7 +213,8 @@ static void install(struct data *d, struct built *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Rebuild the tree and the summary of the loaded model (a new window). */
+/* Rebuild the tree and the summary of the loaded model (a new window,
+ * filter or folding). */
 static void build_tree(struct data *d)
 {
     calltree_free(d->tree);
@@ -193,9 +223,13 @@ static void build_tree(struct data *d)
     free_lines(d->summary, d->nsummary);
     sites_free(d->sites);
     d->acct = d->win ? d->win->acct : d->m->acct;
-    d->tree = calltree_build(d->fr, d->acct);
+    /* Growth is fitted by the pass that made the window, or by the whole
+     * run's series pass (data_series()). */
+    const struct analysis *g = d->win ? d->win : d->whole;
+    d->tree = calltree_build_growth(d->fr, d->acct, g ? g->growth : NULL);
     calltree_sort(d->tree, d->cost, d->by_self);
-    make_summary(d->m, d->acct, d->win != NULL, d->path, d->utf8, &d->summary, &d->nsummary, &d->sites);
+    make_summary(d->m, d->acct, d->win != NULL, g ? g->growth : NULL, d->path, d->utf8, &d->summary, &d->nsummary,
+                 &d->sites);
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
     d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
@@ -221,6 +255,65 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The window's and the filter's analysis for model `m` (frames `fr`):
+ * *win NULL when neither is set; *keep the filter's mask, which the query
+ * points to, *remap the folding's map, *folded the traces it moves. */
+static int restricted(const struct load_params *p, const struct model *m, struct frames *fr, struct analysis **win,
+                      uint8_t **keep, uint32_t **remap, uint32_t *folded, int *err_errno, char *err, size_t cap)
+{
+    *win = NULL;
+    *keep = NULL;
+    *remap = NULL;
+    if (!p->has_window && !p->filter.on && !p->fold.on) {
+        return 0;
+    }
+    int rc = filter_mask(&p->filter, fr, keep, err, cap);
+    if (rc < 0) {
+        return rc;
+    }
+    if (p->fold.on) {
+        char re[1024];
+        rc = wrappers_remap(fr, fold_regex(&p->fold, re, sizeof re), remap, folded, err, cap);
+        if (rc < 0) {
+            free(*keep);
+            *keep = NULL;
+            return rc;
+        }
+    }
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.has_window = p->has_window;
+    q.from_ms = p->from_ms;
+    q.to_ms = p->to_ms;
+    q.keep = *keep;
+    q.thread = p->filter.thread;
+    q.remap = *remap;
+    q.growth = 1;
+    rc = analysis_run(p->path, m, &q, win, err_errno);
+    if (rc < 0) {
+        free(*keep);
+        free(*remap);
+        *keep = NULL;
+        *remap = NULL;
+        *win = NULL;
+    }
+    return rc;
+}
+
+/* The chart's series (and the growth fit) of the stacks the filter keeps,
+ * never restricted to the window (it is chosen on this chart); NULL on
+ * error. */
+static struct analysis *series_pass(const char *path, const struct model *m, const uint8_t *keep, uint32_t thread)
+{
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.series_points = DATA_SERIES_POINTS;
+    q.keep = keep;
+    q.thread = thread;
+    q.growth = 1;
+    struct analysis *a = NULL;
+    int e = 0;
+    return analysis_run(path, m, &q, &a, &e) < 0 ? NULL : a;
+}
+
 /* Everything of a load, from `p` alone: safe in a thread of its own, as
  * it shares no object with the data's (the analyzer's objects keep no
  * state between them but report.c's sort key, under report_lock). */
@@ -238,33 +331,24 @@ static int build(const struct load_params *p, struct built *b, int *err_errno)
         built_free(b);
         return DATA_E_SYMBOLIZER;
     }
-    if (p->has_window) {
-        struct analysis_query q = ANALYSIS_QUERY_INIT;
-        q.has_window = 1;
-        q.from_ms = p->from_ms;
-        q.to_ms = p->to_ms;
-        rc = analysis_run(p->path, b->m, &q, &b->win, err_errno);
-        if (rc < 0) {
-            b->win = NULL;
-            built_free(b);
-            return rc;
-        }
+    char msg[256];
+    rc = restricted(p, b->m, b->fr, &b->win, &b->keep, &b->remap, &b->folded, err_errno, msg, sizeof msg);
+    if (rc < 0) {
+        built_free(b);
+        return rc;
     }
+    /* The chart's series now, while loading, so that no key waits for a
+     * pass over the file; the same pass fits the growth the tree needs. */
+    b->whole = series_pass(p->path, b->m, b->keep, p->filter.thread);
     make_tree(b, p);
-    /* The chart's series now, while loading, so that no key waits for a pass over the file. */
-    struct analysis_query q = ANALYSIS_QUERY_INIT;
-    q.series_points = DATA_SERIES_POINTS;
-    int e = 0;
-    if (analysis_run(p->path, b->m, &q, &b->whole, &e) < 0) {
-        b->whole = NULL;
-    }
     b->load_ms = now_ms() - start;
     return 0;
 }
 
 static struct load_params params_of(const struct data *d)
 {
-    struct load_params p = {d->path, d->utf8, d->has_window, d->by_self, d->from_ms, d->to_ms, d->cost};
+    struct load_params p = {d->path,  d->utf8, d->has_window, d->by_self, d->from_ms,
+                            d->to_ms, d->cost, d->filter,     d->fold};
     return p;
 }
 
@@ -321,33 +405,72 @@ void data_release(struct data *d)
     analysis_free(d->win);
     analysis_free(d->whole);
     alloctime_free(d->atime);
+    free(d->keep);
+    free(d->remap);
     frames_free(d->fr);
     model_free(d->m);
     memset(d, 0, sizeof *d);
 }
 
-int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno)
+/* Make the figures of the window and the filter now set; on an error the
+ * previous ones stay. */
+static int restrict_again(struct data *d, int *err_errno, char *err, size_t cap)
 {
-    struct analysis *win = NULL;
-    if (on) {
-        struct analysis_query q = ANALYSIS_QUERY_INIT;
-        q.has_window = 1;
-        q.from_ms = from_ms;
-        q.to_ms = to_ms;
-        int rc = analysis_run(d->path, d->m, &q, &win, err_errno);
-        if (rc < 0) {
-            return rc;
-        }
+    struct analysis *win;
+    uint8_t *keep;
+    uint32_t *remap;
+    struct load_params p = params_of(d);
+    int rc = restricted(&p, d->m, d->fr, &win, &keep, &remap, &d->folded, err_errno, err, cap);
+    if (rc < 0) {
+        return rc;
     }
     calltree_free(d->tree);
     d->tree = NULL;
     analysis_free(d->win);
     d->win = win;
+    free(d->keep);
+    d->keep = keep;
+    free(d->remap);
+    d->remap = remap;
+    build_tree(d);
+    return 0;
+}
+
+int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno)
+{
+    int was = d->has_window;
+    uint64_t from = d->from_ms, to = d->to_ms;
     d->has_window = on;
     d->from_ms = from_ms;
     d->to_ms = to_ms;
-    build_tree(d);
-    return 0;
+    char msg[256];
+    int rc = restrict_again(d, err_errno, msg, sizeof msg);
+    if (rc < 0) {
+        d->has_window = was;
+        d->from_ms = from;
+        d->to_ms = to;
+    }
+    return rc;
+}
+
+int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char *err, size_t cap)
+{
+    struct filter old = d->filter;
+    d->filter = *f;
+    int rc = restrict_again(d, err_errno, err, cap);
+    if (rc < 0) {
+        d->filter = old;
+        return rc;
+    }
+    /* The chart follows the filter: its series again, and without a
+     * window the tree takes its growth from that pass. */
+    analysis_free(d->whole);
+    d->whole = NULL;
+    data_series(d);
+    if (!d->win) {
+        build_tree(d);
+    }
+    return rc;
 }
 
 int data_cost_offered(const struct data *d, enum cost_type c)
@@ -380,15 +503,9 @@ const struct alloctime *data_alloc_time(struct data *d)
 const struct timeseries *data_series(struct data *d)
 {
     if (!d->whole) {
-        struct analysis_query q = ANALYSIS_QUERY_INIT;
-        q.series_points = DATA_SERIES_POINTS;
-        int e = 0;
-        if (analysis_run(d->path, d->m, &q, &d->whole, &e) < 0) {
-            d->whole = NULL;
-            return NULL;
-        }
+        d->whole = series_pass(d->path, d->m, d->keep, d->filter.thread);
     }
-    return d->whole->series;
+    return d->whole ? d->whole->series : NULL;
 }
 
 int data_live(const struct data *d)
@@ -404,16 +521,20 @@ static void *reload_thread(void *arg)
     return NULL;
 }
 
-/* A finished reload: its figures replace the data's, unless the window
- * changed meanwhile (they are then of the old window: dropped, and the
- * next look loads again). Returns as data_refresh(). */
+/* A finished reload: its figures replace the data's, unless the window,
+ * the filter or the folding changed meanwhile (they are then of the old
+ * ones: dropped, and the next look loads again). Returns as
+ * data_refresh(). */
 static int reload_finish(struct data *d)
 {
     struct data_reload *r = d->reload;
     pthread_join(r->th, NULL);
     d->reload = NULL;
     int rc = r->rc < 0 ? r->rc : 1;
-    if (r->rc >= 0 && (r->p.has_window != d->has_window || r->p.from_ms != d->from_ms || r->p.to_ms != d->to_ms)) {
+    int same = r->p.has_window == d->has_window && r->p.from_ms == d->from_ms && r->p.to_ms == d->to_ms &&
+               memcmp(&r->p.filter, &d->filter, sizeof d->filter) == 0 &&
+               memcmp(&r->p.fold, &d->fold, sizeof d->fold) == 0;
+    if (r->rc >= 0 && !same) {
         built_free(&r->b);
         d->loaded_size = -1; /* not loaded yet: the next look loads */
         rc = 0;
@@ -540,4 +661,15 @@ const char *data_node_name(struct data *d, enum calltree_orient o, uint32_t id)
 uint64_t data_total(const struct data *d)
 {
     return calltree_node(d->tree, CALLTREE_TOP_DOWN, 0)->incl.v[d->cost];
+}
+
+int data_set_fold(struct data *d, const struct fold *f, int *err_errno, char *err, size_t cap)
+{
+    struct fold old = d->fold;
+    d->fold = *f;
+    int rc = restrict_again(d, err_errno, err, cap);
+    if (rc < 0) {
+        d->fold = old;
+    }
+    return rc;
 }

@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "calltree.h"
 #include "costs.h"
+#include "filter.h"
 #include "model.h"
 #include "sites.h"
 
@@ -27,13 +28,20 @@ struct data {
     struct frames *fr;
     struct calltree *tree; /* of `acct` */
     const struct accounting *acct; /* m->acct, or win->acct while a window is set */
-    struct analysis *win; /* the window's analysis; NULL without a window */
-    struct analysis *whole; /* the whole run's series (lazily, for the over-time view) */
+    struct analysis *win; /* the window's and the filter's analysis; NULL without either */
+    struct filter filter; /* F (filter.h); filter.on = 0: none */
+    uint8_t *keep; /* the filter's keep mask for m (NULL: none) */
+    struct fold fold; /* W (filter.h); fold.on = 0: none */
+    uint32_t *remap; /* the folding's node map for m (NULL: none) */
+    uint32_t folded; /* traces it moves */
+    struct analysis *whole; /* the whole run's series and growth fit (while loading) */
     struct alloctime *atime; /* allocator time tables (lazily, for the allocator time view); whole run */
     int has_window;
     uint64_t from_ms, to_ms;
     enum cost_type cost;
     int by_self; /* functions sorted by self cost */
+    int all_costs; /* = : the trees show every cost's column (columns.h) */
+    struct data *base; /* memtui BASE NEW: the base recording (the Diff view); NULL for one file */
     char **summary; /* report_print_summary()'s lines, escaped */
     uint32_t nsummary;
     struct sites *sites; /* the summary's top entries, memprint's report's (sites.h); NULL on error */
@@ -63,6 +71,13 @@ void data_release(struct data *d);
 /** Restrict every figure to allocations made in [from, to) ms (on = 0:
  * the whole run again). Returns 0 or a memfmt status. */
 int data_set_window(struct data *d, int on, uint64_t from_ms, uint64_t to_ms, int *err_errno);
+/** Restrict every figure to what filter `f` keeps (f->on = 0: no filter),
+ * with the window as it is. Returns 0 or a memfmt status (the previous
+ * figures stay; MEMFMT_E_INVALID: a bad expression, message in err). */
+int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char *err, size_t cap);
+/** Fold allocator wrappers as `f` says (f->on = 0: none), with the window
+ * and the filter as they are. Returns as data_set_filter(). */
+int data_set_fold(struct data *d, const struct fold *f, int *err_errno, char *err, size_t cap);
 /** 1 when cost `c` is offered for this recording: recorded (allocator
  * time only with memrec --time), and mapped only when the run mapped
  * something. */
@@ -72,7 +87,9 @@ void data_set_cost(struct data *d, enum cost_type c, int by_self);
 /** The whole run's allocator time tables (alloctime.h), made at the first
  * call after a load (one pass over the file); NULL on error. */
 const struct alloctime *data_alloc_time(struct data *d);
-/** The whole run's series (computed while loading); NULL on error. */
+/** The whole run's series (computed while loading, with its growth fit)
+ * of the stacks the filter keeps (every stack without one; never
+ * restricted to the window); NULL on error. */
 const struct timeseries *data_series(struct data *d);
 /** Live refresh, called often from the thread that draws: when the file
  * changed since the last load, start loading it again in a thread of its
@@ -97,6 +114,10 @@ const char *data_func_name(struct data *d, uint32_t f);
 const char *data_func_label(struct data *d, uint32_t f);
 /** data_func_label() of node `id`'s function ("[total]" for the root). */
 const char *data_node_label(struct data *d, enum calltree_orient o, uint32_t id);
+/** Take (on = 1) or give back (0) the lock under which report_new() and
+ * the report's printing run: report.c keeps its sort key in a static,
+ * and a live reload's thread builds reports too. */
+void data_report_lock(int on);
 /** The total of the current cost: the root's inclusive cost. */
 uint64_t data_total(const struct data *d);
 

@@ -24,15 +24,15 @@ static void push(char ***lines, size_t *n, size_t *cap, char *line)
     (*lines)[*n] = NULL;
 }
 
-/* The number keys of the views (1 to 9 reach the first nine) and their
+/* The number keys of the views (1 to 9 and 0 reach the first ten) and their
  * names, "A, B, C", wrapped at the commas so that no line is `width`
  * columns or wider (a name longer than a line gets one of its own). */
 static void push_views(char ***lines, size_t *n, size_t *cap, int width)
 {
     char keys[KEYS_W] = "";
     size_t k = 0;
-    for (size_t i = 0; i < view_count && i < 9; i++) {
-        k += (size_t)snprintf(keys + k, sizeof keys - k, "%s%zu", i ? " " : "", i + 1);
+    for (size_t i = 0; i < view_count && i < 10; i++) {
+        k += (size_t)snprintf(keys + k, sizeof keys - k, "%s%zu", i ? " " : "", (i + 1) % 10);
     }
     char buf[512];
     int len = snprintf(buf, sizeof buf, "  %-*s", KEYS_W - 2, keys);

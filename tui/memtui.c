@@ -4,39 +4,35 @@
  * that errors read as memprint's), then the screen's event loop. */
 #define _GNU_SOURCE
 #include <curses.h>
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <langinfo.h>
-#include <limits.h>
 #include <locale.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "crt.h"
 #include "data.h"
+#include "progress.h"
 #include "screen.h"
 #include "text.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memtui [-c COST] FILE\n"
-               "       memtui --batch [--size WxH] [--keys KEYS] [-c COST] FILE\n"
+    fprintf(f, "usage: memtui [-c COST] [BASE] FILE\n"
+               "       memtui --batch [--size WxH] [--keys KEYS] [-c COST] [BASE] FILE\n"
                "\n"
                "Browses a memrec recording in the terminal: summary, call trees, functions,\n"
                "flame graph, heap over time, time windows. Press ? inside for every key.\n"
+               "With two files, the Diff view (0) compares FILE with BASE (memprint --diff).\n"
                "\n"
                "  -c, --cost TYPE     cost shown first: calls, temporary, peak, leaked,\n"
-               "                      allocated, mapped, time (default peak; time only for\n"
-               "                      a recording made with memrec --time)\n"
+               "                      allocated, mapped, time, growth (default peak; time\n"
+               "                      only for a recording made with memrec --time)\n"
                "  -b, --batch         no terminal: apply --keys, print the screen as text, exit\n"
                "  -s, --size WxH      batch screen size (default 120x40)\n"
                "  -k, --keys KEYS     batch keys, separated by spaces: a character, a name\n"
@@ -48,57 +44,6 @@ static void usage(FILE *f)
 
 /* ---- loading ---- */
 
-struct loader {
-    struct data *d;
-    const char *path;
-    int utf8;
-    int rc, err;
-    volatile int done;
-};
-
-static void *load_thread(void *arg)
-{
-    struct loader *l = arg;
-    l->rc = data_open(l->d, l->path, l->utf8, &l->err);
-    __atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
-    return NULL;
-}
-
-/* Where the loader is in the file: the offset of this process's
- * descriptor open on it (/proc/self/fdinfo), so that the analyzer needs
- * no progress callback. -1 when no descriptor is open on it. */
-static long long read_position(const char *real)
-{
-    DIR *dir = opendir("/proc/self/fd");
-    if (!dir) {
-        return -1;
-    }
-    long long pos = -1;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL && pos < 0) {
-        char link[300], target[PATH_MAX];
-        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
-        ssize_t n = readlink(link, target, sizeof target - 1);
-        if (n <= 0) {
-            continue;
-        }
-        target[n] = 0;
-        if (strcmp(target, real) != 0) {
-            continue;
-        }
-        snprintf(link, sizeof link, "/proc/self/fdinfo/%s", e->d_name);
-        FILE *f = fopen(link, "r");
-        if (f) {
-            if (fscanf(f, "pos: %lld", &pos) != 1) {
-                pos = -1;
-            }
-            fclose(f);
-        }
-    }
-    closedir(dir);
-    return pos;
-}
-
 static void on_cancel(int sig)
 {
     static const char msg[] = "\nmemtui: loading cancelled\n";
@@ -109,79 +54,16 @@ static void on_cancel(int sig)
     _exit(130);
 }
 
-/* Passes over the file at opening: the model (data_open()'s model_load()),
- * then the over-time series (analysis_run()). */
-#define LOAD_PASSES 2
-
-/* Load in a thread while this one draws a progress bar on stderr (a
- * terminal only); Ctrl+C cancels. */
+/* Load with a progress bar on stderr (a terminal only, after 300 ms);
+ * Ctrl+C cancels. */
 static int load_with_progress(struct data *d, const char *path, int utf8, int *err)
 {
-    struct loader l = {d, path, utf8, 0, 0, 0};
     signal(SIGINT, on_cancel);
-    struct stat st;
-    char real[PATH_MAX];
-    int show = isatty(STDERR_FILENO) && stat(path, &st) == 0 && realpath(path, real);
-    pthread_t th;
-    if (pthread_create(&th, NULL, load_thread, &l) != 0) {
-        load_thread(&l);
-    } else {
-        int shown = 0, pass = 1;
-        long long last_pos = 0;
-        struct winsize ws;
-        int cols = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 ? ws.ws_col : 80;
-        struct timespec start;
-        clock_gettime(CLOCK_MONOTONIC, &start);
-        while (!__atomic_load_n(&l.done, __ATOMIC_ACQUIRE)) {
-            struct timespec nap = {0, 50 * 1000 * 1000};
-            nanosleep(&nap, NULL);
-            struct timespec now;
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            /* Quick loads draw nothing. */
-            if (!show || (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < 300) {
-                continue;
-            }
-            long long pos = read_position(real);
-            char bar[41];
-            char b1[32], b2[32], text[160];
-            if (pos >= 0 && st.st_size > 0) {
-                /* The file is read twice (the model, then the series): a
-                 * position that goes back starts the second pass, and the
-                 * bar and the percentage count both, to 100% once. */
-                if (pos < last_pos && pass < LOAD_PASSES) {
-                    pass++;
-                }
-                last_pos = pos;
-                long long at = pos > st.st_size ? st.st_size : pos;
-                long long done = (long long)(pass - 1) * st.st_size + at, all = (long long)LOAD_PASSES * st.st_size;
-                snprintf(text, sizeof text, "] %3d%% %s of %s, pass %d of %d (Ctrl+C cancels)", (int)(100 * done / all),
-                         text_bytes(b1, sizeof b1, (uint64_t)at), text_bytes(b2, sizeof b2, (uint64_t)st.st_size), pass,
-                         LOAD_PASSES);
-                /* One line of the terminal, never wrapped: a wrapped
-                 * line makes every update scroll. */
-                int width = cols - 1 - (int)strlen("memtui: reading [") - (int)strlen(text);
-                width = width > 40 ? 40 : width;
-                if (width < 0) {
-                    width = 0;
-                }
-                int fill = (int)(width * done / all);
-                memset(bar, '#', (size_t)fill);
-                memset(bar + fill, '.', (size_t)(width - fill));
-                bar[width] = 0;
-                fprintf(stderr, "\rmemtui: reading [%s%s\033[K", bar, text);
-            } else {
-                fprintf(stderr, "\rmemtui: symbolizing, building the trees (Ctrl+C cancels)\033[K");
-            }
-            shown = 1;
-        }
-        pthread_join(th, NULL);
-        if (shown) {
-            fprintf(stderr, "\r\033[K");
-        }
-    }
+    struct progress *bar = progress_start("memtui", path, 300);
+    int rc = data_open(d, path, utf8, err);
+    progress_stop(bar);
     signal(SIGINT, SIG_DFL);
-    *err = l.err;
-    return l.rc;
+    return rc;
 }
 
 /* ---- batch mode ---- */
@@ -269,8 +151,9 @@ int main(int argc, char **argv)
         }
         case 'c':
             if (cost_parse(optarg, &cost) < 0) {
-                die_code(2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped or time)",
-                         optarg);
+                die_code(
+                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time or growth)",
+                    optarg);
             }
             break;
         case 'h': usage(stdout); return 0;
@@ -282,27 +165,35 @@ int main(int argc, char **argv)
             die_code(2, "unknown option '%s' (see memtui --help)", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) {
+    if (optind != argc - 1 && optind != argc - 2) {
         usage(stderr);
         return 2;
     }
-    const char *path = argv[optind];
+    const char *path = argv[argc - 1];
+    const char *base_path = optind == argc - 2 ? argv[optind] : NULL;
     char why[256];
     if (!batch && crt_check(why, sizeof why) < 0) {
         die("%s", why);
     }
     int utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-    static struct data d;
+    static struct data d, base;
     int err = 0;
-    int rc = load_with_progress(&d, path, utf8, &err);
-    if (rc == DATA_E_SYMBOLIZER) {
-        die("cannot start the symbolizer (libdw)");
-    }
-    if (rc < 0) {
-        if (rc == MEMFMT_E_IO) {
-            die("cannot read '%s': %s", path, strerror(err));
+    /* The base first: the progress line of the file shown comes last. */
+    for (int i = base_path ? 0 : 1; i < 2; i++) {
+        const char *p = i == 0 ? base_path : path;
+        int rc = load_with_progress(i == 0 ? &base : &d, p, utf8, &err);
+        if (rc == DATA_E_SYMBOLIZER) {
+            die("cannot start the symbolizer (libdw)");
         }
-        die("cannot read '%s': %s", path, memfmt_strerror(rc));
+        if (rc < 0) {
+            if (rc == MEMFMT_E_IO) {
+                die("cannot read '%s': %s", p, strerror(err));
+            }
+            die("cannot read '%s': %s", p, memfmt_strerror(rc));
+        }
+    }
+    if (base_path) {
+        d.base = &base;
     }
     if (!cost_recorded(&d.m->header, cost)) {
         die_code(2, "--cost time: allocator time not recorded in '%s' (record with memrec --time)", path);
@@ -317,6 +208,9 @@ int main(int argc, char **argv)
         crt_done();
     }
     data_release(&d);
+    if (base_path) {
+        data_release(&base);
+    }
     if (crt_quit_signal) {
         return 128 + crt_quit_signal;
     }

@@ -18,6 +18,7 @@
 #include "action.h"
 #include "crt.h"
 #include "detail.h"
+#include "editor.h"
 #include "escape.h"
 #include "help.h"
 #include "util.h"
@@ -45,6 +46,7 @@ static const char *const cost_titles[COST_NTYPES] = {
     "bytes allocated",
     "bytes mapped at the mapped peak",
     "ns in the allocator",
+    "bytes/s of steady growth",
 };
 
 /* The help's lines are wrapped below this width: every line fits an
@@ -119,8 +121,9 @@ static void draw_title(struct screen *scr, int w)
     char buf[512];
     crt_fill(0, 0, w, ' ', crt_attr(CRT_TITLE));
     char *path = esc_text_for(scr->d->path, !scr->d->utf8);
-    snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s)", path, view_table[scr->cur]->name,
-             cost_name(scr->d->cost), cost_titles[scr->d->cost]);
+    /* Sampled: the figures per call stack are estimates, marked '~' as memprint marks them. */
+    snprintf(buf, sizeof buf, "memtui  %s  |  %s  |  cost: %s (%s%s)", path, view_table[scr->cur]->name,
+             cost_name(scr->d->cost), scr->d->m->sample_rate ? "~" : "", cost_titles[scr->d->cost]);
     free(path);
     crt_put(0, 0, buf, w, crt_attr(CRT_TITLE));
     if (data_live(scr->d)) {
@@ -154,6 +157,34 @@ static int draw_window_line(struct screen *scr, int y, int w)
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
     crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
     return 1;
+}
+
+/* The filter's and the folding's lines under the window's, when set;
+ * returns how many. */
+static int draw_filter_line(struct screen *scr, int y, int w)
+{
+    const struct data *d = scr->d;
+    char buf[512];
+    int n = 0;
+    if (d->filter.on) {
+        char *text = esc_text_for(d->filter.text, !d->utf8);
+        snprintf(buf, sizeof buf, "FILTER %s (F, then Enter on an empty line, clears)", text);
+        free(text);
+        crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
+        crt_put(y, 0, buf, w, crt_attr(CRT_WINDOW));
+        n++;
+    }
+    if (d->fold.on) {
+        char *text = esc_text_for(d->fold.re, !d->utf8);
+        snprintf(buf, sizeof buf, "FOLDED: %u %s counted at the wrapper's caller (known wrappers%s%s%s; W, - stops)",
+                 d->folded, util_plural(d->folded, "stack", "stacks"), text[0] ? " and '" : "", text,
+                 text[0] ? "'" : "");
+        free(text);
+        crt_fill(y + n, 0, w, ' ', crt_attr(CRT_WINDOW));
+        crt_put(y + n, 0, buf, w, crt_attr(CRT_WINDOW));
+        n++;
+    }
+    return n;
 }
 
 /* Rows of help text on an h-row screen: the title above, the scroll
@@ -221,6 +252,7 @@ static void draw(struct screen *scr, const char *prompt, const char *input)
     }
     draw_title(scr, w);
     int y = 2 + draw_window_line(scr, 2, w);
+    y += draw_filter_line(scr, y, w);
     int body_h = h - y - 1;
     scr->body_y = y;
     scr->body_h = body_h;
@@ -367,6 +399,81 @@ static void enter_window(struct screen *scr)
     apply_window(scr, 1, lo, hi > lo ? hi : lo + 1);
 }
 
+/* F: a filter typed on the status line (filter.h), applied to every view. */
+static void enter_filter(struct screen *scr)
+{
+    char buf[256], err[256];
+    if (!prompt_line(scr, "filter: [function|file|module] [!]REGEX, or thread N (empty: none): ", buf, sizeof buf)) {
+        return;
+    }
+    struct filter f;
+    if (filter_parse(buf, &f, err, sizeof err) < 0) {
+        set_status(scr, "%s", err);
+        return;
+    }
+    set_status(scr, "%s", "computing the filter (one more pass over the recording)...");
+    draw(scr, NULL, NULL);
+    scr->status[0] = 0;
+    int e = 0;
+    int rc = data_set_filter(scr->d, &f, &e, err, sizeof err);
+    if (rc == MEMFMT_E_INVALID) {
+        set_status(scr, "%s", err);
+    } else if (rc < 0) {
+        set_status(scr, "cannot compute the filter: %s", rc == MEMFMT_E_IO ? strerror(e) : memfmt_strerror(rc));
+    }
+}
+
+/* W: fold the known allocator wrappers (and the typed expression's
+ * functions) into their callers in every view; "-" stops. */
+static void enter_fold(struct screen *scr)
+{
+    char buf[256], err[256];
+    if (!prompt_line(scr, "fold wrappers: Enter: the known ones; REGEX: and these; -: stop folding: ", buf,
+                     sizeof buf)) {
+        return;
+    }
+    struct fold f;
+    memset(&f, 0, sizeof f);
+    f.on = strcmp(buf, "-") != 0;
+    if (f.on) {
+        snprintf(f.re, sizeof f.re, "%s", buf);
+    }
+    set_status(scr, "%s", "folding the wrappers (one more pass over the recording)...");
+    draw(scr, NULL, NULL);
+    scr->status[0] = 0;
+    int e = 0;
+    int rc = data_set_fold(scr->d, &f, &e, err, sizeof err);
+    if (rc == MEMFMT_E_INVALID) {
+        set_status(scr, "%s", err);
+    } else if (rc < 0) {
+        set_status(scr, "cannot fold the wrappers: %s", rc == MEMFMT_E_IO ? strerror(e) : memfmt_strerror(rc));
+    }
+}
+
+/* e: the selected frame's source file at its line in the user's editor. */
+static void edit_source(struct screen *scr)
+{
+    struct view *v = scr->views[scr->cur];
+    struct view_ctx c = ctx_of(scr);
+    const char *name = NULL;
+    const struct sym_frame *fr = v->cls->selected_frame ? v->cls->selected_frame(v, &c, &name) : NULL;
+    if (!fr || !fr->file) {
+        set_status(scr, "%s", fr ? "no source file for this frame (no debug information)" : "no frame selected");
+        return;
+    }
+    if (crt_batch()) {
+        set_status(scr, "%s", "e: no editor in batch mode");
+        return;
+    }
+    char err[256];
+    int rc = editor_open(fr->file, fr->line, err, sizeof err);
+    if (rc < 0) {
+        set_status(scr, "%s", err);
+    } else if (rc > 0) {
+        snprintf(scr->status, sizeof scr->status, "the editor exited with status %d", rc);
+    }
+}
+
 /* ---- keys ---- */
 
 static int body_rows(const struct screen *scr)
@@ -478,6 +585,7 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
     case ACT_VIEW7:
     case ACT_VIEW8:
     case ACT_VIEW9:
+    case ACT_VIEW10:
         if ((size_t)(a - ACT_VIEW1) < view_count) {
             scr->cur = (size_t)(a - ACT_VIEW1);
         }
@@ -513,6 +621,10 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
         }
         break;
     case ACT_WINDOW_ENTER: enter_window(scr); break;
+    case ACT_FILTER: enter_filter(scr); break;
+    case ACT_FOLD: enter_fold(scr); break;
+    case ACT_EDIT: edit_source(scr); break;
+    case ACT_COLUMNS: scr->d->all_costs = !scr->d->all_costs; break;
     case ACT_WINDOW_CLEAR:
         for (size_t i = 0; i < view_count; i++) {
             if (scr->views[i]->cls->window_clear) {
@@ -631,6 +743,9 @@ int screen_run(struct data *d)
     for (size_t i = 0; i < view_count; i++) {
         scr.views[i] = view_table[i]->new ();
         scr.views[i]->cls = view_table[i];
+        if (d->base && view_table[i]->first_with_base) {
+            scr.cur = i; /* two files: the comparison first */
+        }
     }
     int status = run(&scr);
     for (size_t i = 0; i < view_count; i++) {

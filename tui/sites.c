@@ -24,6 +24,7 @@ static int section_of(enum cost_type c)
     case COST_ALLOCATED: return REPORT_ALLOCATED;
     case COST_MAPPED: return REPORT_MAPPED;
     case COST_TIME: return REPORT_TIME;
+    case COST_GROWTH: return REPORT_GROWTH;
     default: return -1;
     }
 }
@@ -50,12 +51,13 @@ static void keep_entry(struct site *out, const struct report *r, const struct re
     out->frame.module = dup_or_null(f.module);
 }
 
-struct sites *sites_new(const struct model *m, const struct accounting *a, int windowed)
+struct sites *sites_new(const struct model *m, const struct accounting *a, int windowed, const struct growth *growth)
 {
     /* memprint's view of a window: the model with the window's costs
      * (memprint/sources.c). */
     struct model view = *m;
     view.acct = (struct accounting *)a;
+    view.growth = growth;
     if (windowed) {
         view.has_counts = 0; /* the exact per-thread counts are the whole run's */
     }

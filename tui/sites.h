@@ -10,6 +10,7 @@
 
 #include "accounting.h"
 #include "costs.h"
+#include "growth.h"
 #include "model.h"
 #include "symbolize.h"
 
@@ -31,11 +32,11 @@ struct sites {
 
 /** The top entries of every cost of model `m` for the costs in `a`
  * (m->acct, or a window's accounting with `windowed` set, memprint's way
- * of restricting a report). Builds a report (report.h) and frees it:
+ * of restricting a report), growth from the fit `growth` (NULL: none). Builds a report (report.h) and frees it:
  * the report's sort keeps its key in a static, so the caller serializes
  * calls made from several threads. Returns NULL only when the symbolizer
  * cannot start. */
-struct sites *sites_new(const struct model *m, const struct accounting *a, int windowed);
+struct sites *sites_new(const struct model *m, const struct accounting *a, int windowed, const struct growth *growth);
 /** Release; accepts NULL. */
 void sites_free(struct sites *s);
 

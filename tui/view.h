@@ -83,6 +83,7 @@ struct view_class {
     enum calltree_orient orient; /* the tree select_node() takes nodes of */
     /** The window is being cleared (x, in any view): drop any half-set mark. */
     void (*window_clear)(struct view *v);
+    int first_with_base; /* memtui BASE NEW opens on this view (the comparison) */
 };
 
 /* ---- views.c: the table of views ---- */

@@ -35,6 +35,7 @@ static const char *const headings[COST_NTYPES] = {
     "MOST MEMORY ALLOCATED",
     "PEAK MAPPED MEMORY",
     "MOST TIME IN THE ALLOCATOR",
+    "MOST MEMORY GROWTH (bytes/s)",
 };
 
 /* Where the row of `line` that starts at byte `from` ends, on a `w`-column
@@ -134,6 +135,11 @@ static const char *site_figure(char *buf, size_t cap, enum cost_type c, uint64_t
     case COST_CALLS: snprintf(buf, cap, "calls"); break;
     case COST_TEMPORARY: snprintf(buf, cap, "temporary"); break;
     case COST_TIME: util_ns(buf, cap, v); break;
+    case COST_GROWTH: {
+        char b[32];
+        snprintf(buf, cap, "%s/s", util_bytes(b, sizeof b, v));
+        break;
+    }
     default: util_bytes(buf, cap, v); break;
     }
     return buf;

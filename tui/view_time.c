@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "crt.h"
+#include "livelist.h"
 #include "search.h"
 #include "text.h"
 #include "util.h"
@@ -26,6 +27,7 @@ struct time_view {
     int series; /* 0 heap, 1 mapped, 2 rss */
     int cw; /* chart columns at the latest draw */
     uint64_t end_ms;
+    struct livelist live; /* a: the stacks live at the cursor, shown instead of the chart */
 };
 
 static const char *const series_names[3] = {"heap in use", "mapped memory", "RSS"};
@@ -82,6 +84,9 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     struct time_view *s = (struct time_view *)view;
     const struct timeseries *ts = data_series(d);
     char buf[256], b1[32], b2[32];
+    if (s->live.open && livelist_draw(&s->live, d, y, h, w)) {
+        return;
+    }
     if (!ts || ts->npoints == 0) {
         crt_put(y, 0, "OVER TIME: the series cannot be computed for this recording", w, A_BOLD);
         return;
@@ -191,8 +196,9 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
 {
     struct time_view *s = (struct time_view *)v;
     struct view_result r = VIEW_RESULT_HANDLED;
-    (void)c;
-    (void)page;
+    if (s->live.open) {
+        return livelist_key(&s->live, a, page) ? r : VIEW_RESULT_NONE;
+    }
     switch (a) {
     case ACT_LEFT:
     case ACT_UP: s->col--; break;
@@ -203,6 +209,20 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     case ACT_HOME: s->col = 0; break;
     case ACT_END: s->col = s->cw > 0 ? s->cw - 1 : 0; break;
     case ACT_SERIES: s->series = (s->series + 1) % 3; break;
+    case ACT_LIVE_AT: {
+        /* What was live at the end of the cursor's column; the last
+         * column reads through the end of the run. */
+        if (s->cw <= 0) {
+            return VIEW_RESULT_NONE;
+        }
+        int e = 0;
+        uint64_t at = s->col + 1 >= s->cw ? s->end_ms + 1 : col_ms(s->col + 1, s->cw, s->end_ms);
+        if (livelist_open(&s->live, c->d, at, &e) < 0) {
+            r.flags |= VIEW_STATUS;
+            r.status = "cannot compute what was live at the cursor (one more pass over the recording failed)";
+        }
+        break;
+    }
     case ACT_MARK:
         if (s->cw <= 0) {
             return VIEW_RESULT_NONE;
@@ -244,8 +264,12 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
 static void click(struct view *v, struct view_ctx *c, int line, int x)
 {
     (void)c;
-    (void)line;
-    ((struct time_view *)v)->col = x - (AXIS_W + 1);
+    struct time_view *s = (struct time_view *)v;
+    if (s->live.open) {
+        livelist_click(&s->live, line);
+        return;
+    }
+    s->col = x - (AXIS_W + 1);
 }
 
 /* The chart has no names: the search is the top-down view's, and the
@@ -263,6 +287,12 @@ static void window_clear(struct view *v)
     ((struct time_view *)v)->mark = -1;
 }
 
+/* The selected stack of the live list (a), for d and e; none on the chart. */
+static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
+{
+    return livelist_frame(&((struct time_view *)v)->live, c->d, name);
+}
+
 static struct view *new_view(void)
 {
     struct time_view *s = xcalloc(1, sizeof *s);
@@ -272,6 +302,9 @@ static struct view *new_view(void)
 
 static void free_view(struct view *v)
 {
+    if (v) {
+        livelist_free(&((struct time_view *)v)->live);
+    }
     free(v);
 }
 
@@ -282,6 +315,7 @@ const struct view_class view_time = {
     .draw = draw,
     .key = key,
     .click = click,
+    .selected_frame = selected_frame,
     .search = search,
     .window_clear = window_clear,
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "columns.h"
 #include "crt.h"
 #include "listbox.h"
 #include "search.h"
@@ -189,19 +190,6 @@ static uint32_t tree_selected(struct data *d, struct tree_view *s)
 
 /* ---- drawing ---- */
 
-/* The self column. Top-down: the stacks that end at the node. Bottom-up:
- * a site's row is what its function allocated itself, all of the row's
- * cost (the node's own self, the stacks that start there, is 0 on most
- * sites); a caller's row keeps the stacks whose outermost frame is there
- * (main, or where a stack deeper than CALLTREE_MAX_DEPTH was cut). */
-static uint64_t row_self(enum calltree_orient o, const struct calltree_node *n, enum cost_type c)
-{
-    if (o == CALLTREE_BOTTOM_UP && n->depth == 1) {
-        return n->incl.v[c];
-    }
-    return n->self.v[c];
-}
-
 static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
 {
     struct data *d = c->d;
@@ -209,9 +197,10 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     sync(d, s);
     /* A re-sort (cost type) changes the children's order: lay out again. */
     rebuild(d, s);
-    uint64_t total = data_total(d);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%14s %14s %7s  %s", "inclusive", "self", "share",
+    char buf[256], cols[192];
+    /* The figures' columns (columns.h): one cost's, or every cost's (=). */
+    int names_x = columns_header(d, cols, sizeof cols), names_w = w - names_x;
+    snprintf(buf, sizeof buf, "%s%s", cols,
              s->o == CALLTREE_TOP_DOWN ? "function (callees below)" : "allocation site (callers below)");
     crt_put(y, 0, buf, w, A_BOLD);
     int rows = h - 1;
@@ -224,7 +213,6 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     const char *more = d->utf8 ? "\xe2\x80\xa6" : ">";
     /* The names column scrolls so that the selected row's mark stays in
      * its left half, however deep the row: two columns a level. */
-    int names_x = 14 + 1 + 14 + 1 + 7 + 2, names_w = w - names_x;
     if (s->l.n && !s->hmanual) {
         int sel_indent = (int)s->l.rows[s->l.sel].depth * 2;
         if (sel_indent < s->hoff) {
@@ -235,8 +223,8 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
         }
     }
     if (s->hoff > 0) {
-        snprintf(buf, sizeof buf, "%14s %14s %7s  %s from column %d (< >)", "inclusive", "self", "share",
-                 s->o == CALLTREE_TOP_DOWN ? "function" : "site", s->hoff + 1);
+        snprintf(buf, sizeof buf, "%s%s from column %d (< >)", cols, s->o == CALLTREE_TOP_DOWN ? "function" : "site",
+                 s->hoff + 1);
         crt_fill(y, 0, w, ' ', A_BOLD); /* over the longer heading drawn before */
         crt_put(y, 0, buf, w, A_BOLD);
     }
@@ -250,10 +238,7 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
         if (attr != (int)A_NORMAL) {
             crt_fill(y + 1 + r, 0, w, ' ', attr);
         }
-        uint64_t v = n->incl.v[d->cost];
-        double share = total ? 100.0 * (double)v / (double)total : 0.0;
-        snprintf(buf, sizeof buf, "%14llu %14llu %6.2f%%  ", (unsigned long long)v,
-                 (unsigned long long)row_self(s->o, n, d->cost), share);
+        columns_row(d, s->o, n, buf, sizeof buf);
         int x = crt_put(y + 1 + r, 0, buf, w, attr);
         /* Whether it has children, without building them (bottom-up). */
         int kids = calltree_has_children(d->tree, s->o, row->id);

@@ -15,6 +15,9 @@
     X(view_flame)                                                                                                      \
     X(view_time)                                                                                                       \
     X(view_alloc)                                                                                                      \
+    X(view_stacked)                                                                                                    \
+    X(view_sizes)                                                                                                      \
+    X(view_diff)                                                                                                       \
     /* a new view: one line above this one */
 
 #define DECLARE_VIEW(cls) extern const struct view_class cls;

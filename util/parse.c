@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* strtoll() of `s` with the checks parse_uint() and parse_size() share:
  * something there, digits read, no overflow; `*end` after the digits. */
@@ -59,6 +60,34 @@ int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
         return -1;
     }
     *out = (uint64_t)v * mult;
+    return 0;
+}
+
+int parse_time_ms(const char *s, double unit_ms, double max_ms, uint64_t *ms)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == 0 || end == s || errno || !isfinite(v) || v < 0) {
+        return -1;
+    }
+    double mult = unit_ms;
+    if (strcmp(end, "ms") == 0) {
+        mult = 1;
+    } else if (strcmp(end, "s") == 0) {
+        mult = 1000;
+    } else if (strcmp(end, "m") == 0) {
+        mult = 60000;
+    } else if (strcmp(end, "h") == 0) {
+        mult = 3600000;
+    } else if (*end) {
+        return -1;
+    }
+    v *= mult;
+    if (v > max_ms) {
+        return -1;
+    }
+    *ms = (uint64_t)llround(v);
     return 0;
 }
 

@@ -24,4 +24,10 @@ int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * number, something after it, negative, not finite, above `max_s`). */
 int parse_seconds_ms(const char *s, double max_s, uint64_t *ms);
 
+/** A time: a decimal number and an optional unit, ms, s, m or h; without
+ * one, `unit_ms` milliseconds each (memrec's --max-wait counts in ms, its
+ * --duration in seconds). Into milliseconds, rounded to the nearest, from
+ * 0 to `max_ms`. 0 with `*ms`, or -1 as parse_seconds_ms(). */
+int parse_time_ms(const char *s, double unit_ms, double max_ms, uint64_t *ms);
+
 #endif

@@ -8,9 +8,13 @@
 #include <string.h>
 
 const char *util_progname = "memrec";
+void (*util_message_hook)(int last);
 
-static void vreport(const char *prefix, const char *fmt, va_list ap)
+static void vreport(const char *prefix, int last, const char *fmt, va_list ap)
 {
+    if (util_message_hook) {
+        util_message_hook(last);
+    }
     fprintf(stderr, "%s: %s", util_progname, prefix);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -20,7 +24,7 @@ void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("", fmt, ap);
+    vreport("", 1, fmt, ap);
     va_end(ap);
     exit(1);
 }
@@ -29,7 +33,7 @@ void die_code(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("", fmt, ap);
+    vreport("", 1, fmt, ap);
     va_end(ap);
     exit(code);
 }
@@ -38,7 +42,7 @@ int error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("", fmt, ap);
+    vreport("", 0, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -47,7 +51,7 @@ void warning(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport("warning: ", fmt, ap);
+    vreport("warning: ", 0, fmt, ap);
     va_end(ap);
 }
 

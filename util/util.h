@@ -10,6 +10,10 @@
 
 /** Program name used as the message prefix ("memprint"). Set once in main(). */
 extern const char *util_progname;
+/* Called before each message of die(), die_code(), error() and warning()
+ * (`last`: the process ends after it), so that a progress line on stderr
+ * is erased first (progress.c sets it). NULL: none. */
+extern void (*util_message_hook)(int last);
 
 /** Print "<prog>: <message>" to stderr and exit(1). */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));

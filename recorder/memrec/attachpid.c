@@ -117,10 +117,13 @@ static int64_t attach_once(struct session *s, pid_t pid, const char *preload, co
     }
     uint64_t name = inject_put(&in, "memrec_attach", sizeof "memrec_attach");
     uint64_t rname = inject_put(&in, "memrec_detach_request", sizeof "memrec_detach_request");
+    uint64_t resname = inject_put(&in, "memrec_attach_result", sizeof "memrec_attach_result");
     uint64_t fn = 0;
-    if (!name || !rname || inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
+    if (!name || !rname || !resname ||
+        inject_call(&in, a->lc.dlsym, handle, name, 0, &fn, 2000, err, sizeof err) != 0 || !fn ||
         inject_call(&in, a->lc.dlsym, handle, rname, 0, &a->detach_request, 2000, err, sizeof err) != 0 ||
-        !a->detach_request) {
+        !a->detach_request ||
+        inject_call(&in, a->lc.dlsym, handle, resname, 0, &in.result_at, 2000, err, sizeof err) != 0 || !in.result_at) {
         inject_end(&in);
         attach_fail(pid, "the loaded recorder has no memrec_attach/memrec_detach_request (a different version?)");
     }

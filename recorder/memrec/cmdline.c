@@ -57,28 +57,11 @@ static void usage(FILE *f)
  * -1 for "none", -2 when invalid. At most an hour. */
 static long parse_wait(const char *s)
 {
+    uint64_t ms;
     if (strcmp(s, "none") == 0) {
         return -1;
     }
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || !(v >= 0)) {
-        return -2;
-    }
-    double mult = 1;
-    if (strcmp(end, "s") == 0) {
-        mult = 1000;
-    } else if (strcmp(end, "m") == 0) {
-        mult = 60000;
-    } else if (*end && strcmp(end, "ms") != 0) {
-        return -2;
-    }
-    v *= mult;
-    if (v > 3600.0 * 1000) {
-        return -2;
-    }
-    return (long)(v + 0.5);
+    return parse_time_ms(s, 1, 3600.0 * 1000, &ms) == 0 ? (long)ms : -2;
 }
 
 enum { OPT_DURATION = 256 };
@@ -87,23 +70,10 @@ enum { OPT_DURATION = 256 };
  * least 1). */
 static uint64_t parse_duration(const char *s)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mult = 1000.0;
-    if (*end == 's') {
-        end++;
-    } else if (*end == 'm') {
-        mult = 60000.0;
-        end++;
-    } else if (*end == 'h') {
-        mult = 3600000.0;
-        end++;
-    }
-    if (end == s || *end || errno || !(v > 0) || v * mult > 1e15) {
+    uint64_t ms;
+    if (parse_time_ms(s, 1000, 1e15, &ms) != 0 || strtod(s, NULL) <= 0) {
         die_code(2, "invalid duration '%s' (expected seconds, or a number with s, m or h, e.g. 30s, 5m)", s);
     }
-    uint64_t ms = (uint64_t)(v * mult + 0.5);
     return ms ? ms : 1;
 }
 

@@ -751,11 +751,11 @@ static uint64_t read_word(const struct inject *in, uint64_t at)
 /* A free-running call (see inject_call()): wait for its result slot,
  * serving `idle`, and for stops: a signal of the program's while the call
  * runs is kept for later, like a stopped call's. */
-static int free_call(struct inject *in, uint64_t blk, uint64_t *ret, int timeout_ms, char *err, size_t cap)
+static int free_call(struct inject *in, uint64_t *ret, int timeout_ms, char *err, size_t cap)
 {
     uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000u;
     for (int polls = 0;; polls++) {
-        uint64_t res = read_word(in, blk);
+        uint64_t res = read_word(in, in->result_at);
         if (res != TRAMP_NO_RESULT) {
             *ret = res;
             in->running = 0;
@@ -828,6 +828,13 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
      * the end of the trampoline and back into the program, and its end is
      * seen in the result slot: it must be the last call (inject.h). */
     int free_run = in->tramp && in->idle;
+    if (free_run) {
+        uint64_t none = TRAMP_NO_RESULT;
+        if (!in->result_at || poke(in, in->result_at, &none, 8) != 0) {
+            snprintf(err, cap, "cannot prepare the call's result: %s", in->result_at ? strerror(errno) : "no slot");
+            return -1;
+        }
+    }
     enum __ptrace_request go = in->tramp && !free_run ? PTRACE_SYSCALL : PTRACE_CONT;
     if (ptrace(PTRACE_SETREGS, in->tid, 0, &r) != 0 || ptrace(go, in->tid, 0, 0) != 0) {
         snprintf(err, cap, "cannot start the call: %s", strerror(errno));
@@ -836,7 +843,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
     in->at_tramp = 0;
     in->running = 1;
     if (free_run) {
-        return free_call(in, blk, ret, timeout_ms, err, cap);
+        return free_call(in, ret, timeout_ms, err, cap);
     }
     for (;;) {
         int st;
@@ -858,14 +865,7 @@ int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t
         if (sig == (SIGTRAP | 0x80)) {
             if (ptrace(PTRACE_GETREGS, in->tid, 0, &now) == 0 && now.rip == in->tramp + TRAMP_STOP &&
                 now.orig_rax == SYS_getpid && now.rsp == blk) {
-                uint64_t res = 0;
-                struct iovec local = {&res, 8};
-                struct iovec remote = {(void *)(uintptr_t)blk, 8};
-                if (process_vm_readv(in->pid, &local, 1, &remote, 1, 0) != 8) {
-                    errno = 0;
-                    res = (uint64_t)ptrace(PTRACE_PEEKDATA, in->tid, (void *)(uintptr_t)blk, 0);
-                }
-                *ret = res;
+                *ret = read_word(in, blk);
                 in->running = 0;
                 in->at_tramp = 1;
                 return 0;

@@ -39,6 +39,11 @@ struct inject {
     uint64_t t0;
     void (*idle)(void *); /* called while waiting for the thread (may be NULL) */
     void *idle_ctx;
+    /* A free-running call's result (see inject_call()): the address of a
+     * 64-bit word of the target that the function itself sets before it
+     * returns, 0 for none. The trampoline's own slot lies below the
+     * program's stack, which the program reuses as soon as it is back. */
+    uint64_t result_at;
     /* When non-zero, inject_begin() gives up (the user pressed Ctrl+C).
      * A call already running is always waited for: a thread left in the
      * middle of dlopen would keep the loader's lock. May be NULL. */
@@ -87,7 +92,8 @@ uint64_t inject_put(struct inject *in, const void *data, size_t len);
  * Returns 0, or -1 with a reason in `err` (the thread died, a crash).
  * With `idle` set, the call runs free (it may talk to memrec) and the
  * thread goes back into the program when it returns: it must be the last
- * call before inject_end(). */
+ * call before inject_end(), and `result_at` must be set (the result is
+ * read there, once it differs from the value memrec writes there first). */
 int inject_call(struct inject *in, uint64_t fn, uint64_t a, uint64_t b, uint64_t c, uint64_t *ret, int timeout_ms,
                 char *err, size_t cap);
 

@@ -62,6 +62,11 @@ static atomic_int attached;
 /* Set to 1 by memrec (process_vm_writev) to ask for a detach; exported so
  * that memrec finds it with dlsym. */
 EXPORT atomic_int memrec_detach_request;
+/* memrec_attach()'s result, for memrec: the call runs free and returns
+ * into the program, whose stack soon covers the slot the trampoline leaves
+ * its result in, so memrec reads it here (it sets a value no result has
+ * before the call). */
+EXPORT _Atomic int64_t memrec_attach_result;
 static unsigned patched_gen; /* modules_generation() at the last patching */
 
 static void *choose(void *ctx, const struct got_module *m, const struct got_slot *slot)
@@ -178,7 +183,16 @@ static void send_baseline(void)
  * -3 when the thread was stopped inside the recorder (still running a
  * hook of an earlier attach, maybe holding its locks): memrec lets it go
  * and tries again. */
+static int attach_here(char **envp);
+
 EXPORT int memrec_attach(char **envp)
+{
+    int rc = attach_here(envp);
+    atomic_store_explicit(&memrec_attach_result, rc, memory_order_release);
+    return rc;
+}
+
+static int attach_here(char **envp)
 {
     if (atomic_load(&attached)) {
         return -2;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "callclock.h"
+#include "clock.h"
 #include "buflock.h"
 #include "guard.h"
 #include "mem.h"
@@ -220,12 +221,6 @@ static uint64_t ns_of_tv(const struct timeval *tv)
     return (uint64_t)tv->tv_sec * 1000000000u + (uint64_t)tv->tv_usec * 1000u;
 }
 
-static uint64_t clock_ns(clockid_t c)
-{
-    struct timespec ts;
-    return clock_gettime(c, &ts) == 0 ? ns_of(&ts) : 0;
-}
-
 /* A thread's lifetime so far and its CPU time over it, given its CPU
  * clock `cpu_ns` read just before (THREAD_TIMES in the file), into its
  * buffer, held by the caller. Both count from the buffer's making: the
@@ -234,7 +229,7 @@ static uint64_t clock_ns(clockid_t c)
  * would make it exceed the lifetime. */
 static void put_times_as(struct tbuf *b, uint64_t cpu_ns)
 {
-    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    uint64_t now = clock_read_ns(CLOCK_MONOTONIC);
     tbuf_ensure_room(b, 1 + 2 * MEMFMT_VARINT_MAX);
     b->data[b->len++] = MEMFMT_W_TIMES;
     tbuf_put(b, now > b->born_ns ? now - b->born_ns : 0);
@@ -244,7 +239,7 @@ static void put_times_as(struct tbuf *b, uint64_t cpu_ns)
 /* The owner's times, read by the thread itself. */
 static void put_times(struct tbuf *b)
 {
-    put_times_as(b, clock_ns(CLOCK_THREAD_CPUTIME_ID));
+    put_times_as(b, clock_read_ns(CLOCK_THREAD_CPUTIME_ID));
 }
 
 /* The CPU clock of another thread of this process, by its tid: the id
@@ -263,8 +258,8 @@ static clockid_t thread_cpu_clock(pid_t tid)
 static void start_life(struct tbuf *b, unsigned gen)
 {
     b->rec_gen = gen;
-    b->born_ns = clock_ns(CLOCK_MONOTONIC);
-    b->born_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    b->born_ns = clock_read_ns(CLOCK_MONOTONIC);
+    b->born_cpu_ns = clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static struct tbuf *tbuf_create(void)
@@ -751,13 +746,6 @@ int buffer_records_lost(void)
 
 /* ---- flush rounds (the service thread, exit, exec, detach) ---- */
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* A buffer whose thread exited after its exit destructor ran has no owner
  * left to flush it: the service thread flushes and reclaims it. */
 static int owner_gone(const struct tbuf *b)
@@ -830,7 +818,7 @@ static void flush_all(void (*flush)(struct tbuf *))
 static void sync_point_with(void (*flush)(struct tbuf *))
 {
     uint64_t s = seq_sync_point();
-    uint64_t ms = now_ms();
+    uint64_t ms = clock_mono_ms();
     flush_all(flush);
     buflock_take(&service_buf.lk.lock);
     /* Batches dropped since the last round (memrec did not read within

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "clock.h"
 #include "crashflush.h"
 #include "guard.h"
 #include "pipe.h"
@@ -42,13 +43,6 @@ static atomic_int crash_state;
 static pid_t recorded_pid; /* the process crash_install() was called in */
 static int64_t crash_deadline; /* of the whole flush; written by the one flushing thread */
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void nap(void)
 {
     struct timespec t = {0, 50 * 1000};
@@ -61,7 +55,7 @@ static void nap(void)
  * when the time is up. */
 static int crash_wait(int64_t *lock_deadline)
 {
-    int64_t now = now_ns();
+    int64_t now = (int64_t)clock_read_ns(CLOCK_MONOTONIC);
     if (*lock_deadline == 0) {
         *lock_deadline = now + LOCK_WAIT_NS;
     }
@@ -93,7 +87,7 @@ static void flush_once(int sig)
 {
     int expected = CRASH_NONE;
     if (atomic_compare_exchange_strong(&crash_state, &expected, CRASH_FLUSHING)) {
-        crash_deadline = now_ns() + TOTAL_WAIT_NS;
+        crash_deadline = (int64_t)clock_read_ns(CLOCK_MONOTONIC) + TOTAL_WAIT_NS;
         /* Later events of other threads would come after the crash: they
          * stop being recorded now, and the service thread stops. */
         if (atomic_exchange(&rec_enabled, 0)) {
@@ -103,8 +97,8 @@ static void flush_once(int sig)
         atomic_store(&crash_state, CRASH_FLUSHED);
         return;
     }
-    int64_t until = now_ns() + OTHER_CRASH_WAIT_NS;
-    while (atomic_load(&crash_state) == CRASH_FLUSHING && now_ns() < until) {
+    int64_t until = (int64_t)clock_read_ns(CLOCK_MONOTONIC) + OTHER_CRASH_WAIT_NS;
+    while (atomic_load(&crash_state) == CRASH_FLUSHING && (int64_t)clock_read_ns(CLOCK_MONOTONIC) < until) {
         nap();
     }
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "buffer.h"
+#include "clock.h"
 #include "options.h"
 #include "resolve.h"
 
@@ -27,13 +28,6 @@ static mallinfo2_fn info;
 static uint64_t next_ns; /* no sample before this time */
 static uint64_t last_chunks; /* free chunks the latest sample walked */
 static uint64_t last_events; /* the event counter at that sample */
-
-static uint64_t clock_ns(clockid_t c)
-{
-    struct timespec ts;
-    clock_gettime(c, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* mallinfo2 describes glibc's heap only. With another allocator preloaded
  * (jemalloc, tcmalloc), RTLD_DEFAULT still finds glibc's mallinfo2, which
@@ -66,9 +60,9 @@ int heapinfo_read(struct memfmt_record *out)
     if (!info) {
         return -1;
     }
-    uint64_t w0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t w0 = clock_read_ns(CLOCK_MONOTONIC), c0 = clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
     struct mallinfo2 mi = info();
-    uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), w1 = clock_ns(CLOCK_MONOTONIC);
+    uint64_t c1 = clock_read_ns(CLOCK_THREAD_CPUTIME_ID), w1 = clock_read_ns(CLOCK_MONOTONIC);
     *out = (struct memfmt_record){.tag = MEMFMT_REC_HEAPINFO};
     out->u.heapinfo.arena = mi.arena;
     out->u.heapinfo.ordblks = mi.ordblks;
@@ -89,7 +83,7 @@ void heapinfo_tick(void)
     if (!opts.heapinfo) {
         return;
     }
-    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    uint64_t now = clock_read_ns(CLOCK_MONOTONIC);
     if (now < next_ns) {
         return;
     }

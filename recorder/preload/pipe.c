@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "conn.h"
 #include "log.h"
 #include "memwire.h"
@@ -60,16 +61,9 @@ static void nap(int *n)
 HIDDEN atomic_int pipe_stalled;
 static atomic_uint_fast64_t lost_events, lost_first_ms, lost_last_ms;
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 void pipe_count_drop(uint64_t events)
 {
-    uint64_t now = mono_ms();
+    uint64_t now = clock_mono_ms();
     uint64_t zero = 0;
     atomic_compare_exchange_strong(&lost_first_ms, &zero, now);
     uint64_t last = atomic_load(&lost_last_ms);
@@ -112,7 +106,7 @@ void pipe_lost_said(uint64_t events)
 static int wait_room(int fd, uint64_t deadline_ms)
 {
     for (;;) {
-        uint64_t now = mono_ms();
+        uint64_t now = clock_mono_ms();
         if (now >= deadline_ms) {
             return 0;
         }
@@ -231,7 +225,7 @@ int pipe_send(const uint8_t *p, size_t n, uint32_t events)
             /* Bounded (the descriptor is non-blocking): wait for room at
              * most max_wait_ms, or not at all once the pipe is stalled. */
             if (!deadline && !atomic_load(&pipe_stalled)) {
-                deadline = mono_ms() + (uint64_t)opts.max_wait_ms;
+                deadline = clock_mono_ms() + (uint64_t)opts.max_wait_ms;
             }
             if (deadline && wait_room(fd, deadline)) {
                 continue;

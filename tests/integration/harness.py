@@ -14,11 +14,13 @@ shared machine): with MEMREC_TIMING_CHECKS=0 it is printed and not
 counted; tests/CMakeLists.txt runs such tests that way once, and once
 more with the timing checks on under the ctest label `timing`, which
 scripts/test.sh repeats until it passes (up to three runs)."""
+import atexit
 import json
 import os
 import re
 import resource
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -33,6 +35,39 @@ SKIP = 77
 
 failures = []
 skipped = []
+
+
+def _descendants(pid):
+    """The processes below `pid`, children before their children."""
+    out = []
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return out
+    for t in tasks:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids = [int(k) for k in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        for k in kids:
+            out.append(k)
+            out.extend(_descendants(k))
+    return out
+
+
+def _reap_left_behind():
+    """A test that stopped early (a failed check, an exception) must not
+    leave its programs running: the next tests would share the machine
+    with a busy loop. Everything still below this process is killed."""
+    for pid in reversed(_descendants(os.getpid())):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+atexit.register(_reap_left_behind)
 
 
 def check(cond, what):
@@ -87,6 +122,46 @@ def skip(why):
         sys.exit(1)
     print("SKIP: " + why)
     sys.exit(SKIP)
+
+
+def wait_for(pred, seconds=20, step=0.05):
+    """Polls `pred` until it holds or `seconds` pass; its last answer."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(step)
+    return bool(pred())
+
+
+def busy_rounds(counter, nthreads=1):
+    """The rounds tests/progs/busy.c's threads counted so far in the
+    shared file `counter` (one 64-byte line per thread)."""
+    with open(counter, "rb") as f:
+        data = f.read(64 * nthreads)
+    return sum(struct.unpack_from("<Q", data, 64 * i)[0] for i in range(nthreads))
+
+
+def cpu_seconds(pid):
+    """utime + stime of the whole process, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_fds(pid):
+    """The process's descriptors and what each names."""
+    out = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            out[fd] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            pass
+    return out
+
+
+def proc_threads(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
 
 
 def tmpdir():

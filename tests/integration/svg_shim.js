@@ -2,7 +2,8 @@
 // Runs the script of a memprint --svg file under node with a minimal DOM:
 // enough of the elements the script touches to drive zoom and search.
 // Input (argv[2]): JSON {script, unit, frames: [{attrs, title, rect, text}],
-// search, click, reset}. Output: JSON {matched, rects: [{x, width, display, fill, text}]}.
+// undrawn: null or {f, names} (the hidden element of frames too narrow to
+// draw), search, click, reset}. Output: JSON {matched, rects: [{x, width, display, fill, text}]}.
 'use strict';
 const fs = require('fs');
 const input = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
@@ -48,6 +49,9 @@ const frames = input.frames.map(f => {
     return element(f.attrs, {title: [title], rect: [rect], text: [text]});
 });
 const byId = {reset: element({}), search: element({}), matched: element({_text: ' '}), details: element({_text: ' '})};
+if (input.undrawn) {
+    byId.undrawn = element({'data-f': input.undrawn.f}, {text: input.undrawn.names.map(n => element({_text: n}))});
+}
 let onload = null;
 global.document = {
     documentElement: element({'data-unit': input.unit}),

@@ -188,8 +188,9 @@ if os.path.exists(MEMTUI):
     check("ALLOCATOR TIME PER SIZE CLASS" in screen, "synthetic memtui view 7: the size-class table")
     check(re.search(r"33554432 - 67108863 +2 +60.00 us +30000 +19968 +39936 +40000", screen) is not None,
           "synthetic memtui view 7: the 40 MiB row")
-    r = run([MEMTUI, "--batch", "--keys", "C C C", synth])
-    check("cost: time" in r.stdout.decode(), "synthetic memtui: C from peak through temporary, calls reaches time")
+    r = run([MEMTUI, "--batch", "--keys", "C C C C", synth])
+    check("cost: time" in r.stdout.decode(),
+          "synthetic memtui: C from peak through temporary, calls, growth reaches time")
 
 # memtui in a terminal (tmux, as tests/integration/test_memtui.py drives it):
 # the size-class view and the time cost by keys.
@@ -215,8 +216,9 @@ if os.path.exists(MEMTUI) and shutil.which("tmux"):
         tmux("send-keys", "-t", "at", "7")
         check(screen_has("33554432 - 67108863                      2      60.00 us"),
               "tmux memtui: key 7 shows the size-class table")
-        tmux("send-keys", "-t", "at", "2", "C", "C", "C")
-        check(screen_has("cost: time (ns in the allocator)"), "tmux memtui: C C C reaches the time cost")
+        tmux("send-keys", "-t", "at", "2", "C", "C", "C", "C")
+        check(screen_has("cost: time (ns in the allocator)"),
+              "tmux memtui: C C C C reaches the time cost (through growth)")
         check(screen_has("62300"), "tmux memtui: the top-down tree shows the total time")
         tmux("send-keys", "-t", "at", "q")
     finally:

@@ -25,45 +25,17 @@ from harness import *  # noqa: E402,F403
 d = tmpdir()
 
 
-def progress(counter):
-    with open(counter, "rb") as f:
-        return sum(struct.unpack_from("<Q", f.read(128), off)[0] for off in (0, 64))
-
-
-def threads(pid):
-    return len(os.listdir("/proc/%d/task" % pid))
-
-
-def fds(pid):
-    out = {}
-    for fd in os.listdir("/proc/%d/fd" % pid):
-        try:
-            out[fd] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-        except OSError:
-            pass
-    return out
-
-
-def wait_for(pred, seconds=5):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.02)
-    return pred()
-
-
 instants = [("attach", 0.0025 * i) for i in range(24)] + [("detach", 0.005 * i) for i in range(6)]
 alive = 0
 for n, (phase, delay) in enumerate(instants):
     what = "kill %d (%s + %.1f ms)" % (n + 1, phase, delay * 1000)
     counter = os.path.join(d, "c%d" % n)
     p = subprocess.Popen([prog("busy"), "2", counter], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.stdout.readline() != b"ready\n" or not wait_for(lambda: progress(counter) > 100):
+    if p.stdout.readline() != b"ready\n" or not wait_for(lambda: busy_rounds(counter, 2) > 100):
         check(False, "%s: the program started" % what)
         p.kill()
         continue
-    nthreads, before_fds = threads(p.pid), fds(p.pid)
+    nthreads, before_fds = proc_threads(p.pid), proc_fds(p.pid)
     out = os.path.join(d, "r%d.zst" % n)
     m = subprocess.Popen([MEMREC, "--pid", str(p.pid), "-o", out], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
@@ -77,13 +49,13 @@ for n, (phase, delay) in enumerate(instants):
     time.sleep(delay)
     m.kill()
     m.wait()
-    a = progress(counter)
+    a = busy_rounds(counter, 2)
     time.sleep(0.3)
-    ok = progress(counter) > a
+    ok = busy_rounds(counter, 2) > a
     check(ok, "%s: the program runs on" % what)
-    back = wait_for(lambda: threads(p.pid) == nthreads and fds(p.pid) == before_fds)
+    back = wait_for(lambda: proc_threads(p.pid) == nthreads and proc_fds(p.pid) == before_fds)
     check(back, "%s: its threads (%d, %d before) and descriptors are its own again" %
-          (what, threads(p.pid), nthreads))
+          (what, proc_threads(p.pid), nthreads))
     p.send_signal(signal.SIGTERM)
     try:
         o, e = p.communicate(timeout=30)

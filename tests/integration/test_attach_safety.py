@@ -31,41 +31,14 @@ CYCLES = int(os.environ.get("MEMREC_ATTACH_CYCLES", "12"))
 d = tmpdir()
 
 
-def fds(pid):
-    out = {}
-    for f in os.listdir("/proc/%d/fd" % pid):
-        try:
-            out[f] = os.readlink("/proc/%d/fd/%s" % (pid, f))
-        except OSError:
-            pass
-    return out
-
-
-def tasks(pid):
-    return len(os.listdir("/proc/%d/task" % pid))
-
-
 def settled(pid, threads0, fds0, timeout=1.0):
     """Threads and descriptors back to what they were, within `timeout`."""
     end = time.time() + timeout
     while True:
-        t, f = tasks(pid), fds(pid)
+        t, f = proc_threads(pid), proc_fds(pid)
         if (t == threads0 and f == fds0) or time.time() > end:
             return t, f
         time.sleep(0.01)
-
-
-def progress(counter_file, nthreads):
-    with open(counter_file, "rb") as f:
-        data = f.read(4096)
-    return sum(struct.unpack_from("<Q", data, 64 * i)[0] for i in range(nthreads))
-
-
-def cpu_seconds(pid):
-    """utime + stime of the whole process, in seconds."""
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rate(counter_file, nthreads, pid, samples=5, window=0.4):
@@ -75,11 +48,11 @@ def rate(counter_file, nthreads, pid, samples=5, window=0.4):
     moved by a factor of two between measurements."""
     rates = []
     for _ in range(samples):
-        a, c = progress(counter_file, nthreads), cpu_seconds(pid)
+        a, c = busy_rounds(counter_file, nthreads), cpu_seconds(pid)
         time.sleep(window)
         dc = cpu_seconds(pid) - c
         if dc > 0.05:
-            rates.append((progress(counter_file, nthreads) - a) / dc)
+            rates.append((busy_rounds(counter_file, nthreads) - a) / dc)
     return statistics.median(rates) if rates else 0.0
 
 
@@ -104,7 +77,7 @@ def attach_cycle(pid, out, hold, threads0=None):
     m.send_signal(signal.SIGINT)
     detached = None
     while threads0 is not None and time.time() < t1 + 10:
-        if tasks(pid) == threads0:
+        if proc_threads(pid) == threads0:
             detached = time.time() - t1
             break
         time.sleep(0.002)
@@ -136,7 +109,7 @@ def cycles(name, p, n, hold, counter=None, nthreads=1, expect_allocs=True):
     per CPU second before and after."""
     pid = p.pid
     time.sleep(0.3)
-    threads0, fds0 = tasks(pid), fds(pid)
+    threads0, fds0 = proc_threads(pid), proc_fds(pid)
     before = rate(counter, nthreads, pid) if counter else None
     detach_times, attach_times, bad = [], [], []
     allocs = []
@@ -280,13 +253,13 @@ p = subprocess.Popen([prog("busy"), "1", counter], stdout=subprocess.PIPE, stder
 p.stdout.readline()
 try:
     time.sleep(0.3)
-    threads0, fds0 = tasks(p.pid), fds(p.pid)
+    threads0, fds0 = proc_threads(p.pid), proc_fds(p.pid)
     before = rate(counter, 1, p.pid)
     out = os.path.join(d, "killed.zst")
     m = subprocess.Popen([MEMREC, "--max-wait", "none", "--pid", str(p.pid), "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     m.stderr.readline()
     time.sleep(0.3)
-    check_eq(tasks(p.pid), threads0 + 1, "memrec killed: the recorder's service thread ran while attached")
+    check_eq(proc_threads(p.pid), threads0 + 1, "memrec killed: the recorder's service thread ran while attached")
     m.kill()
     m.wait()
     t, f = settled(p.pid, threads0, fds0, timeout=2.0)
@@ -340,7 +313,7 @@ try:
     check_timing(waited < 1.0, "SIGINT while memrec waits for a safe stop is answered within a second")
     check_eq(m.returncode, 130, "interrupted attach: exit status")
     check(not os.path.exists(out), "the interrupted attach leaves no output file")
-    check_eq(tasks(p.pid), 1, "the interrupted attach left the program as it was")
+    check_eq(proc_threads(p.pid), 1, "the interrupted attach left the program as it was")
 finally:
     finish("spinning", p, "done\n")
 

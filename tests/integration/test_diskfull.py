@@ -20,32 +20,12 @@ from harness import *  # noqa: E402,F403
 d = tmpdir()
 
 
-def progress(counter):
-    with open(counter, "rb") as f:
-        return struct.unpack_from("<Q", f.read(64), 0)[0]
-
-
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def pace(counter, pid, wall=1.0):
     """(rounds in `wall` seconds, rounds per CPU second of the program)."""
-    a, c = progress(counter), cpu_seconds(pid)
+    a, c = busy_rounds(counter), cpu_seconds(pid)
     time.sleep(wall)
-    b, dc = progress(counter), cpu_seconds(pid) - c
+    b, dc = busy_rounds(counter), cpu_seconds(pid) - c
     return b - a, (b - a) / dc if dc > 0 else 0.0
-
-
-def wait_for(pred, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def wait_ready(p):
@@ -66,7 +46,7 @@ try:
     m = subprocess.Popen([MEMREC, "-q", "-o", os.path.join(d, "normal.zst"), prog("busy"), "1", counter],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     check(wait_ready(m), "normal disk: the program started")
-    check(wait_for(lambda: progress(counter) > 1000), "normal disk: the program runs")
+    check(wait_for(lambda: busy_rounds(counter) > 1000), "normal disk: the program runs")
     pid = int(subprocess.run(["pgrep", "-f", "-n", counter], stdout=subprocess.PIPE).stdout.split()[0])
     _, normal = pace(counter, pid)
     m.send_signal(signal.SIGTERM)

@@ -219,12 +219,24 @@ def main():
 
     # ---- memtui ----
     if os.path.exists(MEMTUI):
-        for name, keys in (("memtui-summary", None), ("memtui-time", "6")):
-            cmd = [MEMTUI, "--batch", "--size", "100x30"] + (["--keys", keys] if keys else []) + ["server.mrec"]
+        for name, keys, opts in (("memtui-summary", None, []), ("memtui-time", "6", []),
+                                 ("memtui-growth", "3", ["-c", "growth"])):
+            cmd = [MEMTUI, "--batch", "--size", "100x30"] + opts + (["--keys", keys] if keys else []) + ["server.mrec"]
             r = run(cmd, cwd=d)
             check_eq(r.returncode, 0, "%s: memtui exit status" % name)
-            keep(name, "$ memtui server.mrec" + ("      # then " + keys if keys else "") + "\n" + r.stdout.decode(),
-                 ["memtui  server.mrec"] + (["PEAK MEMORY CONSUMERS", "leak_site"] if keys is None else []))
+            screen = r.stdout.decode()
+            if opts:
+                # The growing site first, the only one with a rate.
+                rows = [ln.split() for ln in screen.splitlines() if re.match(r"^\s+\d+\s+\d+\s+[\d.]+%", ln)]
+                check(rows and rows[0][-1] == "leak_site" and int(rows[0][0]) > 0 and
+                      all(int(x[0]) == 0 for x in rows[1:]),
+                      "%s: leak_site first and alone with a rate (%s)" % (name, rows[:3]))
+                if rows:
+                    within(int(rows[0][0]), RATE, 0.15, "%s: leak_site's rate" % name)
+            keep(name, "$ memtui %sserver.mrec" % "".join(o + " " for o in opts) +
+                 ("      # then " + keys if keys else "") + "\n" + screen,
+                 ["memtui  server.mrec"] + (["PEAK MEMORY CONSUMERS", "leak_site"] if keys is None else []) +
+                 (["cost: growth (bytes/s of steady growth)", "leak_site"] if opts else []))
     else:
         skip_part("memtui", "memtui is not built")
 

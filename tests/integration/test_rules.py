@@ -236,9 +236,9 @@ TUI_LAYERS = [
     ("help", "help.c"),
     ("table", "views.c"),
     ("views", "view_*.c"),
-    ("widgets", "listbox.c detail.c search.c"),
+    ("widgets", "listbox.c detail.c search.c livelist.c site.c columns.c editor.c"),
     ("data", "data.c"),
-    ("base", "crt.c text.c action.c sites.c"),
+    ("base", "crt.c text.c action.c filter.c sites.c"),
 ]
 
 # analyzer/ (memaccounting, memanalysis, memexport: the library of
@@ -246,8 +246,8 @@ TUI_LAYERS = [
 # docs/design.md, "memprint", "Layers of analyzer/".
 ANALYZER_LAYERS = [
     ("outputs", "alloctime.c charts.c checks.c diff.c folded.c groups.c json.c massif.c packwriter.c pprof.c "
-                "suppress.c suppress_elf.c svg.c threadcosts.c"),
-    ("analyses", "analysis.c calltree.c costs.c figures.c report.c"),
+                "suppress.c suppress_elf.c svg.c threadcosts.c topseries.c"),
+    ("analyses", "analysis.c calltree.c costs.c figures.c report.c wrappers.c"),
     ("frames", "frames.c modcheck.c symfiles.c"),
     ("symbolizer", "symbolize.c"),
     ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c"),

@@ -30,24 +30,10 @@ d = tmpdir()
 STOP = 3.0
 
 
-def progress(counter):
-    with open(counter, "rb") as f:
-        return struct.unpack_from("<Q", f.read(64), 0)[0]
-
-
-def wait_for(pred, seconds=20):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def rate(counter, wall):
-    a = progress(counter)
+    a = busy_rounds(counter)
     time.sleep(wall)
-    return (progress(counter) - a) / wall
+    return (busy_rounds(counter) - a) / wall
 
 
 def voluntary_switches(pid):
@@ -123,7 +109,7 @@ out = os.path.join(d, "attach.zst")
 t_start = time.time()
 m, first = start_attach(p.pid, out, exact=False)  # the default bound
 check(b"attached to process" in first, "attach: memrec attached: %r" % first)
-check(wait_for(lambda: progress(counter) > 1000), "attach: the program runs")
+check(wait_for(lambda: busy_rounds(counter) > 1000), "attach: the program runs")
 t_stop = time.time() - t_start + 1.0
 before, stopped = stop_memrec(m, p.pid, counter, "attach")
 check_timing(stopped >= before / 2, "attach: the program keeps at least half its pace while memrec is stopped "
@@ -150,7 +136,7 @@ t_start = time.time()
 m = subprocess.Popen([MEMREC, "-q", "--max-wait", "100ms", "-o", out, prog("busy"), "2", counter],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 check(m.stdout.readline() == b"ready\n", "launch, bound: the program started")
-check(wait_for(lambda: progress(counter) > 1000), "launch, bound: the program runs")
+check(wait_for(lambda: busy_rounds(counter) > 1000), "launch, bound: the program runs")
 pid = int(subprocess.run(["pgrep", "-f", "-n", counter], stdout=subprocess.PIPE).stdout.split()[0])
 t_stop = time.time() - t_start + 1.0
 before, stopped = stop_memrec(m, pid, counter, "launch, bound")
@@ -168,7 +154,7 @@ out = os.path.join(d, "wait.zst")
 m = subprocess.Popen([MEMREC, "-q", "-o", out, prog("busy"), "2", counter], stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)
 check(m.stdout.readline() == b"ready\n", "launch: the program started")
-check(wait_for(lambda: progress(counter) > 1000), "launch: the program runs")
+check(wait_for(lambda: busy_rounds(counter) > 1000), "launch: the program runs")
 pid = int(subprocess.run(["pgrep", "-f", "-n", counter], stdout=subprocess.PIPE).stdout.split()[0])
 before, stopped = stop_memrec(m, pid, counter, "launch")
 check(stopped < before / 10, "launch: without --max-wait the program waits for memrec (%.0f rounds/s, %.0f "

@@ -2,8 +2,8 @@
 /* Unit tests of the shared analysis core: call trees (calltree.c), the
  * folded export (folded.c), re-accounting for a window, a moment, a thread
  * and a function filter (analysis.c), the time series (timeseries.c) and
- * the size histogram (sizes.c), on a recording written here whose every
- * figure is derived below. */
+ * the size histogram (sizes.c), and growth as a cost type, on recordings
+ * written here whose every figure is derived below. */
 #define _GNU_SOURCE
 #include "analysis.h"
 
@@ -17,6 +17,7 @@
 #include "check.h"
 #include "folded.h"
 #include "report.h"
+#include "topseries.h"
 
 /* ---- writing a recording ---- */
 
@@ -611,6 +612,84 @@ static void test_series_and_sizes(const char *path, struct model *m)
     analysis_free(a);
 }
 
+/* The series' counts from the start, its groups of traces (memtui's
+ * Stacked view: at each point and at the heap's largest moment since the
+ * point before), the node map that charges a trace's blocks to an
+ * ancestor (folded wrappers), and the ranking of memprint's stacks, on
+ * the recording of write_recording() (figures derived from its events). */
+static void test_groups_and_remap(const char *path, struct model *m)
+{
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.series_points = 5;
+    uint32_t group[8] = {0};
+    group[2] = 1; /* 50 at 10 ms, 222 at 30 ms (thread 2): kept */
+    group[4] = 2; /* 10 at 0 ms and 3000 at 30 ms, each freed at once */
+    q.series_group = group;
+    q.series_groups = 2;
+    struct analysis *a = run(path, m, &q);
+    const struct timeseries *s = a->series;
+    CHECK(s != NULL && s->groups != NULL && s->ngroups == 2);
+    static const uint64_t calls[5] = {2, 4, 5, 7, 7}, temps[5] = {1, 1, 1, 2, 2};
+    static const uint64_t g0_live[5] = {0, 50, 50, 272, 272}, g0_calls[5] = {0, 1, 1, 2, 2};
+    static const uint64_t g1_calls[5] = {1, 1, 1, 2, 2};
+    for (int i = 0; s && s->groups && i < 5; i++) {
+        CHECK_EQ(s->points[i].at.calls, calls[i]);
+        CHECK_EQ(s->points[i].at.temporary, temps[i]);
+        CHECK_EQ(s->groups[i * 2].live, g0_live[i]);
+        CHECK_EQ(s->groups[i * 2].calls, g0_calls[i]);
+        CHECK_EQ(s->groups[i * 2].temporary, 0);
+        CHECK_EQ(s->groups[i * 2 + 1].live, 0);
+        CHECK_EQ(s->groups[i * 2 + 1].calls, g1_calls[i]);
+        CHECK_EQ(s->groups[i * 2 + 1].temporary, temps[i]);
+    }
+    if (s && s->groups_max) {
+        /* The heap's largest at 30 ms, 3279: the 3000 still live. */
+        CHECK_EQ(s->points[3].max.heap, 3279);
+        CHECK_EQ(s->groups_max[3 * 2].live, 272);
+        CHECK_EQ(s->groups_max[3 * 2 + 1].live, 3000);
+        /* At 10 ms, 1150 before the free of 100: the 50 of trace 2. */
+        CHECK_EQ(s->groups_max[1 * 2].live, 50);
+        CHECK_EQ(s->groups_max[1 * 2 + 1].live, 0);
+    }
+    analysis_free(a);
+    q.series_points = 0; /* groups without a series: refused */
+    int err;
+    CHECK_EQ(analysis_run(path, m, &q, &a, &err), MEMFMT_E_INVALID);
+
+    /* Node 5 (c00 under b00 under a00) charged to node 3 (b00 under a00). */
+    uint32_t remap[8];
+    for (uint32_t i = 0; i < 8; i++) {
+        remap[i] = i;
+    }
+    remap[5] = 3;
+    q = (struct analysis_query)ANALYSIS_QUERY_INIT;
+    q.remap = remap;
+    a = run(path, m, &q);
+    const struct acct_cost *c3 = accounting_cost(a->acct, 3), *c5 = accounting_cost(a->acct, 5);
+    CHECK(c3 != NULL && c3->calls == 2 && c3->allocated == 1100 && c3->live == 0);
+    CHECK(c5 == NULL || c5->calls == 0);
+    CHECK_EQ(accounting_totals(a->acct)->allocations, 7);
+    CHECK_EQ(accounting_totals(a->acct)->peak_bytes, 3279);
+    analysis_free(a);
+
+    /* memprint's stacks with the most calls: traces 2 and 4, two each
+     * (ties in the report's order); five stacks have calls. */
+    struct report *r = report_new(m);
+    CHECK(r != NULL);
+    if (r) {
+        struct topseries_stack top[2];
+        uint32_t nonzero = 0;
+        CHECK_EQ(topseries_rank(r, m->acct, NULL, COST_CALLS, 2, top, &nonzero), 2);
+        CHECK_EQ(nonzero, 5);
+        CHECK_EQ(top[0].trace, 2);
+        CHECK_EQ(top[0].cost, 2);
+        CHECK_EQ(top[1].trace, 4);
+        CHECK_EQ(top[1].cost, 2);
+        CHECK_EQ(report_stack_of(r, 1), UINT32_MAX); /* no allocation of its own */
+        report_free(r);
+    }
+}
+
 /* Frames handed out stay where they are while more nodes are symbolized
  * (the call tree keeps pointers to them): a model of 20000 nodes in no
  * module, each one frame, resolved one after the other. */
@@ -887,6 +966,109 @@ static void test_bottom_up_lazy(void)
     close(fd);
 }
 
+/* Growth as a cost type (costs.h COST_GROWTH): nodes 1 A, 2 A;B, 3 A;C.
+ * Every 10 ms from 0 to 990 ms, A;B allocates 1,000 bytes and keeps them
+ * (100,000 bytes per second, exactly: test_growthfit.c derives the fit),
+ * and A;C allocates 5,000 bytes and frees them at the next tick (churn:
+ * not growth). */
+static char *write_growing(int *fd_out)
+{
+    int fd = memfd_create("growth-cost-test", 0);
+    CHECK(fd >= 0);
+    struct memfmt_header h = {MEMFMT_VERSION, 8, 1, 0};
+    int rc;
+    struct rec r = {0};
+    r.w = memfmt_writer_new(fd, &h, 1, &rc);
+    CHECK(r.w != NULL);
+    struct memfmt_record x = {.tag = MEMFMT_REC_THREAD};
+    x.u.thread.index = 1;
+    x.u.thread.tid = 100;
+    put(&r, &x);
+    w_node(&r, 0, 0xa00);
+    w_node(&r, 1, 0xb00);
+    w_node(&r, 1, 0xc00);
+    for (uint64_t t = 0; t <= 990; t += 10) {
+        w_time(&r, t);
+        w_alloc(&r, 1, 1000, 2);
+        if (t > 0) {
+            w_free(&r, 1, 5000, 3, 0);
+        }
+        w_alloc(&r, 1, 5000, 3);
+    }
+    x = (struct memfmt_record){.tag = MEMFMT_REC_END};
+    x.u.end.how = MEMFMT_END_EXITED;
+    x.u.end.runtime_ms = 990; /* the data stop at the last tick: no flat point after it */
+    put(&r, &x);
+    CHECK(memfmt_writer_finish(r.w) == 0);
+    memfmt_writer_free(r.w);
+    *fd_out = fd;
+    char *path = malloc(64);
+    snprintf(path, 64, "/proc/self/fd/%d", fd);
+    return path;
+}
+
+static void test_growth_cost(void)
+{
+    int fd;
+    char *path = write_growing(&fd);
+    struct model *m;
+    int err;
+    CHECK(model_load(path, &m, &err) == 0);
+    struct frames *fr = frames_new(m);
+    for (int windowed = 0; windowed < 2; windowed++) {
+        struct analysis_query q = ANALYSIS_QUERY_INIT;
+        q.growth = 1;
+        /* From 500 ms the ramp goes on at the same rate. */
+        q.has_window = windowed;
+        q.from_ms = 500;
+        q.to_ms = UINT64_MAX;
+        struct analysis *a = run(path, m, &q);
+        CHECK_EQ(growth_trace_cost(a->growth, 2), 100000);
+        CHECK_EQ(growth_trace_cost(a->growth, 3), 0);
+        CHECK_EQ(growth_costs_total(a->growth), 100000);
+        /* Per trace the values sum to the total; the tree's root has it. */
+        uint64_t sum = 0;
+        for (uint32_t t = 0; t < 4; t++) {
+            struct cost_vec v;
+            cost_of_trace_in(a->acct, a->growth, t, &v);
+            sum += v.v[COST_GROWTH];
+        }
+        CHECK_EQ(sum, 100000);
+        struct calltree *t = calltree_build_growth(fr, a->acct, a->growth);
+        calltree_sort(t, COST_GROWTH, 0);
+        const char *ab[] = {A, B}, *ac[] = {A, C};
+        CHECK_EQ(calltree_node(t, CALLTREE_TOP_DOWN, 0)->incl.v[COST_GROWTH], 100000);
+        CHECK_EQ(td_incl(t, ab, 1)->v[COST_GROWTH], 100000);
+        CHECK_EQ(td_incl(t, ab, 2)->v[COST_GROWTH], 100000);
+        CHECK_EQ(td_incl(t, ac, 2)->v[COST_GROWTH], 0);
+        CHECK(td_incl(t, ac, 2)->v[COST_CALLS] > 0); /* there, with its calls */
+        uint32_t nk;
+        const uint32_t *sites = calltree_children(t, CALLTREE_BOTTOM_UP, 0, &nk);
+        CHECK(nk == 2 && strcmp(calltree_name(t, CALLTREE_BOTTOM_UP, sites[0]), B) == 0);
+        CHECK_EQ(calltree_node(t, CALLTREE_BOTTOM_UP, sites[0])->incl.v[COST_GROWTH], 100000);
+        CHECK_EQ(func_named(t, B)->self.v[COST_GROWTH], 100000);
+        CHECK_EQ(func_named(t, A)->incl.v[COST_GROWTH], 100000);
+        /* Folded: the one growing stack. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(folded_write(t, COST_GROWTH, f) == 0);
+        fclose(f);
+        CHECK(strcmp(buf, A ";" B " 100000\n") == 0);
+        free(buf);
+        calltree_free(t);
+        /* Without the fit, growth is 0 everywhere. */
+        t = calltree_build(fr, a->acct);
+        CHECK_EQ(calltree_node(t, CALLTREE_TOP_DOWN, 0)->incl.v[COST_GROWTH], 0);
+        calltree_free(t);
+        analysis_free(a);
+    }
+    frames_free(fr);
+    model_free(m);
+    free(path);
+    close(fd);
+}
+
 int main(void)
 {
     int fd;
@@ -901,6 +1083,8 @@ int main(void)
     test_windows(path, m);
     test_filters(path, m);
     test_series_and_sizes(path, m);
+    test_growth_cost();
+    test_groups_and_remap(path, m);
     model_free(m);
     free(path);
     close(fd);

@@ -2,13 +2,14 @@
 /* Unit tests of the growth fit (growth.c) on series made here, whose
  * points and fits are derived below: a steady ramp, a step, a sawtooth, a
  * window that starts after the step, sampled weights and the minimum of
- * samples. */
+ * samples; the growth cost of each trace (costs.h COST_GROWTH). */
 #include "growth.h"
 
 #include <math.h>
 #include <stdint.h>
 
 #include "check.h"
+#include "costs.h"
 
 #define NEAR(a, b, eps) CHECK(fabs((double)(a) - (double)(b)) <= (eps))
 
@@ -77,6 +78,27 @@ static void whole_run(void)
     growth_fit_series(g, growth_total(g), &total);
     NEAR(total.rate, ramp.rate + step.rate + saw.rate, 1e-6);
     CHECK(growth_series(g, 4, &samples) == NULL);
+
+    /* The growth cost (COST_GROWTH): the ramp's 100,000 bytes/s, the step
+     * and the sawtooth 0 (not growth), so the total is the ramp's; the same
+     * through cost_of_trace_in() with an accounting that has no trace. */
+    CHECK_EQ(growth_trace_cost(g, 1), 100000);
+    CHECK_EQ(growth_trace_cost(g, 2), 0);
+    CHECK_EQ(growth_trace_cost(g, 3), 0);
+    CHECK_EQ(growth_trace_cost(g, 4), 0);
+    CHECK_EQ(growth_trace_cost(g, 1u << 30), 0);
+    CHECK_EQ(growth_costs_total(g), 100000);
+    CHECK_EQ(growth_cost_of_fit(&ramp, 1), 100000);
+    CHECK_EQ(growth_cost_of_fit(&ramp, 0), 0);
+    struct accounting *a = accounting_new(1);
+    struct cost_vec v;
+    cost_of_trace_in(a, g, 1, &v);
+    CHECK_EQ(v.v[COST_GROWTH], 100000);
+    CHECK_EQ(v.v[COST_CALLS], 0);
+    cost_of_trace_in(a, NULL, 1, &v);
+    CHECK_EQ(v.v[COST_GROWTH], 0);
+    CHECK_EQ(cost_total(a, COST_GROWTH), 0);
+    accounting_free(a);
     growth_free(g);
 }
 
@@ -114,6 +136,7 @@ static void sampled(void)
     struct growth_fit f;
     growth_fit_series(g, y, &f);
     NEAR(f.rate, 100000 / (1 - exp(-1.0)), 1e-3);
+    CHECK_EQ(growth_trace_cost(g, 1), (uint64_t)llround(100000 / (1 - exp(-1.0))));
     CHECK(growth_sampled(g));
     CHECK(growth_is_growth(g, &f, GROWTH_MIN_SAMPLES));
     CHECK(!growth_is_growth(g, &f, GROWTH_MIN_SAMPLES - 1));

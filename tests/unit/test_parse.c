@@ -110,6 +110,25 @@ int main(void)
     CHECK(secs_bad("1e13"));
     CHECK(secs_bad("1e-400")); /* underflow: strtod's ERANGE */
 
+    /* Times with a unit: memrec's --max-wait (ms by default) and
+     * --duration (seconds by default). */
+    uint64_t ms = 0;
+    CHECK(parse_time_ms("100", 1, 3.6e6, &ms) == 0 && ms == 100);
+    CHECK(parse_time_ms("100ms", 1000, 3.6e6, &ms) == 0 && ms == 100);
+    CHECK(parse_time_ms("2s", 1, 3.6e6, &ms) == 0 && ms == 2000);
+    CHECK(parse_time_ms("1.5", 1000, 3.6e6, &ms) == 0 && ms == 1500);
+    CHECK(parse_time_ms("1m", 1, 3.6e6, &ms) == 0 && ms == 60000);
+    CHECK(parse_time_ms("1h", 1000, 3.6e6, &ms) == 0 && ms == 3600000);
+    CHECK(parse_time_ms("0.4", 1, 3.6e6, &ms) == 0 && ms == 0);
+    CHECK(parse_time_ms("2h", 1000, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("", 1, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("s", 1, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("5x", 1, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("5 s", 1, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("-1s", 1, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("inf", 1, 3.6e6, &ms) < 0);
+    CHECK(parse_time_ms("nan", 1, 3.6e6, &ms) < 0);
+
     /* util_addf(): pieces appended, cut at the buffer's end, still a string. */
     char buf[8];
     size_t n = util_addf(buf, sizeof buf, 0, "%s", "abc");
