@@ -25,6 +25,11 @@ struct summary_view {
      * every site): of the tree of `generation`. */
     uint64_t generation;
     uint32_t nodes[COST_NTYPES][SITES_TOP];
+    /* The restrictions of the last draw: a change starts from the top. */
+    int seen, has_window;
+    uint64_t from_ms, to_ms;
+    struct filter filter;
+    struct fold fold;
 };
 
 static const char *const headings[COST_NTYPES] = {
@@ -160,9 +165,33 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
 {
     struct data *d = c->d;
     struct listbox *l = &((struct summary_view *)v)->l;
-    uint32_t old = l->n ? l->sel : 0;
+    struct summary_view *sv = (struct summary_view *)v;
+    /* The selection stays on its entry (cost and rank) across redraws and
+     * reloads, whatever the lines above it wrap to; a new window, filter
+     * or folding starts again from the first entry, the lines on screen. */
+    int changed = !sv->seen || sv->has_window != d->has_window || sv->from_ms != d->from_ms || sv->to_ms != d->to_ms ||
+                  memcmp(&sv->filter, &d->filter, sizeof d->filter) != 0 ||
+                  memcmp(&sv->fold, &d->fold, sizeof d->fold) != 0;
+    sv->seen = 1;
+    sv->has_window = d->has_window;
+    sv->from_ms = d->from_ms;
+    sv->to_ms = d->to_ms;
+    sv->filter = d->filter;
+    sv->fold = d->fold;
+    int kind = l->n ? l->rows[l->sel].kind : ROW_NONE;
+    uint32_t id = l->n ? l->rows[l->sel].id : 0;
     build(d, l, w);
-    l->sel = old < l->n ? old : 0;
+    l->sel = 0;
+    if (changed) {
+        l->top = 0;
+    } else {
+        for (uint32_t i = 0; i < l->n && kind >= 0; i++) {
+            if (l->rows[i].kind == kind && l->rows[i].id == id) {
+                l->sel = i;
+                break;
+            }
+        }
+    }
     /* The selection goes over the sites only: the lines are read, not chosen. */
     listbox_settle(l, 1, site_row);
     crt_put(y, 0, "SUMMARY (Enter on a site: open it in the bottom-up view)", w, A_BOLD);

@@ -314,7 +314,7 @@ try:
     t.keys("6")
     s = t.wait_text("OVER TIME")
     head = [ln for ln in lines(s) if ln.startswith("OVER TIME")]
-    check(m is not None and head and ("peak %s at %s s" % (m.group(1), m.group(3))) in head[0],
+    check(m is not None and head and ("peak %s (%s bytes) at %s s" % (m.group(1), m.group(2), m.group(3))) in head[0],
           "80 columns: the Over time title gives the peak and its time (%r)" % (head[:1],))
     t.keys("w")
     t.literal("0.5s-1.5s")
