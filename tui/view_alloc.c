@@ -56,9 +56,9 @@ static void push_line(char ***out, uint32_t *n, size_t *cap, char *line)
     (*out)[(*n)++] = line;
 }
 
-/* memprint's tables laid out again for `w` columns: the columns as narrow
- * as their widest cell, two spaces apart, one when that is still too
- * wide (the p99 and max columns then fit 80 columns; the thread table's
+/* memprint's tables laid out again for `w` columns when they do not fit
+ * as memprint prints them: the columns as narrow as their widest cell,
+ * two spaces apart, one when that is still too wide (the p99 and max columns then fit 80 columns; the thread table's
  * last ones scroll); a text line wider than the screen goes on over more
  * rows, indented by 2. Returns the new lines (to free each, then the
  * array), *is_table set per line. */
@@ -105,6 +105,19 @@ static char **layout(char **in, uint32_t n, int w, uint32_t *nout, uint8_t **is_
             i++;
         }
         uint32_t rows = i - first;
+        /* A table that fits is shown as memprint prints it. */
+        int fits = 1;
+        for (uint32_t r = first; r < i && fits; r++) {
+            fits = (int)strlen(in[r]) <= w;
+        }
+        if (fits) {
+            for (uint32_t r = first; r < i; r++) {
+                xgrow((void **)&tab, &tcap, (size_t)k + 1, 1);
+                tab[k] = 1;
+                push_line(&out, &k, &cap, xstrdup(in[r]));
+            }
+            continue;
+        }
         char **copies = xcalloc(rows, sizeof *copies);
         char *(*cells)[MAX_CELLS] = xcalloc(rows, sizeof *cells);
         int *ncells = xcalloc(rows, sizeof *ncells);
