@@ -51,14 +51,27 @@ int columns_header(const struct data *d, char *buf, size_t cap)
     return at;
 }
 
-void columns_row(const struct data *d, const struct calltree_node *n, char *buf, size_t cap)
+/* The self column. Top-down: the stacks that end at the node. Bottom-up:
+ * a site's row is what its function allocated itself, all of the row's
+ * cost (the node's own self, the stacks that start there, is 0 on most
+ * sites); a caller's row keeps the stacks whose outermost frame is there
+ * (main, or where a stack deeper than CALLTREE_MAX_DEPTH was cut). */
+static uint64_t row_self(enum calltree_orient o, const struct calltree_node *n, enum cost_type c)
+{
+    if (o == CALLTREE_BOTTOM_UP && n->depth == 1) {
+        return n->incl.v[c];
+    }
+    return n->self.v[c];
+}
+
+void columns_row(const struct data *d, enum calltree_orient o, const struct calltree_node *n, char *buf, size_t cap)
 {
     if (!d->all_costs) {
         uint64_t total = data_total(d);
         uint64_t v = n->incl.v[d->cost];
         double share = total ? 100.0 * (double)v / (double)total : 0.0;
-        snprintf(buf, cap, "%14llu %14llu %6.2f%%  ", (unsigned long long)v, (unsigned long long)n->self.v[d->cost],
-                 share);
+        snprintf(buf, cap, "%14llu %14llu %6.2f%%  ", (unsigned long long)v,
+                 (unsigned long long)row_self(o, n, d->cost), share);
         return;
     }
     int at = 0;

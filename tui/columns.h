@@ -16,7 +16,8 @@
 /** The columns' heading into buf, ending with the two spaces before the
  * names; returns its width in columns (where the names start). */
 int columns_header(const struct data *d, char *buf, size_t cap);
-/** The columns of node `n` into buf, as wide as columns_header()'s. */
-void columns_row(const struct data *d, const struct calltree_node *n, char *buf, size_t cap);
+/** The columns of node `n` of the tree of orientation `o` into buf, as
+ * wide as columns_header()'s. */
+void columns_row(const struct data *d, enum calltree_orient o, const struct calltree_node *n, char *buf, size_t cap);
 
 #endif

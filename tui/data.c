@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "data.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,52 +37,202 @@ static void drop_names(struct data *d)
     d->nfnames = 0;
 }
 
-/* The summary's lines exactly as memprint prints them, for the costs in use. */
-static void make_summary(struct data *d)
+/* The report's and the groups' sorts keep their key in a static
+ * (report.c, groups.c): the reload thread and this one take turns. */
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void data_report_lock(int on)
 {
-    free_lines(d->summary, d->nsummary);
-    d->summary = NULL;
-    d->nsummary = 0;
+    if (on) {
+        pthread_mutex_lock(&report_lock);
+    } else {
+        pthread_mutex_unlock(&report_lock);
+    }
+}
+
+/* What one load makes, owned by whoever holds it: the reload thread while
+ * it builds, then the data once installed. */
+struct built {
+    struct model *m;
+    struct frames *fr;
+    struct analysis *win; /* NULL without a window, a filter or a folding */
+    struct analysis *whole; /* the series; NULL when that pass failed */
+    struct calltree *tree;
+    char **summary;
+    uint32_t nsummary;
+    struct sites *sites;
+    uint8_t *keep; /* the filter's keep mask (NULL: none) */
+    uint32_t *remap; /* the folding's node map (NULL: none) */
+    uint32_t folded;
+    uint64_t load_ms;
+};
+
+/* What a load depends on: copied for the reload thread, which reads
+ * nothing of the data itself. */
+struct load_params {
+    const char *path;
+    int utf8, has_window, by_self;
+    uint64_t from_ms, to_ms;
+    enum cost_type cost;
+    struct filter filter; /* plain values: copied, never shared */
+    struct fold fold;
+};
+
+/* A reload running in the background (data_refresh()). */
+struct data_reload {
+    pthread_t th;
+    struct load_params p;
+    struct built b;
+    int rc, err;
+    int done; /* atomic: the thread has finished (b, rc, err are set) */
+};
+
+static void built_free(struct built *b)
+{
+    /* The tree points into the frames: release it before them. */
+    calltree_free(b->tree);
+    free_lines(b->summary, b->nsummary);
+    sites_free(b->sites);
+    analysis_free(b->win);
+    analysis_free(b->whole);
+    free(b->keep);
+    free(b->remap);
+    frames_free(b->fr);
+    model_free(b->m);
+    memset(b, 0, sizeof *b);
+}
+
+/* "'FILE' is corrupt data at byte N of its data: showing what comes
+ * before", memprint's warning, or NULL when the data read to their end
+ * (a live recording cut in mid-record is only still being written). */
+static char *stop_warning(const struct model *m, const char *path)
+{
+    if (m->stop_rc >= 0 || (m->stop_rc == MEMFMT_E_TRUNCATED && !m->has_end)) {
+        return NULL;
+    }
+    char *s = NULL;
+    if (asprintf(&s, "warning: '%s' is %s at byte %llu of its data: showing what comes before", path,
+                 memfmt_strerror(m->stop_rc), (unsigned long long)m->stop_offset) < 0) {
+        die("out of memory");
+    }
+    return s;
+}
+
+/* The summary's lines exactly as memprint prints them, for the costs in
+ * use, after memprint's warning on a file that stops early; and the top
+ * entries of memprint's report. `growth`: the fit of the pass that made
+ * the figures (NULL: none). */
+static void make_summary(const struct model *m, const struct accounting *acct, int windowed,
+                         const struct growth *growth, const char *path, int utf8, char ***out, uint32_t *nout,
+                         struct sites **sites)
+{
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (!f) {
         die("out of memory");
     }
-    report_print_summary(d->m, d->acct, f);
-    const struct analysis *pass = d->win ? d->win : d->whole;
-    report_print_growth(d->m, pass ? pass->growth : NULL, f);
-    if (!d->win) {
+    char *warn = stop_warning(m, path);
+    if (warn) {
+        fprintf(f, "%s\n", warn);
+        free(warn);
+    }
+    pthread_mutex_lock(&report_lock);
+    report_print_summary(m, acct, f);
+    report_print_growth(m, growth, f);
+    *sites = sites_new(m, acct, windowed, growth);
+    pthread_mutex_unlock(&report_lock);
+    if (!windowed) {
         /* The whole run's: a window has no RSS split (rssgap.h). One
          * line (two with the advice), so that the sites stay on screen. */
-        rssgap_print_brief(&d->m->rssgap, f);
+        rssgap_print_brief(&m->rssgap, f);
     }
     if (fclose(f) != 0) {
         die("out of memory");
     }
+    char **lines = NULL;
+    uint32_t n = 0;
     size_t cap = 0;
     char *save = NULL;
     for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        xgrow((void **)&d->summary, &cap, d->nsummary + 1, sizeof *d->summary);
-        d->summary[d->nsummary++] = esc_text_for(line, !d->utf8);
+        xgrow((void **)&lines, &cap, n + 1, sizeof *lines);
+        lines[n++] = esc_text_for(line, !utf8);
     }
     free(buf);
+    *out = lines;
+    *nout = n;
 }
 
+/* The tree and the summary of the model's figures, or of the window's and
+ * the filter's; the growth from the pass that made them, or from the
+ * series pass. */
+static void make_tree(struct built *b, const struct load_params *p)
+{
+    const struct accounting *acct = b->win ? b->win->acct : b->m->acct;
+    const struct analysis *g = b->win ? b->win : b->whole;
+    b->tree = calltree_build_growth(b->fr, acct, g ? g->growth : NULL);
+    calltree_sort(b->tree, p->cost, p->by_self);
+    make_summary(b->m, acct, b->win != NULL, g ? g->growth : NULL, p->path, p->utf8, &b->summary, &b->nsummary,
+                 &b->sites);
+}
+
+/* Put `b`'s figures in place of the data's (this thread: the views read
+ * them); `b` is emptied. */
+static void install(struct data *d, struct built *b)
+{
+    calltree_free(d->tree);
+    d->tree = NULL;
+    drop_names(d);
+    free_lines(d->summary, d->nsummary);
+    sites_free(d->sites);
+    analysis_free(d->win);
+    analysis_free(d->whole);
+    alloctime_free(d->atime);
+    d->atime = NULL;
+    free(d->keep);
+    free(d->remap);
+    frames_free(d->fr);
+    model_free(d->m);
+    d->m = b->m;
+    d->fr = b->fr;
+    d->win = b->win;
+    d->whole = b->whole;
+    d->keep = b->keep;
+    d->remap = b->remap;
+    d->folded = b->folded;
+    d->tree = b->tree;
+    d->summary = b->summary;
+    d->nsummary = b->nsummary;
+    d->sites = b->sites;
+    d->acct = d->win ? d->win->acct : d->m->acct;
+    d->load_ms = b->load_ms;
+    d->nfnames = calltree_nfuncs(d->tree);
+    d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
+    d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
+    d->generation++;
+    memset(b, 0, sizeof *b);
+}
+
+/* Rebuild the tree and the summary of the loaded model (a new window,
+ * filter or folding). */
 static void build_tree(struct data *d)
 {
     calltree_free(d->tree);
+    d->tree = NULL;
     drop_names(d);
+    free_lines(d->summary, d->nsummary);
+    sites_free(d->sites);
     d->acct = d->win ? d->win->acct : d->m->acct;
     /* Growth is fitted by the pass that made the window, or by the whole
      * run's series pass (data_series()). */
     const struct analysis *g = d->win ? d->win : d->whole;
     d->tree = calltree_build_growth(d->fr, d->acct, g ? g->growth : NULL);
     calltree_sort(d->tree, d->cost, d->by_self);
+    make_summary(d->m, d->acct, d->win != NULL, g ? g->growth : NULL, d->path, d->utf8, &d->summary, &d->nsummary,
+                 &d->sites);
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
     d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);
-    make_summary(d);
     d->generation++;
 }
 
@@ -106,23 +257,23 @@ static uint64_t now_ms(void)
 
 /* The window's and the filter's analysis for model `m` (frames `fr`):
  * *win NULL when neither is set; *keep the filter's mask, which the query
- * points to (the caller keeps it as d->keep). */
-static int restricted(struct data *d, const struct model *m, struct frames *fr, struct analysis **win, uint8_t **keep,
-                      uint32_t **remap, int *err_errno, char *err, size_t cap)
+ * points to, *remap the folding's map, *folded the traces it moves. */
+static int restricted(const struct load_params *p, const struct model *m, struct frames *fr, struct analysis **win,
+                      uint8_t **keep, uint32_t **remap, uint32_t *folded, int *err_errno, char *err, size_t cap)
 {
     *win = NULL;
     *keep = NULL;
     *remap = NULL;
-    if (!d->has_window && !d->filter.on && !d->fold.on) {
+    if (!p->has_window && !p->filter.on && !p->fold.on) {
         return 0;
     }
-    int rc = filter_mask(&d->filter, fr, keep, err, cap);
+    int rc = filter_mask(&p->filter, fr, keep, err, cap);
     if (rc < 0) {
         return rc;
     }
-    if (d->fold.on) {
+    if (p->fold.on) {
         char re[1024];
-        rc = wrappers_remap(fr, fold_regex(&d->fold, re, sizeof re), remap, &d->folded, err, cap);
+        rc = wrappers_remap(fr, fold_regex(&p->fold, re, sizeof re), remap, folded, err, cap);
         if (rc < 0) {
             free(*keep);
             *keep = NULL;
@@ -130,14 +281,14 @@ static int restricted(struct data *d, const struct model *m, struct frames *fr, 
         }
     }
     struct analysis_query q = ANALYSIS_QUERY_INIT;
-    q.has_window = d->has_window;
-    q.from_ms = d->from_ms;
-    q.to_ms = d->to_ms;
+    q.has_window = p->has_window;
+    q.from_ms = p->from_ms;
+    q.to_ms = p->to_ms;
     q.keep = *keep;
-    q.thread = d->filter.thread;
+    q.thread = p->filter.thread;
     q.remap = *remap;
     q.growth = 1;
-    rc = analysis_run(d->path, m, &q, win, err_errno);
+    rc = analysis_run(p->path, m, &q, win, err_errno);
     if (rc < 0) {
         free(*keep);
         free(*remap);
@@ -148,51 +299,68 @@ static int restricted(struct data *d, const struct model *m, struct frames *fr, 
     return rc;
 }
 
-static int load(struct data *d, int *err_errno)
+/* The chart's series (and the growth fit) of the stacks the filter keeps,
+ * never restricted to the window (it is chosen on this chart); NULL on
+ * error. */
+static struct analysis *series_pass(const char *path, const struct model *m, const uint8_t *keep, uint32_t thread)
+{
+    struct analysis_query q = ANALYSIS_QUERY_INIT;
+    q.series_points = DATA_SERIES_POINTS;
+    q.keep = keep;
+    q.thread = thread;
+    q.growth = 1;
+    struct analysis *a = NULL;
+    int e = 0;
+    return analysis_run(path, m, &q, &a, &e) < 0 ? NULL : a;
+}
+
+/* Everything of a load, from `p` alone: safe in a thread of its own, as
+ * it shares no object with the data's (the analyzer's objects keep no
+ * state between them but report.c's sort key, under report_lock). */
+static int build(const struct load_params *p, struct built *b, int *err_errno)
 {
     uint64_t start = now_ms();
-    struct model *m;
-    int rc = model_load(d->path, &m, err_errno);
+    memset(b, 0, sizeof *b);
+    int rc = model_load(p->path, &b->m, err_errno);
     if (rc < 0) {
+        b->m = NULL;
         return rc;
     }
-    struct frames *fr = frames_new(m);
-    if (!fr) {
-        model_free(m);
+    b->fr = frames_new(b->m);
+    if (!b->fr) {
+        built_free(b);
         return DATA_E_SYMBOLIZER;
     }
-    struct analysis *win = NULL;
-    uint8_t *keep = NULL;
-    uint32_t *remap = NULL;
     char msg[256];
-    rc = restricted(d, m, fr, &win, &keep, &remap, err_errno, msg, sizeof msg);
+    rc = restricted(p, b->m, b->fr, &b->win, &b->keep, &b->remap, &b->folded, err_errno, msg, sizeof msg);
     if (rc < 0) {
-        frames_free(fr);
-        model_free(m);
+        built_free(b);
         return rc;
     }
-    /* The tree points into the frames: release it before them. */
-    calltree_free(d->tree);
-    d->tree = NULL;
-    analysis_free(d->win);
-    analysis_free(d->whole);
-    d->whole = NULL;
-    alloctime_free(d->atime);
-    d->atime = NULL;
-    frames_free(d->fr);
-    model_free(d->m);
-    d->m = m;
-    d->fr = fr;
-    d->win = win;
-    free(d->keep);
-    d->keep = keep;
-    free(d->remap);
-    d->remap = remap;
     /* The chart's series now, while loading, so that no key waits for a
      * pass over the file; the same pass fits the growth the tree needs. */
-    data_series(d);
-    build_tree(d);
-    d->load_ms = now_ms() - start;
+    b->whole = series_pass(p->path, b->m, b->keep, p->filter.thread);
+    make_tree(b, p);
+    b->load_ms = now_ms() - start;
+    return 0;
+}
+
+static struct load_params params_of(const struct data *d)
+{
+    struct load_params p = {d->path,  d->utf8, d->has_window, d->by_self, d->from_ms,
+                            d->to_ms, d->cost, d->filter,     d->fold};
+    return p;
+}
+
+static int load(struct data *d, int *err_errno)
+{
+    struct load_params p = params_of(d);
+    struct built b;
+    int rc = build(&p, &b, err_errno);
+    if (rc < 0) {
+        return rc;
+    }
+    install(d, &b);
     return 0;
 }
 
@@ -204,14 +372,36 @@ int data_open(struct data *d, const char *path, int utf8, int *err_errno)
     d->cost = COST_PEAK;
     stat_file(d);
     d->last_growth = 0;
+    d->loaded_size = d->size;
+    d->loaded_mtime = d->mtime;
     return load(d, err_errno);
+}
+
+/* Wait for a reload in flight and drop what it made. */
+static void reload_cancel(struct data *d)
+{
+    if (d->reload) {
+        pthread_join(d->reload->th, NULL);
+        built_free(&d->reload->b);
+        free(d->reload);
+        d->reload = NULL;
+    }
 }
 
 void data_release(struct data *d)
 {
+    if (d->reload && !__atomic_load_n(&d->reload->done, __ATOMIC_ACQUIRE)) {
+        /* Quitting in the middle of a reload: the process is ending, and
+         * waiting for the thread would hold the quit for as long as a
+         * load takes. It owns all it made; the exit takes it all. */
+        pthread_detach(d->reload->th);
+        d->reload = NULL;
+    }
+    reload_cancel(d);
     calltree_free(d->tree);
     drop_names(d);
     free_lines(d->summary, d->nsummary);
+    sites_free(d->sites);
     analysis_free(d->win);
     analysis_free(d->whole);
     alloctime_free(d->atime);
@@ -229,7 +419,8 @@ static int restrict_again(struct data *d, int *err_errno, char *err, size_t cap)
     struct analysis *win;
     uint8_t *keep;
     uint32_t *remap;
-    int rc = restricted(d, d->m, d->fr, &win, &keep, &remap, err_errno, err, cap);
+    struct load_params p = params_of(d);
+    int rc = restricted(&p, d->m, d->fr, &win, &keep, &remap, &d->folded, err_errno, err, cap);
     if (rc < 0) {
         return rc;
     }
@@ -282,6 +473,15 @@ int data_set_filter(struct data *d, const struct filter *f, int *err_errno, char
     return rc;
 }
 
+int data_cost_offered(const struct data *d, enum cost_type c)
+{
+    if (!cost_recorded(&d->m->header, c)) {
+        return 0;
+    }
+    /* Of the whole run, so that a window does not take the cost away. */
+    return c != COST_MAPPED || cost_total(d->m->acct, COST_MAPPED) > 0;
+}
+
 void data_set_cost(struct data *d, enum cost_type c, int by_self)
 {
     d->cost = c;
@@ -303,20 +503,9 @@ const struct alloctime *data_alloc_time(struct data *d)
 const struct timeseries *data_series(struct data *d)
 {
     if (!d->whole) {
-        struct analysis_query q = ANALYSIS_QUERY_INIT;
-        q.series_points = DATA_SERIES_POINTS;
-        /* The filter's stacks (F) only; the window never: it is chosen on
-         * this chart. The same pass fits the growth the tree needs. */
-        q.keep = d->keep;
-        q.thread = d->filter.thread;
-        q.growth = 1;
-        int e = 0;
-        if (analysis_run(d->path, d->m, &q, &d->whole, &e) < 0) {
-            d->whole = NULL;
-            return NULL;
-        }
+        d->whole = series_pass(d->path, d->m, d->keep, d->filter.thread);
     }
-    return d->whole->series;
+    return d->whole ? d->whole->series : NULL;
 }
 
 int data_live(const struct data *d)
@@ -324,27 +513,79 @@ int data_live(const struct data *d)
     return !d->m->has_end;
 }
 
+static void *reload_thread(void *arg)
+{
+    struct data_reload *r = arg;
+    r->rc = build(&r->p, &r->b, &r->err);
+    __atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* A finished reload: its figures replace the data's, unless the window,
+ * the filter or the folding changed meanwhile (they are then of the old
+ * ones: dropped, and the next look loads again). Returns as
+ * data_refresh(). */
+static int reload_finish(struct data *d)
+{
+    struct data_reload *r = d->reload;
+    pthread_join(r->th, NULL);
+    d->reload = NULL;
+    int rc = r->rc < 0 ? r->rc : 1;
+    int same = r->p.has_window == d->has_window && r->p.from_ms == d->from_ms && r->p.to_ms == d->to_ms &&
+               memcmp(&r->p.filter, &d->filter, sizeof d->filter) == 0 &&
+               memcmp(&r->p.fold, &d->fold, sizeof d->fold) == 0;
+    if (r->rc >= 0 && !same) {
+        built_free(&r->b);
+        d->loaded_size = -1; /* not loaded yet: the next look loads */
+        rc = 0;
+    } else if (r->rc >= 0) {
+        install(d, &r->b);
+        if (r->p.cost != d->cost || r->p.by_self != d->by_self) {
+            calltree_sort(d->tree, d->cost, d->by_self);
+        }
+    }
+    free(r);
+    return rc;
+}
+
 int data_refresh(struct data *d, int force)
 {
     if (!data_live(d)) {
         return 0;
     }
-    /* A reload blocks the keys for as long as it takes: on a large
-     * recording, reload less often, so that most of the time goes to keys. */
+    /* Every look sees whether the file grows (the title's LIVE), however
+     * long a load takes, a reload running or not. */
+    stat_file(d);
+    if (d->reload) {
+        return __atomic_load_n(&d->reload->done, __ATOMIC_ACQUIRE) ? reload_finish(d) : 0;
+    }
+    if (d->size == d->loaded_size && d->mtime == d->loaded_mtime) {
+        return 0;
+    }
+    /* A reload takes a core for as long as it runs: on a large recording,
+     * reload less often, so that the recorder keeps most of the machine. */
     uint64_t now = now_ms();
     if (!force && now - d->last_load < 4 * d->load_ms) {
         return 0;
     }
     d->last_load = now;
-    off_t size = d->size;
-    time_t mtime = d->mtime;
-    stat_file(d);
-    if (size == d->size && mtime == d->mtime) {
-        return 0;
+    d->loaded_size = d->size;
+    d->loaded_mtime = d->mtime;
+    struct data_reload *r = xcalloc(1, sizeof *r);
+    r->p = params_of(d);
+    if (pthread_create(&r->th, NULL, reload_thread, r) != 0) {
+        /* No thread: load here, the keys waiting. */
+        reload_thread(r);
+        d->reload = r;
+        return reload_finish(d);
     }
-    int e = 0;
-    int rc = load(d, &e);
-    return rc < 0 ? rc : 1;
+    d->reload = r;
+    return 0;
+}
+
+int data_reloading(const struct data *d)
+{
+    return d->reload != NULL;
 }
 
 const char *data_func_name(struct data *d, uint32_t f)

@@ -14,6 +14,7 @@
 #include "crt.h"
 #include "escape.h"
 #include "symbolize.h"
+#include "util.h"
 
 #define CONTEXT 3
 
@@ -41,6 +42,71 @@ static int put_wrapped(int y, int x, const char *s, int w, int max_rows, int att
         }
     }
     return rows;
+}
+
+/* The source lines around the frame's line, read once per file and line:
+ * the screen redraws the overlay every fraction of a second, and a source
+ * on a slow or network disk must not be read at every draw. One frame is
+ * kept, the one shown last (the overlay shows one at a time). */
+struct source {
+    char *file; /* NULL: nothing read yet */
+    unsigned line;
+    int utf8;
+    int readable;
+    unsigned first, n; /* the number of lines[0], how many */
+    char *lines[2 * CONTEXT + 1]; /* escaped, tabs as spaces */
+};
+
+static struct source cached;
+
+static void source_read(struct source *s, FILE *f)
+{
+    unsigned lo = s->line > CONTEXT ? s->line - CONTEXT : 1;
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned n = 0;
+    s->first = lo;
+    while (s->n < 2 * CONTEXT + 1 && getline(&line, &cap, f) > 0) {
+        n++;
+        if (n < lo) {
+            continue;
+        }
+        if (n > s->line + CONTEXT) {
+            break;
+        }
+        line[strcspn(line, "\n")] = 0;
+        /* Tabs to spaces: a tab would be escaped as \x09. */
+        for (char *p = line; *p; p++) {
+            if (*p == '\t') {
+                *p = ' ';
+            }
+        }
+        s->lines[s->n++] = esc_text_for(line, !s->utf8);
+    }
+    free(line);
+}
+
+static const struct source *source_of(const struct sym_frame *fr, int utf8)
+{
+    struct source *s = &cached;
+    if (s->file && fr->file && strcmp(s->file, fr->file) == 0 && s->line == fr->line && s->utf8 == utf8) {
+        return s;
+    }
+    free(s->file);
+    for (unsigned i = 0; i < s->n; i++) {
+        free(s->lines[i]);
+    }
+    memset(s, 0, sizeof *s);
+    s->file = xstrdup(fr->file ? fr->file : "");
+    s->line = fr->line;
+    s->utf8 = utf8;
+    FILE *f = fr->file && fr->line ? fopen(fr->file, "r") : NULL;
+    if (f) {
+        s->readable = 1;
+        source_read(s, f);
+        fclose(f);
+    }
+    return s;
 }
 
 void detail_draw(const struct sym_frame *fr, const char *name, int utf8, int y, int h, int w)
@@ -78,8 +144,8 @@ void detail_draw(const struct sym_frame *fr, const char *name, int utf8, int y, 
                 fr->inlined ? "yes: expanded into its caller at this address" : "no: a real function's frame", w - 10,
                 (int)A_NORMAL);
     }
-    FILE *f = fr->file && fr->line ? fopen(fr->file, "r") : NULL;
-    if (!f) {
+    const struct source *src = source_of(fr, utf8);
+    if (!src->readable) {
         if (row < end) {
             crt_put(row, 0, fr->file ? "source:   not readable here" : "source:   no line information", w,
                     (int)A_NORMAL);
@@ -87,33 +153,12 @@ void detail_draw(const struct sym_frame *fr, const char *name, int utf8, int y, 
         free(file);
         return;
     }
-    unsigned lo = fr->line > CONTEXT ? fr->line - CONTEXT : 1;
-    char *line = NULL;
-    size_t cap = 0;
-    unsigned n = 0;
-    while (row < end && getline(&line, &cap, f) > 0) {
-        n++;
-        if (n < lo) {
-            continue;
-        }
-        if (n > fr->line + CONTEXT) {
-            break;
-        }
-        line[strcspn(line, "\n")] = 0;
-        /* Tabs to spaces: a tab would be escaped as \x09. */
-        for (char *p = line; *p; p++) {
-            if (*p == '\t') {
-                *p = ' ';
-            }
-        }
-        char *e = esc_text_for(line, !utf8);
+    for (unsigned i = 0; i < src->n && row < end; i++, row++) {
+        unsigned n = src->first + i;
+        int attr = n == fr->line ? A_BOLD : (int)A_NORMAL;
         snprintf(buf, sizeof buf, "%s%6u  ", n == fr->line ? ">" : " ", n);
-        int x = crt_put(row, 0, buf, w, n == fr->line ? A_BOLD : (int)A_NORMAL);
-        crt_put(row, x, e, w - x, n == fr->line ? A_BOLD : (int)A_NORMAL);
-        free(e);
-        row++;
+        int x = crt_put(row, 0, buf, w, attr);
+        crt_put(row, x, src->lines[i], w - x, attr);
     }
-    free(line);
-    fclose(f);
     free(file);
 }

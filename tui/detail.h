@@ -7,7 +7,9 @@
 #include "calltree.h"
 
 /** The detail of frame `fr` (NULL: "no frame selected"), named `name`
- * (escaped), over rows y..y+h-1, `w` columns; `utf8` as data's. */
+ * (escaped), over rows y..y+h-1, `w` columns; `utf8` as data's. The
+ * source lines are read once for a file and line and kept while the same
+ * ones are shown (the screen draws many times a second). */
 void detail_draw(const struct sym_frame *fr, const char *name, int utf8, int y, int h, int w);
 
 #endif

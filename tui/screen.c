@@ -76,8 +76,9 @@ static size_t tree_view(const struct screen *scr, enum calltree_orient o)
 
 /* The tab of view i on a w-column row: " N name ". When every tab does
  * not fit, the current one keeps its name and the others' names are cut
- * to an equal share of what is left (down to the number alone), so that
- * every number stays on screen and a click finds its tab. */
+ * to the longest length that lets them all fit (the shorter names stay
+ * whole; down to the number alone), so that every number stays on screen
+ * and a click finds its tab. */
 static int tab_label(const struct screen *scr, size_t i, int w, char *buf, size_t cap)
 {
     int full = 0;
@@ -92,7 +93,23 @@ static int tab_label(const struct screen *scr, size_t i, int w, char *buf, size_
     for (size_t k = 0; k < view_count; k++) {
         fixed += k == scr->cur ? 0 : snprintf(NULL, 0, " %zu ", k + 1) + 1;
     }
-    int share = (left - fixed) / (int)(view_count - 1);
+    /* The longest length every other name can keep: the shorter names
+     * stay whole, the longer ones are cut to it. */
+    int share = 0;
+    for (int len = 1;; len++) {
+        int used = 0, longer = 0;
+        for (size_t k = 0; k < view_count; k++) {
+            int n = (int)strlen(view_table[k]->name);
+            if (k != scr->cur) {
+                used += n < len ? n : len;
+                longer |= n > len;
+            }
+        }
+        if (used > left - fixed || !longer) {
+            share = used > left - fixed ? len - 1 : len;
+            break;
+        }
+    }
     if (share < 1) {
         return snprintf(buf, cap, " %zu ", i + 1);
     }
@@ -110,7 +127,11 @@ static void draw_title(struct screen *scr, int w)
     free(path);
     crt_put(0, 0, buf, w, crt_attr(CRT_TITLE));
     if (data_live(scr->d)) {
-        const char *live = time(NULL) - scr->d->last_growth < 5 ? " LIVE " : " NO END RECORD ";
+        /* LIVE while the file grows (data_refresh() looks every second);
+         * "reloading" while new figures are read in the background. */
+        int growing = time(NULL) - scr->d->last_growth < 5;
+        const char *live = data_reloading(scr->d) ? (growing ? " reloading  LIVE " : " reloading  NO END RECORD ")
+                                                  : (growing ? " LIVE " : " NO END RECORD ");
         int lw = (int)strlen(live);
         if (w > lw) {
             crt_put(0, w - lw, live, lw, crt_attr(CRT_LIVE));
@@ -130,9 +151,7 @@ static int draw_window_line(struct screen *scr, int y, int w)
         return 0;
     }
     char buf[256];
-    snprintf(buf, sizeof buf,
-             "WINDOW %.3f-%.3f s (x clears): only allocations made in it are counted (%llu earlier %s freed "
-             "in it not counted)",
+    snprintf(buf, sizeof buf, "WINDOW %.3f-%.3f s (x clears): made in it only; %llu older %s freed in it",
              (double)d->from_ms / 1000.0, (double)d->to_ms / 1000.0, (unsigned long long)d->win->earlier_freed_blocks,
              util_plural(d->win->earlier_freed_blocks, "block", "blocks"));
     crt_fill(y, 0, w, ' ', crt_attr(CRT_WINDOW));
@@ -255,11 +274,16 @@ static void draw(struct screen *scr, const char *prompt, const char *input)
         free(e);
     } else if (scr->status[0]) {
         crt_put(h - 1, 0, scr->status, w, A_BOLD);
+    } else if (scr->search[0]) {
+        /* The search first, its term cut with an ellipsis: a long one
+         * would push the keys out at 80 columns. */
+        const char *more = scr->d->utf8 ? "\xe2\x80\xa6" : ">";
+        int x = crt_put(h - 1, 0, "n/N:next/prev '", w, (int)A_NORMAL);
+        int room = w - x - (int)strlen("'  ?:help  q:quit  /:search");
+        x += crt_put_name(h - 1, x, scr->search, 0, room > 8 ? room : 8, (int)A_NORMAL, NULL, more);
+        crt_put(h - 1, x, "'  ?:help  q:quit  /:search  Tab:view  c:cost  d:detail", w - x, (int)A_NORMAL);
     } else {
-        snprintf(buf, sizeof buf, "?:help  q:quit  Tab:view  c:cost  d:detail  /:search%s%s%s",
-                 scr->search[0] ? "  n/N:next/prev '" : "", scr->search[0] ? scr->search : "",
-                 scr->search[0] ? "'" : "");
-        crt_put(h - 1, 0, buf, w, (int)A_NORMAL);
+        crt_put(h - 1, 0, "?:help  q:quit  Tab:view  c:cost  d:detail  /:search", w, (int)A_NORMAL);
     }
     refresh();
 }
@@ -571,8 +595,9 @@ static int on_action(struct screen *scr, enum action a, struct timespec *last, s
         int step = a == ACT_COST_NEXT ? 1 : COST_NTYPES - 1;
         enum cost_type nc = (enum cost_type)((scr->d->cost + step) % COST_NTYPES);
         /* A cost the recording does not hold (allocator time without
-         * memrec --time) is passed over, not shown as zeros. */
-        if (!cost_recorded(&scr->d->m->header, nc)) {
+         * memrec --time, mapped when nothing was mapped) is passed over,
+         * not shown as zeros. */
+        for (int k = 0; k < COST_NTYPES && !data_cost_offered(scr->d, nc); k++) {
             nc = (enum cost_type)((nc + step) % COST_NTYPES);
         }
         data_set_cost(scr->d, nc, scr->d->by_self);
@@ -652,13 +677,18 @@ static void mouse(struct screen *scr, const MEVENT *ev, struct timespec *last, s
 
 static int run(struct screen *scr)
 {
-    timeout(250);
     struct timespec last;
     clock_gettime(CLOCK_MONOTONIC, &last);
     for (;;) {
         if (crt_quit_signal) {
             return 0;
         }
+        /* A reload in the background is taken in as soon as it is done,
+         * between keys: the keys never wait for it. */
+        if (data_reloading(scr->d) && data_refresh(scr->d, 0) < 0) {
+            set_status(scr, "%s", "cannot reload the recording: showing the previous data");
+        }
+        timeout(data_reloading(scr->d) ? 50 : 250);
         draw(scr, NULL, NULL);
         int c = getch();
         if (crt_quit_signal) {

@@ -61,7 +61,10 @@ const struct report *site_report(struct data *d, struct report **cache, uint64_t
         *cache = NULL;
     }
     if (!*cache) {
+        /* report.c's sort key is a static: a reload thread may be ranking too. */
+        data_report_lock(1);
         *cache = report_new(d->m);
+        data_report_lock(0);
         *gen = d->generation;
     }
     return *cache;

@@ -21,11 +21,11 @@ struct flame_view {
     uint32_t sel;
     uint64_t generation; /* of the data's tree the state was made for */
     struct flame_cell {
-        int y, x, w;
+        int y, x, w; /* y: the level below the zoomed frame (0: the zoomed frame) */
         uint32_t node;
-    } * cells; /* laid out by the latest draw, in screen rows */
+    } * cells; /* laid out by the latest draw, down to one level below the screen */
     size_t ncells, cap;
-    int body_y; /* the latest draw's first row: clicks come relative to it */
+    int top; /* the first level shown: the graph scrolls to keep the selection on screen */
 };
 
 static void add_cell(struct flame_view *s, int y, int x, int w, uint32_t node)
@@ -44,24 +44,26 @@ static void sync(struct data *d, struct flame_view *s)
         s->generation = d->generation;
         s->zoom = 0;
         s->sel = 0;
+        s->top = 0;
     }
     if (!calltree_node(d->tree, CALLTREE_TOP_DOWN, s->sel)) {
         s->sel = 0;
     }
 }
 
-/* Cells of the subtree under the zoomed frame, breadth by depth: a
- * child's span is its share of its parent's, rounded at both ends so that
- * siblings never overlap; spans under one column are not drawn. */
-static void layout(struct data *d, struct flame_view *s, int y, int rows, int w)
+/* Cells of the subtree under the zoomed frame, breadth by depth, levels
+ * 0 to `levels` - 1: a child's span is its share of its parent's, rounded
+ * at both ends so that siblings never overlap; spans under one column are
+ * not drawn. */
+static void layout(struct data *d, struct flame_view *s, int levels, int w)
 {
     const struct calltree *t = d->tree;
     enum cost_type c = d->cost;
     s->ncells = 0;
-    add_cell(s, y, 0, w, s->zoom);
+    add_cell(s, 0, 0, w, s->zoom);
     for (size_t i = 0; i < s->ncells; i++) {
         struct flame_cell cell = s->cells[i];
-        if (cell.y + 1 >= y + rows) {
+        if (cell.y + 1 >= levels) {
             continue;
         }
         uint64_t total = calltree_node(t, CALLTREE_TOP_DOWN, cell.node)->incl.v[c];
@@ -87,16 +89,43 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
 {
     struct flame_view *s = (struct flame_view *)v;
     struct data *d = c->d;
-    s->body_y = y;
     sync(d, s);
     int rows = h - 3;
     if (rows < 1) {
         rows = 1;
     }
-    crt_put(y, 0, "FLAME GRAPH (icicle: callers above callees; Enter zooms in, Backspace out, arrows move)", w, A_BOLD);
-    layout(d, s, y + 1, rows, w);
+    /* Scroll so that the selected frame's level is on screen; lay out one
+     * level more than shown, so that Down finds the frame below the last row. */
+    int sel_level = (int)(calltree_node(d->tree, CALLTREE_TOP_DOWN, s->sel)->depth -
+                          calltree_node(d->tree, CALLTREE_TOP_DOWN, s->zoom)->depth);
+    if (sel_level < 0) {
+        sel_level = 0; /* not under the zoomed frame */
+    }
+    if (sel_level < s->top) {
+        s->top = sel_level;
+    }
+    if (sel_level >= s->top + rows) {
+        s->top = sel_level - rows + 1;
+    }
+    layout(d, s, s->top + rows + 1, w);
+    int deepest = 0;
     for (size_t i = 0; i < s->ncells; i++) {
-        const struct flame_cell *cell = &s->cells[i];
+        deepest = s->cells[i].y > deepest ? s->cells[i].y : deepest;
+    }
+    char head[160];
+    int n_head = snprintf(head, sizeof head, "FLAME GRAPH (callers above callees; Enter zooms in, Backspace out)");
+    if (s->top > 0 || deepest >= rows) {
+        snprintf(head + n_head, sizeof head - (size_t)n_head, " levels %d-%d%s", s->top + 1,
+                 s->top + rows < deepest + 1 ? s->top + rows : deepest + 1, deepest >= s->top + rows ? "+" : "");
+    }
+    crt_put(y, 0, head, w, A_BOLD);
+    for (size_t i = 0; i < s->ncells; i++) {
+        struct flame_cell at = s->cells[i];
+        if (at.y < s->top || at.y >= s->top + rows) {
+            continue;
+        }
+        at.y = y + 1 + at.y - s->top; /* its screen row */
+        const struct flame_cell *cell = &at;
         const char *name = cell->node == 0 ? "[total]" : data_node_name(d, CALLTREE_TOP_DOWN, cell->node);
         const char *label = cell->node == 0 ? "[total]" : data_node_label(d, CALLTREE_TOP_DOWN, cell->node);
         int attr = ((cell->y + cell->x) & 1) ? crt_attr(CRT_FLAME_A) : crt_attr(CRT_FLAME_B);
@@ -163,7 +192,10 @@ static void click(struct view *v, struct view_ctx *c, int line, int x)
 {
     struct flame_view *s = (struct flame_view *)v;
     (void)c;
-    const struct flame_cell *cell = cell_at(s, s->body_y + line, x, 0);
+    if (line < 1) {
+        return; /* the heading */
+    }
+    const struct flame_cell *cell = cell_at(s, s->top + line - 1, x, 0);
     if (cell) {
         s->sel = cell->node;
     }
@@ -178,7 +210,10 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     const struct flame_cell *cur = cell_of(s, s->sel);
     const struct calltree_node *n = calltree_node(t, CALLTREE_TOP_DOWN, s->sel);
     switch (a) {
-    case ACT_EXPAND: s->zoom = s->sel; return VIEW_RESULT_HANDLED;
+    case ACT_EXPAND:
+        s->zoom = s->sel;
+        s->top = 0;
+        return VIEW_RESULT_HANDLED;
     case ACT_BACK:
         if (s->zoom != 0) {
             s->zoom = calltree_node(t, CALLTREE_TOP_DOWN, s->zoom)->parent;

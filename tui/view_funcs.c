@@ -24,6 +24,10 @@ struct funcs_view {
     char *selname; /* kept across reloads */
     struct calltree_link *callers, *callees;
     uint32_t ncallers, ncallees;
+    /* The functions shown before `shown`, reached by Enter on a caller or
+     * a callee: Backspace goes back through them, then to the list. */
+    uint32_t *history;
+    size_t nhistory, history_cap;
 };
 
 enum { LINK_CALLER = 0, LINK_CALLEE = 1, LINK_HEADING = -1 };
@@ -70,6 +74,7 @@ static void sync(struct data *d, struct funcs_view *s)
     s->generation = d->generation;
     drop_links(s);
     s->shown = CALLTREE_NONE;
+    s->nhistory = 0; /* function ids of the old tree */
     listbox_clear(&s->l);
     rebuild_list(d, s);
     if (s->selname) {
@@ -180,7 +185,7 @@ static void draw(struct view *v, struct view_ctx *c, int y, int h, int w)
         return;
     }
     build_links(d, s);
-    snprintf(buf, sizeof buf, "%14s %14s %7s  %s (Backspace or Left: back to the list)", "through call", "", "share",
+    snprintf(buf, sizeof buf, "%14s %14s %7s  %s (Backspace: back)", "through call", "", "share",
              data_func_label(d, s->shown));
     crt_put(y, 0, buf, w, A_BOLD);
     listbox_scroll(&s->links, rows);
@@ -216,6 +221,21 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
         }
         return listbox_move(&s->l, a, page) ? VIEW_RESULT_HANDLED : VIEW_RESULT_NONE;
     }
+    if ((a == ACT_BACK || a == ACT_LEFT) && s->nhistory > 0) {
+        /* Back to the function shown before, on the row of the one left. */
+        uint32_t from = s->shown;
+        show_links(d, s, s->history[--s->nhistory]);
+        build_links(d, s);
+        for (uint32_t i = 0; i < s->links.n; i++) {
+            const struct row *r = &s->links.rows[i];
+            if ((r->kind == LINK_CALLER && s->callers[r->id].func == from) ||
+                (r->kind == LINK_CALLEE && s->callees[r->id].func == from)) {
+                s->links.sel = i;
+                break;
+            }
+        }
+        return VIEW_RESULT_HANDLED;
+    }
     if (a == ACT_BACK || a == ACT_LEFT) {
         uint32_t f = s->shown;
         s->shown = CALLTREE_NONE;
@@ -230,6 +250,8 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     if (a == ACT_EXPAND || a == ACT_RIGHT) {
         uint32_t f = selected(d, s);
         if (f != s->shown && f != CALLTREE_NONE) {
+            xgrow((void **)&s->history, &s->history_cap, s->nhistory + 1, sizeof *s->history);
+            s->history[s->nhistory++] = s->shown;
             show_links(d, s, f);
         }
         return VIEW_RESULT_HANDLED;
@@ -309,6 +331,7 @@ static void free_view(struct view *v)
     listbox_release(&s->l);
     listbox_release(&s->links);
     free(s->selname);
+    free(s->history);
     drop_links(s);
     free(s);
 }

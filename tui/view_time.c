@@ -117,7 +117,8 @@ static void draw(struct view *view, struct view_ctx *ctx, int y, int h, int w)
     }
     uint64_t ymax = peak > cols_max ? peak : cols_max;
     int peak_col = s->series == 2 ? rss_col : col_of_ms(peak_ms, cw, ts->end_ms);
-    snprintf(buf, sizeof buf, "OVER TIME: %s (v: heap, mapped, RSS); peak %s (%llu bytes) at %.3f s",
+    /* The peak and its time before the keys: at 80 columns the keys are cut, not the figures. */
+    snprintf(buf, sizeof buf, "OVER TIME: %s; peak %s (%llu bytes) at %.3f s (v: heap, mapped, RSS)",
              series_names[s->series], text_bytes(b1, sizeof b1, peak), (unsigned long long)peak,
              s->series == 2 ? (double)chart_col_ms(rss_col, cw, ts->end_ms) / 1000.0 : (double)peak_ms / 1000.0);
     crt_put(y, 0, buf, w, A_BOLD);

@@ -207,6 +207,9 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
     listbox_scroll(&s->l, rows);
     const char *open_mark = d->utf8 ? "\xe2\x96\xbe " : "- ";
     const char *closed_mark = d->utf8 ? "\xe2\x96\xb8 " : "+ ";
+    /* A row with nothing under it has a mark too: blank, its name would
+     * stand where a child's mark stands, and read as the row above's. */
+    const char *leaf_mark = d->utf8 ? "\xc2\xb7 " : ". ";
     const char *more = d->utf8 ? "\xe2\x80\xa6" : ">";
     /* The names column scrolls so that the selected row's mark stays in
      * its left half, however deep the row: two columns a level. */
@@ -235,11 +238,11 @@ static void draw(struct view *view, struct view_ctx *c, int y, int h, int w)
         if (attr != (int)A_NORMAL) {
             crt_fill(y + 1 + r, 0, w, ' ', attr);
         }
-        columns_row(d, n, buf, sizeof buf);
+        columns_row(d, s->o, n, buf, sizeof buf);
         int x = crt_put(y + 1 + r, 0, buf, w, attr);
         /* Whether it has children, without building them (bottom-up). */
         int kids = calltree_has_children(d->tree, s->o, row->id);
-        const char *mark = !kids ? "  " : (is_open(s, row->id) ? open_mark : closed_mark);
+        const char *mark = !kids ? leaf_mark : (is_open(s, row->id) ? open_mark : closed_mark);
         const char *label = data_node_label(d, s->o, row->id);
         size_t indent = (size_t)row->depth * 2;
         xgrow((void **)&line, &line_cap, indent + strlen(mark) + strlen(label) + 1, 1);

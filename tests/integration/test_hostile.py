@@ -398,7 +398,7 @@ else:
         rows = []
         for ln in screen:
             # A row scrolled past its indentation starts with a cut mark.
-            m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+%  (?:\u2026|>)?( *)(?:[-+\u25be\u25b8] |  )(.*)$", ln)
+            m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+%  (?:\u2026|>)?( *)(?:[-+.\u25be\u25b8\u00b7] |  )(.*)$", ln)
             if m:
                 rows.append((int(m.group(1)), int(m.group(2)), len(m.group(3)) // 2, m.group(4)))
         return rows
@@ -407,9 +407,10 @@ else:
     # 10001 + i bytes (the peak holds every block): the deepest site first,
     # its callers each one node up the chain with the same 30000 bytes.
     rows = tree_rows(memtui("3 Right Down Right Down Right"))
-    check_eq(rows[:5], [(30000, 0, 0, "?? in ?+0x5e1f"), (30000, 0, 1, "?? in ?+0x5e1e"),
+    # A site's self is all it allocated; a caller's, the stacks that start there.
+    check_eq(rows[:5], [(30000, 30000, 0, "?? in ?+0x5e1f"), (30000, 0, 1, "?? in ?+0x5e1e"),
                         (30000, 0, 2, "?? in ?+0x5e1d"), (30000, 0, 3, "?? in ?+0x5e1c"),
-                        (29999, 0, 0, "?? in ?+0x5e1e")], "memtui deep-chain: the first site and 3 levels of callers")
+                        (29999, 29999, 0, "?? in ?+0x5e1e")], "memtui deep-chain: the first site and 3 levels of callers")
     # '*' opens the first site's path: 1568 frames (the deepest stack),
     # cut at 1024; the last row is the shallowest site, node 1.
     screen = memtui("3 * End")
@@ -421,7 +422,7 @@ else:
     rows = tree_rows(memtui("3 * / 0x5a20 Enter"))
     found = rows[-1:] == [(30000, 30000, rows[-1][2], "?? in ?+0x5a20")] if rows else False
     rows = tree_rows(memtui("3 * / 0x5a20 Enter Down"))
-    check(found and len(rows) >= 2 and rows[-2][:2] == (30000, 30000) and rows[-1] == (29999, 0, 0, "?? in ?+0x5e1e"),
+    check(found and len(rows) >= 2 and rows[-2][:2] == (30000, 30000) and rows[-1] == (29999, 29999, 0, "?? in ?+0x5e1e"),
           "memtui deep-chain: the path is cut at 1024 frames, the cut part's cost "
           "the last node's self: %r" % rows[-3:])
 

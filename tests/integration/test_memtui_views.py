@@ -147,7 +147,7 @@ def tree_rows(text):
     """(inclusive, name) of each row of a tree view."""
     out = []
     for ln in lines(text):
-        m = re.match(r"^ +(\d+) +(\d+) +[\d.]+%  [\u25be\u25b8 ]*(\S.*)$", ln)
+        m = re.match(r"^ +(\d+) +(\d+) +[\d.]+%  [\u25be\u25b8\u00b7 ]*(\S.*)$", ln)
         if m:
             out.append((int(m.group(1)), m.group(3).strip()))
     return out
@@ -367,7 +367,7 @@ try:
     capture("Top-down with every cost as a column (=)", s or "")
     cols = {}
     for ln in lines(s):
-        mm = re.match(r"^ +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)  [\u25be\u25b8 ]*(\S+)$", ln)
+        mm = re.match(r"^ +(\d+) +(\d+) +(\d+) +(\d+) +(\d+)  [\u25be\u25b8\u00b7 ]*(\S+)$", ln)
         if mm:
             cols[mm.group(6)] = tuple(int(x) for x in mm.groups()[:5])
     check_eq(cols.get("main"), (jp["allocations"], jp["temporary"], jp["peak_heap_bytes"], jp["leaked_bytes"],
@@ -418,7 +418,7 @@ try:
           "diff: the totals are memprint --diff's")
     rows = {}
     for ln in lines(s):
-        mm = re.match(r"^ +(\d+) +(\d+) +([-+]\d+)  [\u25be\u25b8 ]*(\S+)$", ln)
+        mm = re.match(r"^ +(\d+) +(\d+) +([-+]\d+)  [\u25be\u25b8\u00b7 ]*(\S+)$", ln)
         if mm:
             rows[mm.group(4)] = (int(mm.group(1)), int(mm.group(2)), int(mm.group(3)))
     for e in jd["changes"]["leaked"]:

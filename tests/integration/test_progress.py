@@ -28,7 +28,11 @@ def run_in_tmux(name, command, timeout=120, until="END-OF-RUN"):
     """Runs `command` in an 80x24 pane; returns every distinct screen seen
     (captured every 20 ms) until one holds `until` (the shell's end mark by
     default), and the seconds that took."""
-    tmux("new-session", "-d", "-s", name, "-x", "80", "-y", "24", "sh -c '%s; echo END-OF-RUN; sleep 30'" % command)
+    r = subprocess.run(["tmux", "-L", SOCKET, "new-session", "-d", "-s", name, "-x", "80", "-y", "24",
+                        "sh -c '%s; echo END-OF-RUN; sleep 30'" % command], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if r.returncode != 0:
+        check(False, "tmux new-session %s: %s" % (name, r.stderr.decode().strip()))
+        return [], 0.0
     screens, start = [], time.time()
     while time.time() - start < timeout:
         s = tmux("capture-pane", "-p", "-t", name)
@@ -39,6 +43,8 @@ def run_in_tmux(name, command, timeout=120, until="END-OF-RUN"):
         time.sleep(0.02)
     took = time.time() - start
     tmux("kill-session", "-t", name)
+    check(screens and until in screens[-1], "%s: reached %r in tmux within %d s (last screen: %r)" %
+          (name, until, timeout, screens[-1][-400:] if screens else None))
     return screens, took
 
 

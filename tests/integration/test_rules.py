@@ -237,7 +237,8 @@ TUI_LAYERS = [
     ("table", "views.c"),
     ("views", "view_*.c"),
     ("widgets", "listbox.c detail.c search.c livelist.c site.c columns.c editor.c chartcursor.c"),
-    ("base", "crt.c text.c action.c data.c filter.c"),
+    ("data", "data.c"),
+    ("base", "crt.c text.c action.c filter.c sites.c"),
 ]
 
 # analyzer/ (memaccounting, memanalysis, memexport: the library of
