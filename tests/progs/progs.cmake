@@ -186,8 +186,9 @@ endforeach()
 target_compile_definitions(prog_diffprog_pad PRIVATE DIFFPROG_PADDING)
 target_compile_options(prog_diffprog_pad PRIVATE -O1 -falign-functions=256)
 # RSS versus heap (test_rssgap): frees spread over eight threads' arenas, and
-# one thread with little churn.
-foreach(prog IN ITEMS rss_arenas rss_single)
+# one thread with little churn; one small block pinning 80 MB freed below it
+# (test_pinned).
+foreach(prog IN ITEMS rss_arenas rss_single rss_pinned)
     memrec_add_prog(${prog} "${prog}.c")
     set_target_properties(prog_${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
 endforeach()
