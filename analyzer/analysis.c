@@ -352,6 +352,10 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         }
         set_time(p, r->u.time.ms);
         break;
+    case MEMFMT_REC_LAYOUT:
+        /* Its refused traces are counted by the model's load already. */
+        heaplayout_take(&p->a->layout, r, p->now, p->ntraces);
+        break;
     case MEMFMT_REC_RSS:
         p->cur.rss = r->u.rss.bytes;
         if (p->cur.rss > p->hi.rss) {

@@ -313,6 +313,15 @@ uint32_t report_frames(const struct report *r, const struct report_stack *st, st
     return k;
 }
 
+struct report_stack report_stack_of_trace(struct report *r, uint32_t trace)
+{
+    struct report_stack st = {0};
+    st.path = path_of(r, trace < r->model->nnodes ? trace : 0);
+    st.nframes = r->ix->paths[st.path].depth;
+    st.omitted = r->ix->paths[st.path].omitted;
+    return st;
+}
+
 uint32_t report_npaths(const struct report *r)
 {
     return (uint32_t)r->ix->npaths;
@@ -921,5 +930,11 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     }
     if (!o->sections) {
         rssgap_print_text(&m->rssgap, m->sample_rate != 0, m->nthreads, out);
+        const struct heaplayout *l;
+        enum heaplayout_why why;
+        if (rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
+            /* The index of stacks is a cache it fills as asked. */
+            heaplayout_print_text(l, why, (struct report *)r, o, out);
+        }
     }
 }

@@ -37,6 +37,8 @@ static void take(struct rssgap *g, struct rssgap_moment *m, const struct acct_to
     m->live_heap = t->live_bytes;
     m->live_blocks = t->live_blocks;
     m->mapped = t->mapped_bytes;
+    m->events = add_sat(t->allocations, t->frees);
+    m->layout = g->layout;
 }
 
 static void offer(struct rssgap *g, int kind, const struct rssgap_moment *m)
@@ -159,6 +161,51 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
     }
 }
 
+uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t,
+                            uint32_t nnodes)
+{
+    uint32_t bad = heaplayout_take(&g->layout, r, g->ms, nnodes);
+    uint64_t events = add_sat(t->allocations, t->frees);
+    g->layout.events = events;
+    /* The first layout of the moment's state is the nearest in time. */
+    for (unsigned i = 0; i < g->ring_n; i++) {
+        if (g->ring[i].events == events && !(g->ring[i].layout.known && g->ring[i].layout.events == events)) {
+            g->ring[i].layout = g->layout;
+        }
+    }
+    for (int k = 0; k < RSSGAP_NKINDS; k++) {
+        if (g->have[k] && g->best[k].events == events &&
+            !(g->best[k].layout.known && g->best[k].layout.events == events)) {
+            g->best[k].layout = g->layout;
+        }
+    }
+    return bad;
+}
+
+int rssgap_layout(const struct rssgap *g, int sampled, const struct heaplayout **l, enum heaplayout_why *why)
+{
+    struct rssgap_parts p;
+    *l = NULL;
+    if (g->has_at) {
+        *l = g->at_layout.known ? &g->at_layout : NULL;
+    } else if (rssgap_compute(g, &p) == 0) {
+        for (int kind = 0; kind < RSSGAP_NKINDS; kind++) {
+            if (g->have[kind]) {
+                *l = g->best[kind].layout.known ? &g->best[kind].layout : NULL;
+                break;
+            }
+        }
+    } else {
+        return 0;
+    }
+    *why = sampled                        ? HEAPLAYOUT_SAMPLED
+           : !g->samples                  ? HEAPLAYOUT_ALLOCATOR
+           : *l                           ? HEAPLAYOUT_KNOWN
+           : g->has_at && g->layout.known ? HEAPLAYOUT_NOT_YET
+                                          : HEAPLAYOUT_NOT_RECORDED;
+    return 1;
+}
+
 int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out)
 {
     *out = (struct rssgap_parts){0};
@@ -246,7 +293,16 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
     fputs("\nRSS VERSUS HEAP\n", f);
     if (rssgap_compute(g, &p) != 0) {
         switch (rssgap_missing(g)) {
-        case RSSGAP_WINDOW: fputs("  (whole run only: not shown for a time window or --at)\n", f); break;
+        case RSSGAP_WINDOW:
+            if (g->has_at) {
+                fprintf(f,
+                        "  (the split of RSS is the whole run's: not shown with --at; the heap's layout at %.3f s "
+                        "follows)\n",
+                        (double)g->at_ms / 1000.0);
+            } else {
+                fputs("  (whole run only: not shown for a time window or --at)\n", f);
+            }
+            break;
         case RSSGAP_NO_RSS: fputs("  (no RSS sample in the recording)\n", f); break;
         case RSSGAP_SHORT:
             fprintf(f, "  (the run took %.3f s: too short for RSS and the live heap to hold still for %d ms)\n",
@@ -350,11 +406,21 @@ void rssgap_print_brief(const struct rssgap *g, FILE *f)
 
 /* ---- JSON ---- */
 
-void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
+void rssgap_print_json(const struct rssgap *g, int sampled, void (*members)(void *ctx, FILE *f), void *ctx, FILE *f)
 {
     struct rssgap_parts p;
     if (rssgap_compute(g, &p) != 0) {
-        fprintf(f, ", \"rss_gap\": null, \"rss_gap_missing\": \"%s\"", rssgap_missing_name(rssgap_missing(g)));
+        const char *why = rssgap_missing_name(rssgap_missing(g));
+        if (g->has_at) {
+            /* The split is the whole run's; the layout is the moment's. */
+            fprintf(f, ", \"rss_gap\": {\"at_ms\": %" PRIu64, g->at_ms);
+            if (members) {
+                members(ctx, f);
+            }
+            fprintf(f, "}, \"rss_gap_missing\": \"%s\"", why);
+            return;
+        }
+        fprintf(f, ", \"rss_gap\": null, \"rss_gap_missing\": \"%s\"", why);
         return;
     }
     const struct rssgap_moment *m = &p.at;
@@ -381,6 +447,10 @@ void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
     fprintf(f,
             ", \"rest_bytes\": %" PRId64 ", \"advice\": %s, \"heapinfo_samples\": %" PRIu64
             ", \"heapinfo_cost_ns_total\": %" PRIu64 ", \"heapinfo_cost_ns_max\": %" PRIu64
-            ", \"heapinfo_wall_ns_max\": %" PRIu64 "}, \"rss_gap_missing\": null",
+            ", \"heapinfo_wall_ns_max\": %" PRIu64,
             p.rest, p.advice ? "true" : "false", g->samples, g->cost_ns_total, g->cost_ns_max, g->wall_ns_max);
+    if (members) {
+        members(ctx, f);
+    }
+    fputs("}, \"rss_gap_missing\": null", f);
 }

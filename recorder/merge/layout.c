@@ -176,8 +176,8 @@ static int compute(struct merge *m, uint64_t start, uint64_t end, struct memfmt_
     out->u.layout.ntraces = kept;
     out->u.layout.n = kept < MEMFMT_MAX_LAYOUT ? (uint32_t)kept : MEMFMT_MAX_LAYOUT;
     for (uint32_t i = 0; i < out->u.layout.n; i++) {
-        out->u.layout.e[i] = (struct memfmt_layout_entry){st[i].trace, st[i].held_pages, st[i].blocks,
-                                                          st[i].pages_alone};
+        out->u.layout.e[i] =
+            (struct memfmt_layout_entry){st[i].trace, st[i].held_pages, st[i].blocks, st[i].pages_alone};
     }
     free(st);
     u64map_release(&ix);

@@ -155,7 +155,7 @@ static void test_short(void)
     CHECK(strcmp(buf, "\nRSS VERSUS HEAP\n  (the run took 0.010 s: too short for RSS and the live heap to hold still "
                       "for 20 ms)\n") == 0);
     f = fmemopen(buf, sizeof buf, "w");
-    rssgap_print_json(&g, 0, f);
+    rssgap_print_json(&g, 0, NULL, NULL, f);
     fclose(f);
     CHECK(strcmp(buf, ", \"rss_gap\": null, \"rss_gap_missing\": \"short\"") == 0);
 }
