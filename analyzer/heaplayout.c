@@ -108,16 +108,16 @@ void heaplayout_print_text(const struct heaplayout *l, enum heaplayout_why why, 
     if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
         fputs("  what keeps RSS up: the heap's layout is unknown", f);
         switch (why) {
-        case HEAPLAYOUT_SAMPLED: fputs(" (a sampled recording: memrec saw only the sampled blocks)\n", f); break;
-        case HEAPLAYOUT_NOT_YET: fputs(" (memrec had written no layout yet at that moment)\n", f); break;
+        case HEAPLAYOUT_SAMPLED: fputs(": a sampled recording (memrec saw only the sampled blocks)\n", f); break;
+        case HEAPLAYOUT_NOT_YET: fputs(": memrec had written no layout yet at that moment\n", f); break;
         case HEAPLAYOUT_NOT_RECORDED:
-            fputs(" (the recording has allocator samples but no layout of the heap: an older memrec,\n"
+            fputs(":\n  the recording has allocator samples but no layout of the heap (an older memrec,\n"
                   "  or the heap's range or its number of blocks was out of reach)\n",
                   f);
             break;
         default:
-            fputs(" (the allocator is not glibc's, or it was recorded with MEMREC_HEAPINFO=0:\n"
-                  "  no allocator samples)\n",
+            fputs(":\n  the allocator is not glibc's, or it was recorded with MEMREC_HEAPINFO=0 (no allocator "
+                  "samples)\n",
                   f);
             break;
         }
