@@ -38,7 +38,7 @@ uint32_t heaplayout_take(struct heaplayout *l, const struct memfmt_record *r, ui
             bad++;
         }
     }
-    return bad;
+    return bad != 0;
 }
 
 const char *heaplayout_why_name(enum heaplayout_why why)

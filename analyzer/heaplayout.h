@@ -38,8 +38,8 @@ enum heaplayout_why {
 };
 
 /** Keep LAYOUT record `r`, read at time `ms`; a trace at or above
- * `nnodes` (not defined yet) becomes 0 (no stack). Returns how many traces
- * were so replaced (the caller counts them as refused). */
+ * `nnodes` (not defined yet) becomes 0 (no stack). Returns 1 when a trace
+ * was so replaced (the caller counts the record as refused), else 0. */
 uint32_t heaplayout_take(struct heaplayout *l, const struct memfmt_record *r, uint64_t ms, uint32_t nnodes);
 
 /** The reason's name in JSON ("allocator", "sampled", "not_recorded", "not_yet"); NULL when known. */

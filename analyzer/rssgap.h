@@ -95,7 +95,8 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
  * ring, or the best of their kind) taken at the same state of the heap: no
  * event between them (memrec writes a layout after an allocator sample,
  * at most ten a second, so that a moment of a steady heap gets the layout
- * of a later sample). Returns the traces replaced (refused). */
+ * of a later sample). Returns 1 when a trace was replaced (the record is
+ * counted as refused), else 0. */
 uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t,
                             uint32_t nnodes);
 /** The heap layout the section shows: 1 when it has a place for one (a
