@@ -25,6 +25,7 @@ uint32_t heaplayout_take(struct heaplayout *l, const struct memfmt_record *r, ui
     l->top_size = r->u.layout.top_size;
     l->top_held_pages = r->u.layout.top_held_pages;
     l->ntraces = r->u.layout.ntraces;
+    l->cost_ns = r->u.layout.cost_ns;
     l->top_trace = r->u.layout.top_trace;
     if (l->top_trace >= nnodes) {
         l->top_trace = 0;
@@ -148,8 +149,8 @@ void heaplayout_print_text(const struct heaplayout *l, enum heaplayout_why why, 
     if (n == 0) {
         return;
     }
-    fputs("  held by call stack (free whole pages below its blocks, down to the next live block;\n"
-          "  free() gives them back only once every block above them is freed, malloc_trim(0) at once):\n",
+    fputs("  call stacks by the free whole pages held below their blocks (down to the next live block),\n"
+          "  and the pages that hold only their blocks:\n",
           f);
     uint32_t shown = n < (uint32_t)o->top ? n : (uint32_t)o->top;
     for (uint32_t i = 0; i < shown; i++) {
@@ -165,6 +166,12 @@ void heaplayout_print_text(const struct heaplayout *l, enum heaplayout_why why, 
     uint64_t more = l->ntraces > shown ? l->ntraces - shown : 0;
     if (more) {
         fprintf(f, "    ... and %" PRIu64 " more call stacks\n", more);
+    }
+    if (l->free_pages) {
+        fputs("  free() gives held pages back (top trimming) only once every block above them is freed;\n"
+              "  malloc_trim(0) gives every free page back at once (madvise), or allocate such blocks early\n"
+              "  or from a pool of their own (docs/definitions.md, \"What keeps RSS up\")\n",
+              f);
     }
 }
 

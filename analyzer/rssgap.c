@@ -165,6 +165,11 @@ uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, con
                             uint32_t nnodes)
 {
     uint32_t bad = heaplayout_take(&g->layout, r, g->ms, nnodes);
+    g->layouts++;
+    g->layout_cost_ns_total = add_sat(g->layout_cost_ns_total, r->u.layout.cost_ns);
+    if (r->u.layout.cost_ns > g->layout_cost_ns_max) {
+        g->layout_cost_ns_max = r->u.layout.cost_ns;
+    }
     uint64_t events = add_sat(t->allocations, t->frees);
     g->layout.events = events;
     /* The first layout of the moment's state is the nearest in time. */
@@ -338,7 +343,12 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
         }
         fprintf(f, "  %" PRIu64 " allocator samples: %.3f ms of CPU time in mallinfo2 (at most %.3f ms at once,\n",
                 g->samples, (double)g->cost_ns_total / 1e6, (double)g->cost_ns_max / 1e6);
-        fprintf(f, "  %.3f ms of wall time)\n", (double)g->wall_ns_max / 1e6);
+        fprintf(f, "  %.3f ms of wall time)", (double)g->wall_ns_max / 1e6);
+        if (g->layouts) {
+            fprintf(f, "; %" PRIu64 " heap layouts made by memrec in %.3f ms (at most %.3f ms at once)", g->layouts,
+                    (double)g->layout_cost_ns_total / 1e6, (double)g->layout_cost_ns_max / 1e6);
+        }
+        fputs("\n", f);
     } else {
         line_u(f, "direct mappings (mmap, brk)", " ", m->mapped, m->rss);
         line_s(f, "the rest (allocator and other, unknown)", " ", p.rest, m->rss);
@@ -447,8 +457,10 @@ void rssgap_print_json(const struct rssgap *g, int sampled, void (*members)(void
     fprintf(f,
             ", \"rest_bytes\": %" PRId64 ", \"advice\": %s, \"heapinfo_samples\": %" PRIu64
             ", \"heapinfo_cost_ns_total\": %" PRIu64 ", \"heapinfo_cost_ns_max\": %" PRIu64
-            ", \"heapinfo_wall_ns_max\": %" PRIu64,
-            p.rest, p.advice ? "true" : "false", g->samples, g->cost_ns_total, g->cost_ns_max, g->wall_ns_max);
+            ", \"heapinfo_wall_ns_max\": %" PRIu64 ", \"layouts\": %" PRIu64 ", \"layout_cost_ns_total\": %" PRIu64
+            ", \"layout_cost_ns_max\": %" PRIu64,
+            p.rest, p.advice ? "true" : "false", g->samples, g->cost_ns_total, g->cost_ns_max, g->wall_ns_max,
+            g->layouts, g->layout_cost_ns_total, g->layout_cost_ns_max);
     if (members) {
         members(ctx, f);
     }

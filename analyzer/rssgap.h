@@ -77,6 +77,8 @@ struct rssgap {
     int have[RSSGAP_NKINDS];
     struct rssgap_moment best[RSSGAP_NKINDS]; /* the widest gap of each kind */
     struct heaplayout layout; /* the latest LAYOUT record */
+    uint64_t layouts; /* LAYOUT records */
+    uint64_t layout_cost_ns_total, layout_cost_ns_max; /* memrec's time to make them */
     /* memprint --at: the layout at or before that moment (analysis.h),
      * set by the caller after the load; the split stays the whole run's. */
     int has_at;

@@ -297,6 +297,7 @@ struct memfmt_record {
             uint64_t top_size; /* its requested bytes */
             uint64_t top_held_pages; /* free whole pages between it and the live block below it */
             uint64_t ntraces; /* stacks with held pages or pages alone (the entries are the first of them) */
+            uint64_t cost_ns; /* the time memrec took to make it (CLOCK_MONOTONIC) */
             uint32_t n; /* entries, at most MEMFMT_MAX_LAYOUT, ranked by held pages, then pages alone */
             struct memfmt_layout_entry e[MEMFMT_MAX_LAYOUT];
         } layout;

@@ -134,6 +134,7 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.layout.top_size);
         put_u(o, r->u.layout.top_held_pages);
         put_u(o, r->u.layout.ntraces);
+        put_u(o, r->u.layout.cost_ns);
         put_u(o, r->u.layout.n < MEMFMT_MAX_LAYOUT ? r->u.layout.n : MEMFMT_MAX_LAYOUT);
         for (uint32_t i = 0; i < r->u.layout.n && i < MEMFMT_MAX_LAYOUT; i++) {
             put_u(o, r->u.layout.e[i].trace);
@@ -354,6 +355,7 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.layout.top_size = get_u(in);
         r->u.layout.top_held_pages = get_u(in);
         r->u.layout.ntraces = get_u(in);
+        r->u.layout.cost_ns = get_u(in);
         r->u.layout.n = get_u32(in);
         /* A page is a power of two of at most 1 GiB; the entries fit the record. */
         if (r->u.layout.n > MEMFMT_MAX_LAYOUT || r->u.layout.page == 0 || r->u.layout.page > (1u << 30) ||

@@ -193,6 +193,7 @@ static int write_layout(struct merge *m)
         return 0;
     }
     uint64_t took = now_ns() - t0;
+    r.u.layout.cost_ns = took;
     m->layout_next_ns = t0 + (took * LAYOUT_BUDGET > LAYOUT_MIN_NS ? took * LAYOUT_BUDGET : LAYOUT_MIN_NS);
     m->layouts++;
     return out(m, &r);

@@ -291,7 +291,7 @@ def layout_extremes(n=20000):
     # 1, pages of 1 GiB, the largest allowed) naming traces no NODE defines
     # (2^32 - 1), most within one period, between allocator samples.
     big = (1 << 64) - 1
-    lay = [1 << 30] + [big] * 5 + [(1 << 32) - 1] + [big] * 3 + [16] + [(1 << 32) - 1, big, big, big] * 16
+    lay = [1 << 30] + [big] * 5 + [(1 << 32) - 1] + [big] * 4 + [16] + [(1 << 32) - 1, big, big, big] * 16
     body = bytearray(record(REC_RSS, big) + record(REC_TIME, 5))
     for i in range(n):
         if i % 1000 == 0:

@@ -142,7 +142,7 @@ class Recording:
 
     def _layout(self, p):
         names = ("page", "heap_bytes", "live_bytes", "live_blocks", "free_pages", "top_end", "top_trace",
-                 "top_size", "top_held_pages", "ntraces", "n")
+                 "top_size", "top_held_pages", "ntraces", "cost_ns", "n")
         lay, k = {"at_event": len(self.events)}, 0
         for name in names:
             lay[name], k = varint(p, k)

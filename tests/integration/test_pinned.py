@@ -65,6 +65,13 @@ check(g is not None and j["rss_gap_missing"] is None, "pinned: rss_gap present")
 if g is not None:
     check(g["advice"], "pinned: the allocator's free memory is far above the live heap")
     check_pinned(g, "pinned")
+    # After a layout of c ns the next comes no sooner than 50 c after it
+    # (and 100 ms): in all at most 2% of the run, plus the last one and
+    # the one at the end, which waits for no budget.
+    limit = j["runtime_ms"] * 1e6 / 50 + 2 * g["layout_cost_ns_max"]
+    check(g["layouts"] >= 1 and g["layout_cost_ns_total"] <= limit,
+          "pinned: %d layouts took %d ns, within 2%% of %d ms" % (g["layouts"], g["layout_cost_ns_total"],
+                                                                j["runtime_ms"]))
 rc, text, err = report_text(out, top=5)
 sec = text[text.find("RSS VERSUS HEAP"):]
 sec = sec[:sec.find("SUPPRESSED")] if "SUPPRESSED" in sec else sec

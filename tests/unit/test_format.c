@@ -153,6 +153,7 @@ static void test_records(void)
     a.u.layout.top_size = 1001;
     a.u.layout.top_held_pages = 19687;
     a.u.layout.ntraces = 40;
+    a.u.layout.cost_ns = 123456;
     a.u.layout.n = MEMFMT_MAX_LAYOUT;
     for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
         a.u.layout.e[i] = (struct memfmt_layout_entry){i * 7, 1000 - i, i + 1, UINT64_MAX - i};
@@ -169,6 +170,7 @@ static void test_records(void)
     CHECK_EQ(b.u.layout.top_size, 1001);
     CHECK_EQ(b.u.layout.top_held_pages, 19687);
     CHECK_EQ(b.u.layout.ntraces, 40);
+    CHECK_EQ(b.u.layout.cost_ns, 123456);
     CHECK_EQ(b.u.layout.n, MEMFMT_MAX_LAYOUT);
     for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
         CHECK_EQ(b.u.layout.e[i].trace, i * 7);
@@ -176,15 +178,15 @@ static void test_records(void)
         CHECK_EQ(b.u.layout.e[i].blocks, i + 1);
         CHECK_EQ(b.u.layout.e[i].pages_alone, UINT64_MAX - i);
     }
-    /* page 4096 (varint 0x80 0x20), then 9 fields, ntraces 0, n 17 */
-    uint8_t many[] = {MEMFMT_REC_LAYOUT, 12, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17};
+    /* page 4096 (varint 0x80 0x20), then 10 fields at 0, n 17 */
+    uint8_t many[] = {MEMFMT_REC_LAYOUT, 13, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17};
     CHECK(memfmt_decode(many, sizeof many, &b) == MEMFMT_E_CORRUPT);
-    uint8_t odd_page[] = {MEMFMT_REC_LAYOUT, 11, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t odd_page[] = {MEMFMT_REC_LAYOUT, 12, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK(memfmt_decode(odd_page, sizeof odd_page, &b) == MEMFMT_E_CORRUPT);
     /* An entry cut short is corrupt. */
-    uint8_t cut[] = {MEMFMT_REC_LAYOUT, 14, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 5, 6};
+    uint8_t cut[] = {MEMFMT_REC_LAYOUT, 15, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 5, 6};
     CHECK(memfmt_decode(cut, sizeof cut, &b) == MEMFMT_E_CORRUPT);
-    uint8_t none[] = {MEMFMT_REC_LAYOUT, 12, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t none[] = {MEMFMT_REC_LAYOUT, 13, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK(memfmt_decode(none, sizeof none, &b) == (int)sizeof none);
     CHECK_EQ(b.u.layout.n, 0);
 
