@@ -25,15 +25,21 @@
  * at most 2% of its time on layouts. */
 #define LAYOUT_MIN_NS 100000000ull
 #define LAYOUT_BUDGET 50
-/* Beyond this many live blocks in the heap no layout is made: its sort
- * array (16 bytes a block) would cost memrec more than the address map
- * itself. */
-#define LAYOUT_MAX_BLOCKS (1u << 23)
+/* Beyond this many live blocks in the heap, or this many pages of it (16
+ * GiB: 24 bytes a page, 96 MiB), no layout is made: a layout takes about
+ * 37 ns a block (1,722,912 blocks of the tree benchmark: 63 ms), and the
+ * merge, which reads the program's pipes, waits for it; 2^21 blocks stay
+ * under the 100 ms that memrec --pid lets a program wait by default. */
+#define LAYOUT_MAX_BLOCKS (1u << 21)
+#define LAYOUT_MAX_PAGES (1u << 22)
 
-struct lblock {
-    uint64_t addr;
-    uint32_t info;
-    uint32_t unused;
+/* What a layout keeps per page of the heap: which stacks' blocks touch it
+ * (one, or several: mixed) and the lowest block that starts on it. */
+struct lpage {
+    uint64_t low_addr; /* chunk start of the lowest block starting on the page; 0: none */
+    uint32_t owner; /* stack index + 1 of the blocks touching it; 0: no live block */
+    uint32_t low_k; /* stack index of that lowest block */
+    uint32_t mixed; /* blocks of more than one stack touch it */
 };
 
 struct lstack {
@@ -46,12 +52,6 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int by_addr(const void *a, const void *b)
-{
-    uint64_t x = ((const struct lblock *)a)->addr, y = ((const struct lblock *)b)->addr;
-    return x < y ? -1 : x > y;
 }
 
 static int by_rank(const void *a, const void *b)
@@ -67,7 +67,7 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* The accumulator of a trace, made if new. */
-static struct lstack *stack_of(struct u64map *ix, struct lstack **st, size_t *n, size_t *cap, uint32_t trace)
+static uint32_t stack_of(struct u64map *ix, struct lstack **st, size_t *n, size_t *cap, uint32_t trace)
 {
     int existed;
     struct u64map_cell *c = u64map_claim(ix, trace, &existed);
@@ -76,36 +76,34 @@ static struct lstack *stack_of(struct u64map *ix, struct lstack **st, size_t *n,
         (*st)[*n] = (struct lstack){trace, 0, 0, 0};
         c->val = (*n)++;
     }
-    return &(*st)[c->val];
+    return (uint32_t)c->val;
 }
 
-/* Whole pages inside [lo, hi). */
-static uint64_t whole_pages(uint64_t lo, uint64_t hi)
+static void touch(struct lpage *pg, uint32_t k)
 {
-    uint64_t first = (lo + LAYOUT_PAGE - 1) / LAYOUT_PAGE, last = hi / LAYOUT_PAGE;
-    return hi > lo && last > first ? last - first : 0;
+    if (!pg->owner) {
+        pg->owner = k + 1;
+    } else if (pg->owner != k + 1) {
+        pg->mixed = 1;
+    }
 }
 
 /* The layout of the heap [start, end) from the live blocks of the address
- * map: 0 with *r filled in, -1 when there are too many blocks. */
+ * map, in one pass over the map and one over the heap's pages, no sort:
+ * the free whole pages below a block, down to the live block below it,
+ * are the untouched pages just below the page it starts on, when it is
+ * the lowest block starting there (a block starting lower on that page
+ * has them instead; a block reaching into the page from below would have
+ * touched them). Pages count from the first whole page of the heap.
+ * Returns 0 with *r filled in, -1 when the heap or its blocks are too many. */
 static int compute(struct merge *m, uint64_t start, uint64_t end, struct memfmt_record *r)
 {
-    struct lblock *b = NULL;
-    size_t nb = 0, bcap = 0;
-    for (size_t i = 0; i < m->addr_block.cap; i++) {
-        const struct u64map_cell *c = &m->addr_block.cells[i];
-        /* Blocks set apart as start-up have no size kept: left out. */
-        if (c->key < start || c->key >= end || c->val == BLOCK_SET_APART) {
-            continue;
-        }
-        if (nb == LAYOUT_MAX_BLOCKS) {
-            free(b);
-            return -1;
-        }
-        xgrow((void **)&b, &bcap, nb + 1, sizeof *b);
-        b[nb++] = (struct lblock){c->key, block_info(c->val), 0};
+    uint64_t base = (start + LAYOUT_PAGE - 1) / LAYOUT_PAGE, top_page = end / LAYOUT_PAGE;
+    uint64_t npages = top_page > base ? top_page - base : 0;
+    if (npages > LAYOUT_MAX_PAGES || m->addr_block.count > (size_t)LAYOUT_MAX_BLOCKS * 4) {
+        return -1;
     }
-    qsort(b, nb, sizeof *b, by_addr);
+    struct lpage *pages = xcalloc(npages ? npages : 1, sizeof *pages);
     *r = (struct memfmt_record){.tag = MEMFMT_REC_LAYOUT};
     struct memfmt_record *out = r;
     out->u.layout.page = LAYOUT_PAGE;
@@ -113,59 +111,68 @@ static int compute(struct merge *m, uint64_t start, uint64_t end, struct memfmt_
     struct u64map ix = {0};
     struct lstack *st = NULL;
     size_t nst = 0, stcap = 0;
-    uint64_t prev_end = start;
-    uint64_t page = UINT64_MAX; /* the page the latest block ends in */
-    size_t owner = 0;
-    int mixed = 0;
-    for (size_t i = 0; i < nb; i++) {
-        const struct pair_info *pi = &m->infos[b[i].info];
-        uint64_t cstart = b[i].addr - CHUNK_HEAD < start ? start : b[i].addr - CHUNK_HEAD;
-        uint64_t csize = (pi->size + 8 + 15) & ~(uint64_t)15;
-        uint64_t cend = b[i].addr - CHUNK_HEAD + (csize < CHUNK_MIN ? CHUNK_MIN : csize);
-        size_t k = (size_t)(stack_of(&ix, &st, &nst, &stcap, pi->trace) - st);
-        uint64_t held = whole_pages(prev_end, cstart);
-        if (held) {
-            st[k].held_pages += held;
-            st[k].blocks++;
-            out->u.layout.free_pages += held;
+    uint64_t top_addr = 0, top_cstart = 0, top_end = 0;
+    for (size_t i = 0; i < m->addr_block.cap; i++) {
+        const struct u64map_cell *c = &m->addr_block.cells[i];
+        /* Blocks set apart as start-up have no size kept: left out. */
+        if (c->key < start || c->key >= end || c->val == BLOCK_SET_APART) {
+            continue;
         }
+        if (out->u.layout.live_blocks == LAYOUT_MAX_BLOCKS) {
+            free(pages);
+            free(st);
+            u64map_release(&ix);
+            return -1;
+        }
+        const struct pair_info *pi = &m->infos[block_info(c->val)];
+        uint64_t cstart = c->key - CHUNK_HEAD < start ? start : c->key - CHUNK_HEAD;
+        uint64_t csize = (pi->size + 8 + 15) & ~(uint64_t)15;
+        uint64_t cend = c->key - CHUNK_HEAD + (csize < CHUNK_MIN ? CHUNK_MIN : csize);
+        uint32_t k = stack_of(&ix, &st, &nst, &stcap, pi->trace);
         out->u.layout.live_bytes += pi->size;
         out->u.layout.live_blocks++;
-        /* Pages alone: those the block touches, walked in address order. */
-        uint64_t pa = cstart / LAYOUT_PAGE, pb = (cend - 1) / LAYOUT_PAGE;
-        if (pa == page) {
-            mixed |= owner != k;
-        } else {
-            if (page != UINT64_MAX && !mixed) {
-                st[owner].pages_alone++;
-            }
-            page = pa;
-            owner = k;
-            mixed = 0;
-        }
-        if (pb > page) {
-            if (!mixed) {
-                st[owner].pages_alone++;
-            }
-            st[k].pages_alone += pb - pa - 1;
-            page = pb;
-            owner = k;
-            mixed = 0;
-        }
-        if (cend > prev_end) {
-            prev_end = cend;
-        }
-        if (i + 1 == nb) {
-            out->u.layout.top_end = cend - start;
+        if (c->key >= top_addr) {
+            top_addr = c->key;
+            top_cstart = cstart;
+            top_end = cend;
             out->u.layout.top_trace = pi->trace;
             out->u.layout.top_size = pi->size;
-            out->u.layout.top_held_pages = held;
+        }
+        uint64_t pa = cstart / LAYOUT_PAGE, pb = (cend - 1) / LAYOUT_PAGE;
+        for (uint64_t p = pa < base ? base : pa; p <= pb && p - base < npages; p++) {
+            struct lpage *pg = &pages[p - base];
+            touch(pg, k);
+            if (p == pa && (!pg->low_addr || cstart < pg->low_addr)) {
+                pg->low_addr = cstart;
+                pg->low_k = k;
+            }
         }
     }
-    if (page != UINT64_MAX && !mixed) {
-        st[owner].pages_alone++;
+    uint64_t run = 0; /* untouched pages since the last touched one */
+    uint64_t last = top_end > base * LAYOUT_PAGE ? (top_end - 1) / LAYOUT_PAGE - base : 0;
+    for (uint64_t p = 0; out->u.layout.live_blocks && p < npages && p <= last; p++) {
+        const struct lpage *pg = &pages[p];
+        if (!pg->owner) {
+            run++;
+            continue;
+        }
+        if (run && pg->low_addr) {
+            st[pg->low_k].held_pages += run;
+            st[pg->low_k].blocks++;
+            out->u.layout.free_pages += run;
+            if (pg->low_addr == top_cstart) {
+                out->u.layout.top_held_pages = run;
+            }
+        }
+        run = 0;
+        if (!pg->mixed) {
+            st[pg->owner - 1].pages_alone++;
+        }
     }
-    free(b);
+    if (out->u.layout.live_blocks) {
+        out->u.layout.top_end = top_end - start;
+    }
+    free(pages);
     size_t kept = 0;
     for (size_t i = 0; i < nst; i++) {
         if (st[i].held_pages || st[i].pages_alone) {
