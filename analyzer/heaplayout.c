@@ -5,8 +5,10 @@
 #include "heaplayout.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "report.h"
 #include "util.h"
 
@@ -211,4 +213,30 @@ void heaplayout_print_json(const struct heaplayout *l, enum heaplayout_why why, 
         fputs("}", f);
     }
     fputs("]", f);
+}
+
+/* The name of a trace's innermost frame, escaped (xmalloc'd). */
+static char *leaf_name(struct frames *fr, uint32_t trace)
+{
+    uint32_t n = 0;
+    const struct sym_frame *sf = trace ? frames_of_node(fr, trace, &n) : NULL;
+    return n ? frames_name_dup(&sf[0]) : xstrdup("(no stack)");
+}
+
+void heaplayout_print_brief(const struct heaplayout *l, enum heaplayout_why why, struct frames *fr, FILE *f)
+{
+    if (why != HEAPLAYOUT_KNOWN || !l || !l->known || !l->free_pages || !l->live_blocks) {
+        return;
+    }
+    char b1[32], b2[32];
+    char *top = leaf_name(fr, l->top_trace);
+    fprintf(f, "what keeps RSS up: %s free below the heap's top block (%" PRIu64 " B, %s)",
+            util_bytes(b1, sizeof b1, bytes_of(l, l->free_pages)), l->top_size, top);
+    free(top);
+    if (l->n && l->e[0].held_pages) {
+        char *most = leaf_name(fr, l->e[0].trace);
+        fprintf(f, "; most held: %s (%s)", most, util_bytes(b2, sizeof b2, bytes_of(l, l->e[0].held_pages)));
+        free(most);
+    }
+    fputs("\n", f);
 }

@@ -14,6 +14,7 @@
 
 #include "memfmt.h"
 
+struct frames;
 struct report;
 struct report_options;
 
@@ -51,6 +52,11 @@ const char *heaplayout_why_name(enum heaplayout_why why);
  * printed as its sections print them (o->top entries, o->max_frames). */
 void heaplayout_print_text(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
                            const struct report_options *o, FILE *f);
+/** One line for memtui's summary when the layout is known and free
+ * pages are held below live blocks: the free pages below the main heap's
+ * top block and the block's function, the stack holding the most and its
+ * function (names from `fr`, escaped); nothing otherwise. */
+void heaplayout_print_brief(const struct heaplayout *l, enum heaplayout_why why, struct frames *fr, FILE *f);
 /** `, "heap_layout": {...}, "pinned_by": [...]` (pinned_by null when
  * unknown), entries with every frame of their stacks. */
 void heaplayout_print_json(const struct heaplayout *l, enum heaplayout_why why, struct report *r,

@@ -54,6 +54,11 @@ static void make_summary(struct data *d)
         /* The whole run's: a window has no RSS split (rssgap.h). One
          * line (two with the advice), so that the sites stay on screen. */
         rssgap_print_brief(&d->m->rssgap, f);
+        const struct heaplayout *l;
+        enum heaplayout_why why;
+        if (rssgap_layout(&d->m->rssgap, d->m->sample_rate != 0, &l, &why)) {
+            heaplayout_print_brief(l, why, d->fr, f);
+        }
     }
     if (fclose(f) != 0) {
         die("out of memory");

@@ -78,6 +78,13 @@ sec = sec[:sec.find("SUPPRESSED")] if "SUPPRESSED" in sec else sec
 check("What keeps RSS up" in sec and "pin_site" in sec and "held below 1 block" in sec,
       "pinned: the text section names pin_site's stack: %r" % sec[sec.find("What keeps"):][:400])
 
+# memtui's summary names the pinning block.
+MEMTUI = os.path.join(BUILD, "memtui")
+r = run([MEMTUI, "--batch", "--size", "120x30", out])
+line = [l for l in r.stdout.decode().splitlines() if l.startswith("what keeps RSS up")]
+check(len(line) == 1 and "(1001 B, pin_site)" in line[0] and "most held: pin_site" in line[0],
+      "memtui: the summary names pin_site's block: %r" % line)
+
 # The file as the spec says it: LAYOUT records with at most 16 entries, the
 # last (written at the end) with the pin on top, its held pages JSON's.
 rec = Recording(out, events=False)
