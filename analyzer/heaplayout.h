@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* What keeps RSS up (docs/definitions.md, "What keeps RSS up"): the layout
  * of glibc's main heap that memrec wrote from the live blocks' addresses
- * (LAYOUT records, docs/format.md "Heap layout"), kept as read and printed
- * for the RSS VERSUS HEAP section: the block at the top of the heap and
- * the free memory below it, and the call stacks ranked by the free pages
- * their blocks hold, with the pages that hold only their blocks. Fixed
- * memory: one record's worth (MEMFMT_MAX_LAYOUT stacks) per copy. */
+ * (LAYOUT records, docs/format.md "Heap layout"), kept as read for the
+ * RSS VERSUS HEAP section (rssgap.h keeps it per moment, pinned.h prints
+ * it): the block at the top of the heap and the free memory below it, and
+ * the call stacks ranked by the free pages their blocks hold, with the
+ * pages that hold only their blocks. Fixed memory: one record's worth
+ * (MEMFMT_MAX_LAYOUT stacks) per copy. */
 #ifndef HEAPLAYOUT_H
 #define HEAPLAYOUT_H
 
@@ -13,10 +14,6 @@
 #include <stdio.h>
 
 #include "memfmt.h"
-
-struct frames;
-struct report;
-struct report_options;
 
 /* One LAYOUT record as the analyzer keeps it. */
 struct heaplayout {
@@ -46,20 +43,5 @@ uint32_t heaplayout_take(struct heaplayout *l, const struct memfmt_record *r, ui
 
 /** The reason's name in JSON ("allocator", "sampled", "not_recorded", "not_yet"); NULL when known. */
 const char *heaplayout_why_name(enum heaplayout_why why);
-
-/** The text lines of the section for layout `l` (NULL or unknown: one
- * line that says why), stacks merged as the report merges them and
- * printed as its sections print them (o->top entries, o->max_frames). */
-void heaplayout_print_text(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
-                           const struct report_options *o, FILE *f);
-/** One line for memtui's summary when the layout is known and free
- * pages are held below live blocks: the free pages below the main heap's
- * top block and the block's function, the stack holding the most and its
- * function (names from `fr`, escaped); nothing otherwise. */
-void heaplayout_print_brief(const struct heaplayout *l, enum heaplayout_why why, struct frames *fr, FILE *f);
-/** `, "heap_layout": {...}, "pinned_by": [...]` (pinned_by null when
- * unknown), entries with every frame of their stacks. */
-void heaplayout_print_json(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
-                           const struct report_options *o, FILE *f);
 
 #endif

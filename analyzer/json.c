@@ -7,6 +7,7 @@
 
 #include "escape.h"
 #include "figures.h"
+#include "pinned.h"
 #include "report.h"
 #include "rssgap.h"
 #include "util.h"
@@ -20,26 +21,6 @@ static void str(FILE *f, const char *s)
 static void field_u(FILE *f, const char *name, uint64_t v, int comma)
 {
     fprintf(f, "%s\"%s\": %llu", comma ? ", " : "", name, (unsigned long long)v);
-}
-
-void report_print_json_frames(const struct report *r, const struct report_stack *st, FILE *f)
-{
-    fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
-    struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
-    uint32_t nframes = report_frames(r, st, frames, st->nframes);
-    for (uint32_t k = 0; k < nframes; k++) {
-        const struct sym_frame *fr = &frames[k];
-        fputs(k ? ", {\"function\": " : "{\"function\": ", f);
-        str(f, fr->function);
-        fputs(", \"file\": ", f);
-        str(f, fr->file);
-        fprintf(f, ", \"line\": %u, \"module\": ", fr->line);
-        str(f, fr->module);
-        fprintf(f, ", \"offset\": %llu, \"inlined\": %s}", (unsigned long long)fr->module_offset,
-                fr->inlined ? "true" : "false");
-    }
-    free(frames);
-    fputs("]", f);
 }
 
 static const char *const section_keys[REPORT_NSECTIONS] = {
@@ -111,7 +92,7 @@ static void layout_members(void *ctx, FILE *f)
     enum heaplayout_why why;
     if (rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
         /* The report's index of stacks is a cache it fills as asked. */
-        heaplayout_print_json(l, why, (struct report *)lc->r, lc->o, f);
+        pinned_print_json(l, why, (struct report *)lc->r, lc->o, f);
     }
 }
 

@@ -322,6 +322,26 @@ struct report_stack report_stack_of_trace(struct report *r, uint32_t trace)
     return st;
 }
 
+void report_print_json_frames(const struct report *r, const struct report_stack *st, FILE *f)
+{
+    fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
+    struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
+    uint32_t nframes = report_frames(r, st, frames, st->nframes);
+    for (uint32_t k = 0; k < nframes; k++) {
+        const struct sym_frame *fr = &frames[k];
+        fputs(k ? ", {\"function\": " : "{\"function\": ", f);
+        esc_json_fputs(fr->function, f);
+        fputs(", \"file\": ", f);
+        esc_json_fputs(fr->file, f);
+        fprintf(f, ", \"line\": %u, \"module\": ", fr->line);
+        esc_json_fputs(fr->module, f);
+        fprintf(f, ", \"offset\": %llu, \"inlined\": %s}", (unsigned long long)fr->module_offset,
+                fr->inlined ? "true" : "false");
+    }
+    free(frames);
+    fputs("]", f);
+}
+
 uint32_t report_npaths(const struct report *r)
 {
     return (uint32_t)r->ix->npaths;
@@ -930,11 +950,5 @@ void report_print_text(const struct report *r, const struct report_options *o, F
     }
     if (!o->sections) {
         rssgap_print_text(&m->rssgap, m->sample_rate != 0, m->nthreads, out);
-        const struct heaplayout *l;
-        enum heaplayout_why why;
-        if (rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
-            /* The index of stacks is a cache it fills as asked. */
-            heaplayout_print_text(l, why, (struct report *)r, o, out);
-        }
     }
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "pinned.h"
 #include "report.h"
 #include "rssgap.h"
 #include "escape.h"
@@ -57,7 +58,7 @@ static void make_summary(struct data *d)
         const struct heaplayout *l;
         enum heaplayout_why why;
         if (rssgap_layout(&d->m->rssgap, d->m->sample_rate != 0, &l, &why)) {
-            heaplayout_print_brief(l, why, d->fr, f);
+            pinned_print_brief(l, why, d->fr, f);
         }
     }
     if (fclose(f) != 0) {

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/* What keeps RSS up: the part of the RSS VERSUS HEAP section that names
+ * the blocks pinning glibc's main heap, from the layout rssgap.c keeps
+ * (pinned.h): stacks merged as the report merges traces, text, JSON and
+ * memtui's line. */
+#include "pinned.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "frames.h"
+#include "report.h"
+#include "rssgap.h"
+#include "util.h"
+
+/* Pages as bytes, saturated (the counts are a file's). */
+static uint64_t bytes_of(const struct heaplayout *l, uint64_t pages)
+{
+    return l->page && pages > UINT64_MAX / l->page ? UINT64_MAX : pages * l->page;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+/* One entry of pinned_by: the record's entries of one merged stack. */
+struct pinned {
+    struct report_stack st;
+    uint64_t held_pages, blocks, pages_alone;
+};
+
+/* The entries merged per stack of the report (traces whose frames read
+ * the same are one stack) and ranked again: held pages, then pages alone. */
+static uint32_t merge_entries(const struct heaplayout *l, struct report *r, struct pinned *out)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        struct report_stack st = report_stack_of_trace(r, l->e[i].trace);
+        uint32_t k = 0;
+        while (k < n && out[k].st.path != st.path) {
+            k++;
+        }
+        if (k == n) {
+            out[n++] = (struct pinned){st, 0, 0, 0};
+        }
+        out[k].held_pages = add_sat(out[k].held_pages, l->e[i].held_pages);
+        out[k].blocks = add_sat(out[k].blocks, l->e[i].blocks);
+        out[k].pages_alone = add_sat(out[k].pages_alone, l->e[i].pages_alone);
+    }
+    /* At most MEMFMT_MAX_LAYOUT entries: an insertion sort. */
+    for (uint32_t i = 1; i < n; i++) {
+        struct pinned x = out[i];
+        uint32_t j = i;
+        while (j > 0 && (out[j - 1].held_pages < x.held_pages ||
+                         (out[j - 1].held_pages == x.held_pages && out[j - 1].pages_alone < x.pages_alone))) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = x;
+    }
+    return n;
+}
+
+void pinned_print_text(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
+                       const struct report_options *o, FILE *f)
+{
+    char b1[32], b2[32], b3[32];
+    if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
+        fputs("  what keeps RSS up: the heap's layout is unknown", f);
+        switch (why) {
+        case HEAPLAYOUT_SAMPLED: fputs(": a sampled recording (memrec saw only the sampled blocks)\n", f); break;
+        case HEAPLAYOUT_NOT_YET: fputs(": memrec had written no layout yet at that moment\n", f); break;
+        case HEAPLAYOUT_NOT_RECORDED:
+            fputs(":\n  the recording has allocator samples but no layout of the heap (an older memrec,\n"
+                  "  or the heap's range or its number of blocks was out of reach)\n",
+                  f);
+            break;
+        default:
+            fputs(":\n  the allocator is not glibc's, or it was recorded with MEMREC_HEAPINFO=0 (no allocator "
+                  "samples)\n",
+                  f);
+            break;
+        }
+        return;
+    }
+    uint64_t free_below = bytes_of(l, l->free_pages);
+    fprintf(f, "\n  What keeps RSS up (glibc's main heap at %.3f s; thread arenas and mmapped blocks not laid out):\n",
+            (double)l->ms / 1000.0);
+    fprintf(f, "    heap %s, %s live in %" PRIu64 " %s; %s in free whole pages below its top live block\n",
+            util_bytes(b1, sizeof b1, l->heap_bytes), util_bytes(b2, sizeof b2, l->live_bytes), l->live_blocks,
+            util_plural(l->live_blocks, "block", "blocks"), util_bytes(b3, sizeof b3, free_below));
+    if (!l->live_blocks) {
+        fputs("    (no live block in the main heap: nothing pins it)\n", f);
+        return;
+    }
+    struct pinned p[MEMFMT_MAX_LAYOUT];
+    uint32_t n = merge_entries(l, r, p);
+    struct report_stack top = report_stack_of_trace(r, l->top_trace);
+    int first = n > 0 && p[0].st.path == top.path;
+    fprintf(f, "    the top live block: %" PRIu64 " bytes, %s of free pages directly below it%s\n", l->top_size,
+            util_bytes(b1, sizeof b1, bytes_of(l, l->top_held_pages)), first ? ", from the first stack below" : "");
+    if (!first) {
+        report_print_frames(r, &top, 0, o, f);
+        if (top.nframes == 0) {
+            fputs("      (no stack)\n", f);
+        }
+    }
+    if (n == 0) {
+        return;
+    }
+    fputs("  call stacks by the free whole pages held below their blocks (down to the next live block),\n"
+          "  and the pages that hold only their blocks:\n",
+          f);
+    uint32_t shown = n < (uint32_t)o->top ? n : (uint32_t)o->top;
+    for (uint32_t i = 0; i < shown; i++) {
+        fprintf(f, "    %s held below %" PRIu64 " %s, %" PRIu64 " %s alone\n",
+                util_bytes(b1, sizeof b1, bytes_of(l, p[i].held_pages)), p[i].blocks,
+                util_plural(p[i].blocks, "block", "blocks"), p[i].pages_alone,
+                util_plural(p[i].pages_alone, "page", "pages"));
+        report_print_frames(r, &p[i].st, 0, o, f);
+        if (p[i].st.nframes == 0) {
+            fputs("      (no stack)\n", f);
+        }
+    }
+    uint64_t more = l->ntraces > shown ? l->ntraces - shown : 0;
+    if (more) {
+        fprintf(f, "    ... and %" PRIu64 " more call stacks\n", more);
+    }
+    if (l->free_pages) {
+        fputs("  free() gives held pages back (top trimming) only once every block above them is freed;\n"
+              "  malloc_trim(0) gives every free page back at once (madvise), or allocate such blocks early\n"
+              "  or from a pool of their own (docs/definitions.md, \"What keeps RSS up\")\n",
+              f);
+    }
+}
+
+void pinned_print_json(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
+                       const struct report_options *o, FILE *f)
+{
+    (void)o;
+    if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
+        fprintf(f, ", \"heap_layout\": {\"known\": false, \"unknown_why\": \"%s\"}, \"pinned_by\": null",
+                heaplayout_why_name(why != HEAPLAYOUT_KNOWN ? why : HEAPLAYOUT_NOT_RECORDED));
+        return;
+    }
+    fprintf(f,
+            ", \"heap_layout\": {\"known\": true, \"unknown_why\": null, \"heap\": \"main\", \"at_ms\": %" PRIu64
+            ", \"page_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+            ", \"live_blocks\": %" PRIu64 ", \"free_below_top_bytes\": %" PRIu64,
+            l->ms, l->page, l->heap_bytes, l->live_bytes, l->live_blocks, bytes_of(l, l->free_pages));
+    if (l->live_blocks) {
+        struct report_stack top = report_stack_of_trace(r, l->top_trace);
+        fprintf(f, ", \"top_block\": {\"size\": %" PRIu64 ", \"end_offset\": %" PRIu64 ", \"held_bytes\": %" PRIu64,
+                l->top_size, l->top_end, bytes_of(l, l->top_held_pages));
+        report_print_json_frames(r, &top, f);
+        fputs("}", f);
+    } else {
+        fputs(", \"top_block\": null", f);
+    }
+    fprintf(f, ", \"stacks\": %" PRIu64 "}, \"pinned_by\": [", l->ntraces);
+    struct pinned p[MEMFMT_MAX_LAYOUT];
+    uint32_t n = merge_entries(l, r, p);
+    for (uint32_t i = 0; i < n; i++) {
+        fprintf(f,
+                "%s{\"held_bytes\": %" PRIu64 ", \"held_pages\": %" PRIu64 ", \"blocks\": %" PRIu64
+                ", \"pages_alone\": %" PRIu64 ", \"pages_alone_bytes\": %" PRIu64,
+                i ? ", " : "", bytes_of(l, p[i].held_pages), p[i].held_pages, p[i].blocks, p[i].pages_alone,
+                bytes_of(l, p[i].pages_alone));
+        report_print_json_frames(r, &p[i].st, f);
+        fputs("}", f);
+    }
+    fputs("]", f);
+}
+
+/* The name of a trace's innermost frame, escaped (xmalloc'd). */
+static char *leaf_name(struct frames *fr, uint32_t trace)
+{
+    uint32_t n = 0;
+    const struct sym_frame *sf = trace ? frames_of_node(fr, trace, &n) : NULL;
+    return n ? frames_name_dup(&sf[0]) : xstrdup("(no stack)");
+}
+
+void pinned_print_brief(const struct heaplayout *l, enum heaplayout_why why, struct frames *fr, FILE *f)
+{
+    if (why != HEAPLAYOUT_KNOWN || !l || !l->known || !l->free_pages || !l->live_blocks) {
+        return;
+    }
+    char b1[32], b2[32];
+    char *top = leaf_name(fr, l->top_trace);
+    fprintf(f, "what keeps RSS up: %s free below the heap's top block (%" PRIu64 " B, %s)",
+            util_bytes(b1, sizeof b1, bytes_of(l, l->free_pages)), l->top_size, top);
+    free(top);
+    if (l->n && l->e[0].held_pages) {
+        char *most = leaf_name(fr, l->e[0].trace);
+        fprintf(f, "; most held: %s (%s)", most, util_bytes(b2, sizeof b2, bytes_of(l, l->e[0].held_pages)));
+        free(most);
+    }
+    fputs("\n", f);
+}
+
+void pinned_print_report_text(struct report *r, const struct report_options *o, FILE *f)
+{
+    const struct model *m = r->model;
+    const struct heaplayout *l;
+    enum heaplayout_why why;
+    if (!o->sections && rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
+        pinned_print_text(l, why, r, o, f);
+    }
+}
