@@ -75,7 +75,7 @@ struct analysis {
     struct growth *growth; /* NULL unless asked; finished */
     /* The main heap's layout: the latest LAYOUT record read (with --at,
      * the latest at or before that moment); known = 0 when none. */
-    struct heaplayout layout;
+    struct heaplayout layout, arenas;
     uint64_t bad_events; /* events that could not be applied (corrupt input) */
     int stop_rc; /* 0, or the memfmt status where the data stopped early */
     uint64_t stop_offset;

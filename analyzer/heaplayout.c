@@ -21,6 +21,8 @@ uint32_t heaplayout_take(struct heaplayout *l, const struct memfmt_record *r, ui
     l->top_held_pages = r->u.layout.top_held_pages;
     l->ntraces = r->u.layout.ntraces;
     l->cost_ns = r->u.layout.cost_ns;
+    l->heap = r->u.layout.heap;
+    l->heaps = r->u.layout.heaps;
     l->top_trace = r->u.layout.top_trace;
     if (l->top_trace >= nnodes) {
         l->top_trace = 0;

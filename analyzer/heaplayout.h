@@ -22,6 +22,8 @@ struct heaplayout {
     uint64_t events; /* the reader's: allocations and frees before it (rssgap.c), the state it describes */
     uint64_t page, heap_bytes, live_bytes, live_blocks, free_pages, top_end, top_size, top_held_pages, ntraces;
     uint64_t cost_ns; /* memrec's time to make it */
+    uint32_t heap; /* enum memfmt_layout_heap: the main heap, or the thread arenas' heaps together */
+    uint64_t heaps; /* heaps laid out */
     uint32_t top_trace;
     uint32_t n;
     struct memfmt_layout_entry e[MEMFMT_MAX_LAYOUT];

@@ -32,10 +32,9 @@ struct pinned {
 
 /* The entries merged per stack of the report (traces whose frames read
  * the same are one stack) and ranked again: held pages, then pages alone. */
-static uint32_t merge_entries(const struct heaplayout *l, struct report *r, struct pinned *out)
+static uint32_t merge_one(const struct heaplayout *l, struct report *r, struct pinned *out, uint32_t n)
 {
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < l->n; i++) {
+    for (uint32_t i = 0; l && i < l->n; i++) {
         struct report_stack st = report_stack_of_trace(r, l->e[i].trace);
         uint32_t k = 0;
         while (k < n && out[k].st.path != st.path) {
@@ -48,7 +47,19 @@ static uint32_t merge_entries(const struct heaplayout *l, struct report *r, stru
         out[k].blocks = add_sat(out[k].blocks, l->e[i].blocks);
         out[k].pages_alone = add_sat(out[k].pages_alone, l->e[i].pages_alone);
     }
-    /* At most MEMFMT_MAX_LAYOUT entries: an insertion sort. */
+    return n;
+}
+
+/* The entries of the main heap's layout and of the thread arenas' (NULL:
+ * none), merged per stack of the report (traces whose frames read the
+ * same are one stack) and ranked again: held pages, then pages alone. Both
+ * count pages of the same size (memrec's). */
+static uint32_t merge_entries(const struct heaplayout *l, const struct heaplayout *arenas, struct report *r,
+                              struct pinned *out)
+{
+    uint32_t n = merge_one(l, r, out, 0);
+    n = merge_one(arenas && arenas->page == l->page ? arenas : NULL, r, out, n);
+    /* At most 2 x MEMFMT_MAX_LAYOUT entries: an insertion sort. */
     for (uint32_t i = 1; i < n; i++) {
         struct pinned x = out[i];
         uint32_t j = i;
@@ -62,8 +73,26 @@ static uint32_t merge_entries(const struct heaplayout *l, struct report *r, stru
     return n;
 }
 
-void pinned_print_text(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
-                       const struct report_options *o, FILE *f)
+/* A heap's top block, its frames unless they are those of the first
+ * stack listed. */
+static void print_top(const char *what, uint64_t size, uint64_t held, uint32_t trace, const struct pinned *first,
+                      struct report *r, const struct report_options *o, FILE *f)
+{
+    char b1[32];
+    struct report_stack top = report_stack_of_trace(r, trace);
+    int same = first && first->st.path == top.path;
+    fprintf(f, "    %s: %" PRIu64 " bytes, %s of free pages directly below it%s\n", what, size,
+            util_bytes(b1, sizeof b1, held), same ? ", from the first stack below" : "");
+    if (!same) {
+        report_print_frames(r, &top, 0, o, f);
+        if (top.nframes == 0) {
+            fputs("      (no stack)\n", f);
+        }
+    }
+}
+
+void pinned_print_text(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
+                       struct report *r, const struct report_options *o, FILE *f)
 {
     char b1[32], b2[32], b3[32];
     if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
@@ -85,26 +114,30 @@ void pinned_print_text(const struct heaplayout *l, enum heaplayout_why why, stru
         return;
     }
     uint64_t free_below = bytes_of(l, l->free_pages);
-    fprintf(f, "\n  What keeps RSS up (glibc's main heap at %.3f s; thread arenas and mmapped blocks not laid out):\n",
-            (double)l->ms / 1000.0);
-    fprintf(f, "    heap %s, %s live in %" PRIu64 " %s; %s in free whole pages below its top live block\n",
+    fprintf(f, "\n  What keeps RSS up (glibc's main heap at %.3f s; %s):\n", (double)l->ms / 1000.0,
+            arenas ? "its thread arenas' heaps too; chunks mapped on their own are not laid out"
+                   : "thread arenas not laid out (none, or not told from mapped chunks)");
+    fprintf(f, "    main heap %s, %s live in %" PRIu64 " %s; %s in free whole pages below its top live block\n",
             util_bytes(b1, sizeof b1, l->heap_bytes), util_bytes(b2, sizeof b2, l->live_bytes), l->live_blocks,
             util_plural(l->live_blocks, "block", "blocks"), util_bytes(b3, sizeof b3, free_below));
-    if (!l->live_blocks) {
+    struct pinned p[2 * MEMFMT_MAX_LAYOUT];
+    uint32_t n = merge_entries(l, arenas, r, p);
+    if (l->live_blocks) {
+        print_top("its top live block", l->top_size, bytes_of(l, l->top_held_pages), l->top_trace, n ? &p[0] : NULL, r,
+                  o, f);
+    } else {
         fputs("    (no live block in the main heap: nothing pins it)\n", f);
-        return;
     }
-    struct pinned p[MEMFMT_MAX_LAYOUT];
-    uint32_t n = merge_entries(l, r, p);
-    struct report_stack top = report_stack_of_trace(r, l->top_trace);
-    int first = n > 0 && p[0].st.path == top.path;
-    fprintf(f, "    the top live block: %" PRIu64 " bytes, %s of free pages directly below it%s\n", l->top_size,
-            util_bytes(b1, sizeof b1, bytes_of(l, l->top_held_pages)), first ? ", from the first stack below" : "");
-    if (!first) {
-        report_print_frames(r, &top, 0, o, f);
-        if (top.nframes == 0) {
-            fputs("      (no stack)\n", f);
-        }
+    if (arenas && arenas->live_blocks) {
+        fprintf(f,
+                "    thread arenas: %" PRIu64 " %s, %s live in %" PRIu64 " %s; %s in free whole pages below their top "
+                "live blocks\n",
+                arenas->heaps, util_plural(arenas->heaps, "heap", "heaps"),
+                util_bytes(b1, sizeof b1, arenas->live_bytes), arenas->live_blocks,
+                util_plural(arenas->live_blocks, "block", "blocks"),
+                util_bytes(b2, sizeof b2, bytes_of(arenas, arenas->free_pages)));
+        print_top("the top block of the arena heap holding most below it", arenas->top_size,
+                  bytes_of(arenas, arenas->top_held_pages), arenas->top_trace, n ? &p[0] : NULL, r, o, f);
     }
     if (n == 0) {
         return;
@@ -123,11 +156,12 @@ void pinned_print_text(const struct heaplayout *l, enum heaplayout_why why, stru
             fputs("      (no stack)\n", f);
         }
     }
-    uint64_t more = l->ntraces > shown ? l->ntraces - shown : 0;
+    uint64_t stacks = add_sat(l->ntraces, arenas ? arenas->ntraces : 0);
+    uint64_t more = stacks > shown ? stacks - shown : 0;
     if (more) {
         fprintf(f, "    ... and %" PRIu64 " more call stacks\n", more);
     }
-    if (l->free_pages) {
+    if (l->free_pages || (arenas && arenas->free_pages)) {
         fputs("  free() gives held pages back (top trimming) only once every block above them is freed;\n"
               "  malloc_trim(0) gives every free page back at once (madvise), or allocate such blocks early\n"
               "  or from a pool of their own (docs/definitions.md, \"What keeps RSS up\")\n",
@@ -135,8 +169,22 @@ void pinned_print_text(const struct heaplayout *l, enum heaplayout_why why, stru
     }
 }
 
-void pinned_print_json(const struct heaplayout *l, enum heaplayout_why why, struct report *r,
-                       const struct report_options *o, FILE *f)
+/* `"top_block": {...}` or null. */
+static void json_top(const struct heaplayout *l, struct report *r, FILE *f)
+{
+    if (!l->live_blocks) {
+        fputs(", \"top_block\": null", f);
+        return;
+    }
+    struct report_stack top = report_stack_of_trace(r, l->top_trace);
+    fprintf(f, ", \"top_block\": {\"size\": %" PRIu64 ", \"end_offset\": %" PRIu64 ", \"held_bytes\": %" PRIu64,
+            l->top_size, l->top_end, bytes_of(l, l->top_held_pages));
+    report_print_json_frames(r, &top, f);
+    fputs("}", f);
+}
+
+void pinned_print_json(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
+                       struct report *r, const struct report_options *o, FILE *f)
 {
     (void)o;
     if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
@@ -149,18 +197,22 @@ void pinned_print_json(const struct heaplayout *l, enum heaplayout_why why, stru
             ", \"page_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"live_bytes\": %" PRIu64
             ", \"live_blocks\": %" PRIu64 ", \"free_below_top_bytes\": %" PRIu64,
             l->ms, l->page, l->heap_bytes, l->live_bytes, l->live_blocks, bytes_of(l, l->free_pages));
-    if (l->live_blocks) {
-        struct report_stack top = report_stack_of_trace(r, l->top_trace);
-        fprintf(f, ", \"top_block\": {\"size\": %" PRIu64 ", \"end_offset\": %" PRIu64 ", \"held_bytes\": %" PRIu64,
-                l->top_size, l->top_end, bytes_of(l, l->top_held_pages));
-        report_print_json_frames(r, &top, f);
-        fputs("}", f);
+    json_top(l, r, f);
+    fprintf(f, ", \"stacks\": %" PRIu64, l->ntraces);
+    if (arenas) {
+        fprintf(f,
+                ", \"arenas\": {\"heaps\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+                ", \"live_blocks\": %" PRIu64 ", \"free_below_top_bytes\": %" PRIu64,
+                arenas->heaps, arenas->heap_bytes, arenas->live_bytes, arenas->live_blocks,
+                bytes_of(arenas, arenas->free_pages));
+        json_top(arenas, r, f);
+        fprintf(f, ", \"stacks\": %" PRIu64 "}", arenas->ntraces);
     } else {
-        fputs(", \"top_block\": null", f);
+        fputs(", \"arenas\": null", f);
     }
-    fprintf(f, ", \"stacks\": %" PRIu64 "}, \"pinned_by\": [", l->ntraces);
-    struct pinned p[MEMFMT_MAX_LAYOUT];
-    uint32_t n = merge_entries(l, r, p);
+    fputs("}, \"pinned_by\": [", f);
+    struct pinned p[2 * MEMFMT_MAX_LAYOUT];
+    uint32_t n = merge_entries(l, arenas, r, p);
     for (uint32_t i = 0; i < n; i++) {
         fprintf(f,
                 "%s{\"held_bytes\": %" PRIu64 ", \"held_pages\": %" PRIu64 ", \"blocks\": %" PRIu64
@@ -181,20 +233,36 @@ static char *leaf_name(struct frames *fr, uint32_t trace)
     return n ? frames_name_dup(&sf[0]) : xstrdup("(no stack)");
 }
 
-void pinned_print_brief(const struct heaplayout *l, enum heaplayout_why why, struct frames *fr, FILE *f)
+void pinned_print_brief(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
+                        struct frames *fr, FILE *f)
 {
-    if (why != HEAPLAYOUT_KNOWN || !l || !l->known || !l->free_pages || !l->live_blocks) {
+    int in_arenas = arenas && arenas->free_pages && arenas->live_blocks;
+    if (why != HEAPLAYOUT_KNOWN || !l || !l->known || !((l->free_pages && l->live_blocks) || in_arenas)) {
         return;
     }
     char b1[32], b2[32];
-    char *top = leaf_name(fr, l->top_trace);
-    fprintf(f, "what keeps RSS up: %s free below the heap's top block (%" PRIu64 " B, %s)",
-            util_bytes(b1, sizeof b1, bytes_of(l, l->free_pages)), l->top_size, top);
-    free(top);
-    if (l->n && l->e[0].held_pages) {
-        char *most = leaf_name(fr, l->e[0].trace);
-        fprintf(f, "; most held: %s (%s)", most, util_bytes(b2, sizeof b2, bytes_of(l, l->e[0].held_pages)));
-        free(most);
+    fputs("what keeps RSS up:", f);
+    if (l->free_pages && l->live_blocks) {
+        char *top = leaf_name(fr, l->top_trace);
+        fprintf(f, " %s free below the heap's top block (%" PRIu64 " B, %s)",
+                util_bytes(b1, sizeof b1, bytes_of(l, l->free_pages)), l->top_size, top);
+        free(top);
+    }
+    if (in_arenas) {
+        fprintf(f, "%s %s in thread arenas' heaps", l->free_pages && l->live_blocks ? ";" : "",
+                util_bytes(b1, sizeof b1, bytes_of(arenas, arenas->free_pages)));
+    }
+    /* The stack holding most: the first entry of either layout (by trace). */
+    const struct memfmt_layout_entry *most = l->n ? &l->e[0] : NULL;
+    const struct heaplayout *ml = l;
+    if (in_arenas && arenas->n && (!most || arenas->e[0].held_pages > most->held_pages)) {
+        most = &arenas->e[0];
+        ml = arenas;
+    }
+    if (most && most->held_pages) {
+        char *name = leaf_name(fr, most->trace);
+        fprintf(f, "; most held: %s (%s)", name, util_bytes(b2, sizeof b2, bytes_of(ml, most->held_pages)));
+        free(name);
     }
     fputs("\n", f);
 }
@@ -205,6 +273,6 @@ void pinned_print_report_text(struct report *r, const struct report_options *o, 
     const struct heaplayout *l;
     enum heaplayout_why why;
     if (!o->sections && rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
-        pinned_print_text(l, why, r, o, f);
+        pinned_print_text(l, rssgap_arenas(&m->rssgap), why, r, o, f);
     }
 }

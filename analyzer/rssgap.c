@@ -39,6 +39,7 @@ static void take(struct rssgap *g, struct rssgap_moment *m, const struct acct_to
     m->mapped = t->mapped_bytes;
     m->events = add_sat(t->allocations, t->frees);
     m->layout = g->layout;
+    m->arenas = g->arenas;
 }
 
 static void offer(struct rssgap *g, int kind, const struct rssgap_moment *m)
@@ -164,24 +165,39 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
 uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t,
                             uint32_t nnodes)
 {
-    uint32_t bad = heaplayout_take(&g->layout, r, g->ms, nnodes);
-    g->layouts++;
     g->layout_cost_ns_total = add_sat(g->layout_cost_ns_total, r->u.layout.cost_ns);
     if (r->u.layout.cost_ns > g->layout_cost_ns_max) {
         g->layout_cost_ns_max = r->u.layout.cost_ns;
     }
+    int arenas = r->u.layout.heap == MEMFMT_HEAP_ARENAS;
+    if (!arenas && r->u.layout.heap != MEMFMT_HEAP_MAIN) {
+        return 0; /* heaps of a later kind: not this reader's */
+    }
+    if (!arenas) {
+        g->layouts++;
+        g->arenas.known = 0; /* the arenas' of this state, if any, come right after it */
+    }
+    struct heaplayout *l = arenas ? &g->arenas : &g->layout;
+    uint32_t bad = heaplayout_take(l, r, g->ms, nnodes);
     uint64_t events = add_sat(t->allocations, t->frees);
-    g->layout.events = events;
+    l->events = events;
     /* The first layout of the moment's state is the nearest in time. */
     for (unsigned i = 0; i < g->ring_n; i++) {
-        if (g->ring[i].events == events && !(g->ring[i].layout.known && g->ring[i].layout.events == events)) {
-            g->ring[i].layout = g->layout;
+        struct heaplayout *ml = arenas ? &g->ring[i].arenas : &g->ring[i].layout;
+        if (g->ring[i].events == events && !(ml->known && ml->events == events)) {
+            *ml = *l;
+            if (!arenas) {
+                g->ring[i].arenas.known = 0;
+            }
         }
     }
     for (int k = 0; k < RSSGAP_NKINDS; k++) {
-        if (g->have[k] && g->best[k].events == events &&
-            !(g->best[k].layout.known && g->best[k].layout.events == events)) {
-            g->best[k].layout = g->layout;
+        struct heaplayout *ml = arenas ? &g->best[k].arenas : &g->best[k].layout;
+        if (g->have[k] && g->best[k].events == events && !(ml->known && ml->events == events)) {
+            *ml = *l;
+            if (!arenas) {
+                g->best[k].arenas.known = 0;
+            }
         }
     }
     return bad;
@@ -209,6 +225,22 @@ int rssgap_layout(const struct rssgap *g, int sampled, const struct heaplayout *
            : g->has_at && g->layout.known ? HEAPLAYOUT_NOT_YET
                                           : HEAPLAYOUT_NOT_RECORDED;
     return 1;
+}
+
+const struct heaplayout *rssgap_arenas(const struct rssgap *g)
+{
+    struct rssgap_parts p;
+    const struct heaplayout *a = NULL;
+    if (g->has_at) {
+        a = &g->at_arenas;
+    } else if (rssgap_compute(g, &p) == 0) {
+        for (int kind = 0; kind < RSSGAP_NKINDS && !a; kind++) {
+            a = g->have[kind] ? &g->best[kind].arenas : NULL;
+        }
+    }
+    /* Only with the main heap's layout of the same state: memrec writes
+     * the arenas' right after it. */
+    return a && a->known ? a : NULL;
 }
 
 int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out)

@@ -34,6 +34,7 @@ struct rssgap_moment {
      * no event between it and the moment (the same state of the heap,
      * whether before or after it), else the latest one before it. */
     struct heaplayout layout;
+    struct heaplayout arenas; /* the thread arenas' heaps, the same way */
 };
 
 /* RSS and the live heap are steady while each stays within
@@ -76,14 +77,15 @@ struct rssgap {
     uint64_t wall_ns_max; /* the longest call in wall time */
     int have[RSSGAP_NKINDS];
     struct rssgap_moment best[RSSGAP_NKINDS]; /* the widest gap of each kind */
-    struct heaplayout layout; /* the latest LAYOUT record */
+    struct heaplayout layout; /* the latest LAYOUT record of the main heap */
+    struct heaplayout arenas; /* the latest of the thread arenas' heaps */
     uint64_t layouts; /* LAYOUT records */
     uint64_t layout_cost_ns_total, layout_cost_ns_max; /* memrec's time to make them */
     /* memprint --at: the layout at or before that moment (analysis.h),
      * set by the caller after the load; the split stays the whole run's. */
     int has_at;
     uint64_t at_ms;
-    struct heaplayout at_layout;
+    struct heaplayout at_layout, at_arenas;
 };
 
 /** Feed one record (TIME, RSS, HEAPINFO; others are ignored) with the
@@ -106,6 +108,10 @@ uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, con
  * whether it is known (`sampled`: the recording is); 0 when the section
  * shows none. */
 int rssgap_layout(const struct rssgap *g, int sampled, const struct heaplayout **l, enum heaplayout_why *why);
+/** The thread arenas' layout that goes with rssgap_layout()'s (of the same
+ * moment), or NULL when none was read (no thread heap, or memrec could
+ * not tell them from chunks mapped on their own). */
+const struct heaplayout *rssgap_arenas(const struct rssgap *g);
 
 /* The split of one moment's RSS. Signed parts may come out negative: the
  * allocator's free bytes and mapped bytes are address space, not all of it

@@ -151,6 +151,12 @@ struct memfmt_pack_frame {
     uint32_t flags; /* enum memfmt_pack_frame_flags; readers ignore unknown bits */
 };
 
+/* LAYOUT: the heaps a record lays out. */
+enum memfmt_layout_heap {
+    MEMFMT_HEAP_MAIN = 0, /* glibc's main heap, the program break's area */
+    MEMFMT_HEAP_ARENAS = 1, /* the heaps of glibc's thread arenas, together */
+};
+
 /* LAYOUT: one call stack's share of the main heap's layout. */
 struct memfmt_layout_entry {
     uint32_t trace; /* the stack of the blocks (leaf node id, 0 = no stack) */
@@ -300,6 +306,10 @@ struct memfmt_record {
             uint64_t cost_ns; /* the time memrec took to make it (CLOCK_MONOTONIC) */
             uint32_t n; /* entries, at most MEMFMT_MAX_LAYOUT, ranked by held pages, then pages alone */
             struct memfmt_layout_entry e[MEMFMT_MAX_LAYOUT];
+            /* Appended later (absent: 0, 1): which heaps (enum
+             * memfmt_layout_heap) and how many of them are laid out. */
+            uint32_t heap;
+            uint64_t heaps;
         } layout;
         struct {
             uint32_t thread; /* the thread that made the call */

@@ -142,6 +142,8 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
             put_u(o, r->u.layout.e[i].blocks);
             put_u(o, r->u.layout.e[i].pages_alone);
         }
+        put_u(o, r->u.layout.heap);
+        put_u(o, r->u.layout.heaps);
         break;
     case MEMFMT_REC_MAP:
         put_u(o, r->u.map.thread);
@@ -369,6 +371,10 @@ static void get_payload(struct in *in, struct memfmt_record *r)
             r->u.layout.e[i].blocks = get_u(in);
             r->u.layout.e[i].pages_alone = get_u(in);
         }
+        /* Appended: a record without them lays out the main heap. */
+        uint64_t heap = get_u_appended(in);
+        r->u.layout.heap = heap > UINT32_MAX ? UINT32_MAX : (uint32_t)heap;
+        r->u.layout.heaps = in->p < in->end ? get_u(in) : 1;
         break;
     case MEMFMT_REC_MAP:
         r->u.map.thread = get_u32(in);

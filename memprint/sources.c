@@ -262,6 +262,7 @@ void source_open(struct source *s, const struct opts *o)
         s->view.rssgap.has_at = 1;
         s->view.rssgap.at_ms = q->at_ms;
         s->view.rssgap.at_layout = s->a->layout;
+        s->view.rssgap.at_arenas = s->a->arenas;
     }
     size_t n = 0, j = 0;
     if (q->has_window) {

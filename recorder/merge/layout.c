@@ -32,6 +32,14 @@
  * under the 100 ms that memrec --pid lets a program wait by default. */
 #define LAYOUT_MAX_BLOCKS (1u << 21)
 #define LAYOUT_MAX_PAGES (1u << 22)
+/* glibc's HEAP_MAX_SIZE on 64-bit systems: a thread arena's heap is
+ * reserved at this size and alignment. */
+#define ARENA_HEAP ((uint64_t)64 << 20)
+/* At most this many 64 MiB windows of blocks outside the main heap. */
+#define LAYOUT_MAX_WINDOWS 4096u
+/* glibc's default mmap threshold (M_MMAP_THRESHOLD): smaller chunks come
+ * from a heap. */
+#define MMAP_MIN ((uint64_t)128 << 10)
 
 /* What a layout keeps per page of the heap: which stacks' blocks touch it
  * (one, or several: mixed) and the lowest block that starts on it. */
@@ -88,110 +96,285 @@ static void touch(struct lpage *pg, uint32_t k)
     }
 }
 
-/* The layout of the heap [start, end) from the live blocks of the address
- * map, in one pass over the map and one over the heap's pages, no sort:
- * the free whole pages below a block, down to the live block below it,
- * are the untouched pages just below the page it starts on, when it is
+/* The stacks of a layout, over every heap it lays out. */
+struct lstacks {
+    struct u64map ix; /* trace -> index in st */
+    struct lstack *st;
+    size_t n, cap;
+};
+
+/* One heap being laid out: [start, end), its pages from the first whole
+ * one, and what its blocks add up to. */
+struct lheap {
+    struct lpage *pages;
+    uint64_t start, base, npages;
+    uint64_t top_addr, top_cstart, top_end, top_size;
+    uint32_t top_trace, top_k;
+    uint64_t live_bytes, live_blocks;
+    uint64_t free_pages, top_held_pages;
+};
+
+static void heap_init(struct lheap *h, struct lpage *pages, uint64_t start, uint64_t end)
+{
+    uint64_t base = (start + LAYOUT_PAGE - 1) / LAYOUT_PAGE, top_page = end / LAYOUT_PAGE;
+    *h = (struct lheap){.pages = pages, .start = start, .base = base};
+    h->npages = top_page > base ? top_page - base : 0;
+}
+
+/* Block `addr` of pair `pi`, in the heap, as its glibc chunk. */
+static void heap_add(struct lheap *h, struct lstacks *S, const struct pair_info *pi, uint64_t addr)
+{
+    uint64_t cstart = addr - CHUNK_HEAD < h->start ? h->start : addr - CHUNK_HEAD;
+    uint64_t csize = (pi->size + 8 + 15) & ~(uint64_t)15;
+    uint64_t cend = addr - CHUNK_HEAD + (csize < CHUNK_MIN ? CHUNK_MIN : csize);
+    uint32_t k = stack_of(&S->ix, &S->st, &S->n, &S->cap, pi->trace);
+    h->live_bytes += pi->size;
+    h->live_blocks++;
+    if (addr >= h->top_addr) {
+        h->top_addr = addr;
+        h->top_cstart = cstart;
+        h->top_end = cend;
+        h->top_trace = pi->trace;
+        h->top_size = pi->size;
+        h->top_k = k;
+    }
+    uint64_t pa = cstart / LAYOUT_PAGE, pb = (cend - 1) / LAYOUT_PAGE;
+    for (uint64_t p = pa < h->base ? h->base : pa; p <= pb && p - h->base < h->npages; p++) {
+        struct lpage *pg = &h->pages[p - h->base];
+        touch(pg, k);
+        if (p == pa && (!pg->low_addr || cstart < pg->low_addr)) {
+            pg->low_addr = cstart;
+            pg->low_k = k;
+        }
+    }
+}
+
+/* The heap's pages up to its top block: runs of free pages to the lowest
+ * block starting above them, pages alone to their one stack. */
+static void heap_walk(struct lheap *h, struct lstacks *S)
+{
+    uint64_t run = 0; /* untouched pages since the last touched one */
+    uint64_t last = h->top_end > h->base * LAYOUT_PAGE ? (h->top_end - 1) / LAYOUT_PAGE - h->base : 0;
+    for (uint64_t p = 0; h->live_blocks && p < h->npages && p <= last; p++) {
+        const struct lpage *pg = &h->pages[p];
+        if (!pg->owner) {
+            run++;
+            continue;
+        }
+        if (run && pg->low_addr) {
+            S->st[pg->low_k].held_pages += run;
+            S->st[pg->low_k].blocks++;
+            h->free_pages += run;
+            if (pg->low_addr == h->top_cstart) {
+                h->top_held_pages = run;
+            }
+        }
+        run = 0;
+        if (!pg->mixed) {
+            S->st[pg->owner - 1].pages_alone++;
+        }
+    }
+}
+
+/* The ranked entries of the record, and the stacks released. */
+static void take_entries(struct lstacks *S, struct memfmt_record *out)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < S->n; i++) {
+        if (S->st[i].held_pages || S->st[i].pages_alone) {
+            S->st[kept++] = S->st[i];
+        }
+    }
+    qsort(S->st, kept, sizeof *S->st, by_rank);
+    out->u.layout.ntraces = kept;
+    out->u.layout.n = kept < MEMFMT_MAX_LAYOUT ? (uint32_t)kept : MEMFMT_MAX_LAYOUT;
+    for (uint32_t i = 0; i < out->u.layout.n; i++) {
+        const struct lstack *x = &S->st[i];
+        out->u.layout.e[i] = (struct memfmt_layout_entry){x->trace, x->held_pages, x->blocks, x->pages_alone};
+    }
+    free(S->st);
+    u64map_release(&S->ix);
+}
+
+static void new_record(struct memfmt_record *r, uint32_t heap)
+{
+    *r = (struct memfmt_record){.tag = MEMFMT_REC_LAYOUT};
+    r->u.layout.page = LAYOUT_PAGE;
+    r->u.layout.heap = heap;
+}
+
+/* The layout of the main heap [start, end) from the live blocks of the
+ * address map, in one pass over the map and one over the heap's pages, no
+ * sort: the free whole pages below a block, down to the live block below
+ * it, are the untouched pages just below the page it starts on, when it is
  * the lowest block starting there (a block starting lower on that page
  * has them instead; a block reaching into the page from below would have
  * touched them). Pages count from the first whole page of the heap.
  * Returns 0 with *r filled in, -1 when the heap or its blocks are too many. */
 static int compute(struct merge *m, uint64_t start, uint64_t end, struct memfmt_record *r)
 {
-    uint64_t base = (start + LAYOUT_PAGE - 1) / LAYOUT_PAGE, top_page = end / LAYOUT_PAGE;
-    uint64_t npages = top_page > base ? top_page - base : 0;
-    if (npages > LAYOUT_MAX_PAGES || m->addr_block.count > (size_t)LAYOUT_MAX_BLOCKS * 4) {
+    struct lheap h;
+    heap_init(&h, NULL, start, end);
+    if (h.npages > LAYOUT_MAX_PAGES || m->addr_block.count > (size_t)LAYOUT_MAX_BLOCKS * 4) {
         return -1;
     }
-    struct lpage *pages = xcalloc(npages ? npages : 1, sizeof *pages);
-    *r = (struct memfmt_record){.tag = MEMFMT_REC_LAYOUT};
-    struct memfmt_record *out = r;
-    out->u.layout.page = LAYOUT_PAGE;
-    out->u.layout.heap_bytes = end - start;
-    struct u64map ix = {0};
-    struct lstack *st = NULL;
-    size_t nst = 0, stcap = 0;
-    uint64_t top_addr = 0, top_cstart = 0, top_end = 0;
+    h.pages = xcalloc(h.npages ? h.npages : 1, sizeof *h.pages);
+    struct lstacks S = {0};
     for (size_t i = 0; i < m->addr_block.cap; i++) {
         const struct u64map_cell *c = &m->addr_block.cells[i];
         /* Blocks set apart as start-up have no size kept: left out. */
         if (c->key < start || c->key >= end || c->val == BLOCK_SET_APART) {
             continue;
         }
-        if (out->u.layout.live_blocks == LAYOUT_MAX_BLOCKS) {
-            free(pages);
-            free(st);
-            u64map_release(&ix);
+        if (h.live_blocks == LAYOUT_MAX_BLOCKS) {
+            free(h.pages);
+            free(S.st);
+            u64map_release(&S.ix);
             return -1;
         }
-        const struct pair_info *pi = &m->infos[block_info(c->val)];
-        uint64_t cstart = c->key - CHUNK_HEAD < start ? start : c->key - CHUNK_HEAD;
-        uint64_t csize = (pi->size + 8 + 15) & ~(uint64_t)15;
-        uint64_t cend = c->key - CHUNK_HEAD + (csize < CHUNK_MIN ? CHUNK_MIN : csize);
-        uint32_t k = stack_of(&ix, &st, &nst, &stcap, pi->trace);
-        out->u.layout.live_bytes += pi->size;
-        out->u.layout.live_blocks++;
-        if (c->key >= top_addr) {
-            top_addr = c->key;
-            top_cstart = cstart;
-            top_end = cend;
-            out->u.layout.top_trace = pi->trace;
-            out->u.layout.top_size = pi->size;
-        }
-        uint64_t pa = cstart / LAYOUT_PAGE, pb = (cend - 1) / LAYOUT_PAGE;
-        for (uint64_t p = pa < base ? base : pa; p <= pb && p - base < npages; p++) {
-            struct lpage *pg = &pages[p - base];
-            touch(pg, k);
-            if (p == pa && (!pg->low_addr || cstart < pg->low_addr)) {
-                pg->low_addr = cstart;
-                pg->low_k = k;
-            }
-        }
+        heap_add(&h, &S, &m->infos[block_info(c->val)], c->key);
     }
-    uint64_t run = 0; /* untouched pages since the last touched one */
-    uint64_t last = top_end > base * LAYOUT_PAGE ? (top_end - 1) / LAYOUT_PAGE - base : 0;
-    for (uint64_t p = 0; out->u.layout.live_blocks && p < npages && p <= last; p++) {
-        const struct lpage *pg = &pages[p];
-        if (!pg->owner) {
-            run++;
-            continue;
-        }
-        if (run && pg->low_addr) {
-            st[pg->low_k].held_pages += run;
-            st[pg->low_k].blocks++;
-            out->u.layout.free_pages += run;
-            if (pg->low_addr == top_cstart) {
-                out->u.layout.top_held_pages = run;
-            }
-        }
-        run = 0;
-        if (!pg->mixed) {
-            st[pg->owner - 1].pages_alone++;
-        }
+    heap_walk(&h, &S);
+    free(h.pages);
+    new_record(r, MEMFMT_HEAP_MAIN);
+    r->u.layout.heap_bytes = end - start;
+    r->u.layout.heaps = 1;
+    r->u.layout.live_bytes = h.live_bytes;
+    r->u.layout.live_blocks = h.live_blocks;
+    r->u.layout.free_pages = h.free_pages;
+    if (h.live_blocks) {
+        r->u.layout.top_end = h.top_end - start;
+        r->u.layout.top_trace = h.top_trace;
+        r->u.layout.top_size = h.top_size;
+        r->u.layout.top_held_pages = h.top_held_pages;
     }
-    if (out->u.layout.live_blocks) {
-        out->u.layout.top_end = top_end - start;
-    }
-    free(pages);
-    size_t kept = 0;
-    for (size_t i = 0; i < nst; i++) {
-        if (st[i].held_pages || st[i].pages_alone) {
-            st[kept++] = st[i];
-        }
-    }
-    qsort(st, kept, sizeof *st, by_rank);
-    out->u.layout.ntraces = kept;
-    out->u.layout.n = kept < MEMFMT_MAX_LAYOUT ? (uint32_t)kept : MEMFMT_MAX_LAYOUT;
-    for (uint32_t i = 0; i < out->u.layout.n; i++) {
-        out->u.layout.e[i] =
-            (struct memfmt_layout_entry){st[i].trace, st[i].held_pages, st[i].blocks, st[i].pages_alone};
-    }
-    free(st);
-    u64map_release(&ix);
+    take_entries(&S, r);
     return 0;
 }
 
-static int write_layout(struct merge *m)
+/* A block glibc mapped on its own: a large one (at least the default mmap
+ * threshold) whose chunk starts a page. */
+static int looks_mapped(uint64_t addr, uint64_t size)
+{
+    return (addr & (LAYOUT_PAGE - 1)) == CHUNK_HEAD && size + 8 >= MMAP_MIN;
+}
+
+/* The thread arenas' heaps: glibc maps each heap of an arena other than
+ * the main one at an address aligned to its largest size (64 MiB, glibc's
+ * heap_for_ptr), its first page holding the heap's header and the arena's
+ * state; a chunk mapped on its own is never inside one (the heap reserves
+ * all 64 MiB). So the live blocks outside the main heap, grouped by their
+ * 64 MiB window, are a heap's when one of them is not a mapped chunk's
+ * (looks_mapped()), and the blocks of the other windows are the mapped
+ * chunks: their count must be the allocator's (`hblks`, mallinfo2's count
+ * of mapped chunks), else the layout would be a guess and none is made.
+ * One record for all of them: their stacks summed, the top block of the
+ * heap with the most free pages directly below its top. Returns 0 with *r
+ * filled in (heaps 0: no thread heap), -1 when it cannot be made. */
+static int compute_arenas(struct merge *m, uint64_t hblks, struct memfmt_record *r)
+{
+    struct u64map win = {0}; /* window -> its index + 1 */
+    uint64_t *wstart = NULL; /* per window: its address, then its first block's slot */
+    uint32_t *wcount = NULL, *wheap = NULL;
+    size_t nw = 0, wcap = 0, wcap2 = 0, wcap3 = 0, nb = 0;
+    int rc = -1;
+    for (size_t i = 0; i < m->addr_block.cap; i++) {
+        const struct u64map_cell *c = &m->addr_block.cells[i];
+        if (!c->key || (c->key >= m->heap_start && c->key < m->heap_end) || c->val == BLOCK_SET_APART) {
+            continue;
+        }
+        int existed;
+        struct u64map_cell *w = u64map_claim(&win, c->key & ~(ARENA_HEAP - 1), &existed);
+        if (!existed) {
+            if (nw == LAYOUT_MAX_WINDOWS) {
+                goto out;
+            }
+            xgrow((void **)&wstart, &wcap, nw + 1, sizeof *wstart);
+            xgrow((void **)&wcount, &wcap2, nw + 1, sizeof *wcount);
+            xgrow((void **)&wheap, &wcap3, nw + 1, sizeof *wheap);
+            wstart[nw] = c->key & ~(ARENA_HEAP - 1);
+            wcount[nw] = 0;
+            wheap[nw] = 0;
+            w->val = ++nw;
+        }
+        if (++nb > LAYOUT_MAX_BLOCKS) {
+            goto out;
+        }
+        wcount[w->val - 1]++;
+        if (!looks_mapped(c->key, m->infos[block_info(c->val)].size)) {
+            wheap[w->val - 1] = 1;
+        }
+    }
+    uint64_t mapped = 0;
+    for (size_t w = 0; w < nw; w++) {
+        mapped += wheap[w] ? 0 : wcount[w];
+    }
+    if (mapped != hblks) {
+        goto out;
+    }
+    /* The heaps' blocks, grouped by window (a counting sort). */
+    uint64_t *slot = xcalloc(nw ? nw : 1, sizeof *slot);
+    struct lblock {
+        uint64_t addr;
+        uint32_t info;
+    } *blk = xmalloc((nb ? nb : 1) * sizeof *blk);
+    uint64_t at = 0;
+    for (size_t w = 0; w < nw; w++) {
+        slot[w] = at;
+        at += wheap[w] ? wcount[w] : 0;
+    }
+    for (size_t i = 0; i < m->addr_block.cap; i++) {
+        const struct u64map_cell *c = &m->addr_block.cells[i];
+        uint64_t w;
+        if (!c->key || c->val == BLOCK_SET_APART || !u64map_get(&win, c->key & ~(ARENA_HEAP - 1), &w) ||
+            (c->key >= m->heap_start && c->key < m->heap_end) || !wheap[w - 1]) {
+            continue;
+        }
+        blk[slot[w - 1]++] = (struct lblock){c->key, block_info(c->val)};
+    }
+    struct lpage *pages = xmalloc((ARENA_HEAP / LAYOUT_PAGE) * sizeof *pages);
+    struct lstacks S = {0};
+    new_record(r, MEMFMT_HEAP_ARENAS);
+    uint64_t first = 0;
+    for (size_t w = 0; w < nw; w++) {
+        if (!wheap[w]) {
+            continue;
+        }
+        struct lheap h;
+        /* The first page holds the heap's header and the arena's state. */
+        heap_init(&h, pages, wstart[w] + LAYOUT_PAGE, wstart[w] + ARENA_HEAP);
+        memset(pages, 0, h.npages * sizeof *pages);
+        for (uint64_t k = first; k < first + wcount[w]; k++) {
+            heap_add(&h, &S, &m->infos[blk[k].info], blk[k].addr);
+        }
+        first += wcount[w];
+        heap_walk(&h, &S);
+        r->u.layout.heaps++;
+        r->u.layout.heap_bytes += h.top_end - h.start;
+        r->u.layout.live_bytes += h.live_bytes;
+        r->u.layout.live_blocks += h.live_blocks;
+        r->u.layout.free_pages += h.free_pages;
+        if (r->u.layout.heaps == 1 || h.top_held_pages > r->u.layout.top_held_pages) {
+            r->u.layout.top_end = h.top_end - h.start;
+            r->u.layout.top_trace = h.top_trace;
+            r->u.layout.top_size = h.top_size;
+            r->u.layout.top_held_pages = h.top_held_pages;
+        }
+    }
+    free(pages);
+    free(blk);
+    free(slot);
+    take_entries(&S, r);
+    rc = 0;
+out:
+    u64map_release(&win);
+    free(wstart);
+    free(wcount);
+    free(wheap);
+    return rc;
+}
+
+static int write_layout(struct merge *m, uint64_t hblks, int arenas)
 {
     struct memfmt_record r;
     uint64_t t0 = now_ns();
@@ -199,11 +382,23 @@ static int write_layout(struct merge *m)
         m->layout_next_ns = t0 + LAYOUT_MIN_NS;
         return 0;
     }
-    uint64_t took = now_ns() - t0;
-    r.u.layout.cost_ns = took;
+    uint64_t t1 = now_ns();
+    r.u.layout.cost_ns = t1 - t0;
+    int rc = out(m, &r);
+    uint64_t t2 = t1;
+    if (rc == 0 && arenas) {
+        int ok = compute_arenas(m, hblks, &r) == 0;
+        t2 = now_ns();
+        r.u.layout.cost_ns = t2 - t1;
+        m->arenas_checked = ok;
+        if (ok && r.u.layout.heaps) {
+            rc = out(m, &r);
+        }
+    }
+    uint64_t took = t2 - t0;
     m->layout_next_ns = t0 + (took * LAYOUT_BUDGET > LAYOUT_MIN_NS ? took * LAYOUT_BUDGET : LAYOUT_MIN_NS);
     m->layouts++;
-    return out(m, &r);
+    return rc;
 }
 
 void layout_note_record(struct merge *m, const struct memfmt_record *r)
@@ -223,7 +418,8 @@ int layout_after_heapinfo(struct merge *m, const struct memfmt_record *r)
     }
     m->heap_start = r->u.heapinfo.brk_start;
     m->heap_end = r->u.heapinfo.brk_end;
-    return now_ns() < m->layout_next_ns ? 0 : write_layout(m);
+    m->hblks = r->u.heapinfo.hblks;
+    return now_ns() < m->layout_next_ns ? 0 : write_layout(m, r->u.heapinfo.hblks, 1);
 }
 
 int layout_final(struct merge *m)
@@ -231,5 +427,7 @@ int layout_final(struct merge *m)
     if (!m->heap_start || m->layout_sampled) {
         return 0;
     }
-    return write_layout(m);
+    /* No sample says how many chunks are mapped at the end: the thread
+     * heaps are laid out when the count of the latest sample still holds. */
+    return write_layout(m, m->hblks, 1);
 }

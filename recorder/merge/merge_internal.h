@@ -160,6 +160,8 @@ struct merge {
     uint64_t layout_next_ns;
     uint64_t layouts;
     int layout_sampled; /* the image is sampled: its layout is not known */
+    uint64_t hblks; /* the latest sample's count of chunks mapped on their own */
+    int arenas_checked; /* the latest thread-heap layout matched that count */
 };
 
 /* What the merge knows of a live thread's times, for THREAD_TIMES. */

@@ -89,7 +89,8 @@ class Recording:
         # HEAPINFO: the allocator's samples, every field as a list (the
         # main heap's range appended as its 12th and 13th fields, 0 when absent).
         self.heapinfo = []
-        # LAYOUT: dicts of the main heap's layout, entries as
+        # LAYOUT: dicts of a heap's layout (heap 0: the main heap; 1: the
+        # thread arenas' heaps), entries as
         # (trace, held_pages, blocks, pages_alone); "at_event" is how many
         # events came before it.
         self.layouts = []
@@ -155,6 +156,12 @@ class Recording:
                 v, k = varint(p, k)
                 e.append(v)
             lay["entries"].append(tuple(e))
+        # Appended: the heaps laid out (0 main, 1 the thread arenas') and how many.
+        lay["heap"], lay["heaps"] = 0, 1
+        if k < len(p):
+            lay["heap"], k = varint(p, k)
+        if k < len(p):
+            lay["heaps"], k = varint(p, k)
         return lay
 
     def _block(self, p):

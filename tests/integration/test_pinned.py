@@ -114,6 +114,40 @@ if g is not None and g["heap_layout"] and g["heap_layout"]["known"]:
     t = r.stdout.decode()
     check("What keeps RSS up" in t and "pin_site" in t[t.find("What keeps"):], "--at: the text names pin_site")
 
+# ---- a thread's arena: the pin at the top of that arena's heap ----
+out = os.path.join(d, "thread.zst")
+r = record([prog("rss_pinned"), "thread"], out)
+check_eq(r.returncode, 0, "thread: memrec exit status")
+j = report_json(out)
+g = j["rss_gap"]
+check(g is not None and j["rss_gap_missing"] is None, "thread: rss_gap present")
+TFREED, TCHUNKS = FREED // 2, CHUNKS // 2
+if g is not None:
+    lay = g["heap_layout"]
+    ar = lay["arenas"] if lay else None
+    check(ar is not None and ar["heaps"] == 1, "thread: one thread arena heap laid out: %r" % (ar and ar["heaps"]))
+    pinned = g["pinned_by"] or []
+    top = pinned[0] if pinned else None
+    check_eq(first_function(top), "pin_site", "thread: pin_site's stack named first")
+    if top:
+        check(top["held_bytes"] >= 0.9 * TFREED and TCHUNKS - 2 * PAGE <= top["held_bytes"] <= TCHUNKS + 64 * 1024,
+              "thread: it holds %d bytes, at least 90%% of the %d freed (chunks %d)" % (top["held_bytes"], TFREED,
+                                                                                       TCHUNKS))
+        check_eq(top["blocks"], 1, "thread: one block holds them")
+    if ar:
+        check(ar["top_block"] is not None and ar["top_block"]["size"] == 1001
+              and first_function(ar["top_block"]) == "pin_site", "thread: the arena heap's top block is the pin")
+        check_eq(ar["free_below_top_bytes"], top["held_bytes"] if top else None,
+                 "thread: the arena heap's free pages are the pin's")
+    check(lay["free_below_top_bytes"] < 64 * 1024, "thread: the main heap holds little (%d)"
+          % lay["free_below_top_bytes"])
+rec = Recording(out, events=False)
+check(any(lay["heap"] == 1 and lay["heaps"] == 1 for lay in rec.layouts),
+      "thread: LAYOUT records of the thread arenas' heaps, read from the spec")
+rc, text, err = report_text(out, top=5)
+check("thread arenas: 1 heap" in text and "pin_site" in text[text.find("What keeps"):],
+      "thread: the text names the arena heap and pin_site")
+
 # ---- where memrec cannot know the layout ----
 out = os.path.join(d, "sampled.zst")
 r = record([prog("rss_pinned")], out, extra=["-s", "4K"])

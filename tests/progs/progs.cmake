@@ -193,6 +193,7 @@ foreach(prog IN ITEMS rss_arenas rss_single rss_pinned)
     set_target_properties(prog_${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
 endforeach()
 target_link_libraries(prog_rss_arenas PRIVATE Threads::Threads)
+target_link_libraries(prog_rss_pinned PRIVATE Threads::Threads)
 # The CI gate and leak suppressions (test_gate.py): a program whose
 # allocation count is its argument; leaks behind a function, a source file
 # and a module name; a program embedding __lsan_default_suppressions(), as

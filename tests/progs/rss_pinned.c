@@ -14,8 +14,14 @@
  * is pin_site's 1001-byte block; below it about 80,000 x 1008 bytes
  * (80,640,000, 19,687 pages of 4 KiB) of free memory down to libc's few
  * blocks, all of it counted as held by pin_site's stack.
+ *
+ * With the argument "thread", a thread does the same with 40,000 blocks
+ * (40 MB: within one heap of its own arena, 64 MiB at most), and main
+ * sleeps once it is joined: the pin is at the top of that thread arena's
+ * heap, pinning about 40,000 x 1008 bytes (40,320,000: 9,843 pages).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,9 +41,9 @@ __attribute__((noinline)) static void *pin_site(void)
     return p;
 }
 
-int main(void)
+static int churn_then_pin(int n)
 {
-    for (int i = 0; i < BLOCKS; i++) {
+    for (int i = 0; i < n; i++) {
         blocks[i] = malloc(SIZE);
         if (!blocks[i]) {
             return 1;
@@ -48,8 +54,28 @@ int main(void)
     if (!pin) {
         return 1;
     }
-    for (int i = 0; i < BLOCKS; i++) {
+    for (int i = 0; i < n; i++) {
         free(blocks[i]);
+    }
+    return 0;
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    return churn_then_pin(BLOCKS / 2) ? (void *)1 : NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "thread") == 0) {
+        pthread_t t;
+        void *rc;
+        if (pthread_create(&t, NULL, thread_main, NULL) != 0 || pthread_join(t, &rc) != 0 || rc) {
+            return 1;
+        }
+    } else if (churn_then_pin(BLOCKS)) {
+        return 1;
     }
     struct timespec ts = {0, 500 * 1000000L};
     while (nanosleep(&ts, &ts) != 0) {

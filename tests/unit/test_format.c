@@ -154,6 +154,8 @@ static void test_records(void)
     a.u.layout.top_held_pages = 19687;
     a.u.layout.ntraces = 40;
     a.u.layout.cost_ns = 123456;
+    a.u.layout.heap = MEMFMT_HEAP_ARENAS;
+    a.u.layout.heaps = 3;
     a.u.layout.n = MEMFMT_MAX_LAYOUT;
     for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
         a.u.layout.e[i] = (struct memfmt_layout_entry){i * 7, 1000 - i, i + 1, UINT64_MAX - i};
@@ -171,6 +173,8 @@ static void test_records(void)
     CHECK_EQ(b.u.layout.top_held_pages, 19687);
     CHECK_EQ(b.u.layout.ntraces, 40);
     CHECK_EQ(b.u.layout.cost_ns, 123456);
+    CHECK_EQ(b.u.layout.heap, MEMFMT_HEAP_ARENAS);
+    CHECK_EQ(b.u.layout.heaps, 3);
     CHECK_EQ(b.u.layout.n, MEMFMT_MAX_LAYOUT);
     for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
         CHECK_EQ(b.u.layout.e[i].trace, i * 7);
@@ -189,6 +193,9 @@ static void test_records(void)
     uint8_t none[] = {MEMFMT_REC_LAYOUT, 13, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     CHECK(memfmt_decode(none, sizeof none, &b) == (int)sizeof none);
     CHECK_EQ(b.u.layout.n, 0);
+    /* Without the appended fields: the main heap, one heap. */
+    CHECK_EQ(b.u.layout.heap, MEMFMT_HEAP_MAIN);
+    CHECK_EQ(b.u.layout.heaps, 1);
 
     memset(&a, 0, sizeof a);
     a.tag = MEMFMT_REC_STATS;

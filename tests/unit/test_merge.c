@@ -249,9 +249,15 @@ static void test_layout(void)
     struct memfmt_record rec, first, last;
     memset(&first, 0, sizeof first);
     memset(&last, 0, sizeof last);
+    struct memfmt_record arena;
+    memset(&arena, 0, sizeof arena);
+    int arenas = 0;
     int layouts = 0;
     while (r && (rc = memfmt_read(r, &rec)) > 0) {
-        if (rec.tag == MEMFMT_REC_LAYOUT) {
+        if (rec.tag == MEMFMT_REC_LAYOUT && rec.u.layout.heap == MEMFMT_HEAP_ARENAS) {
+            arenas++;
+            arena = rec;
+        } else if (rec.tag == MEMFMT_REC_LAYOUT) {
             if (!layouts++) {
                 first = rec;
             }
@@ -261,6 +267,21 @@ static void test_layout(void)
     CHECK_EQ(rc, 0);
     memfmt_reader_free(r);
     CHECK_EQ(layouts, 2); /* after the sample, and at the end */
+    /* The 64-byte block at 0x7f0000001010 is no mapped chunk (too small):
+     * a thread arena's heap of one block, on the heap's first page after
+     * its header page: nothing below it. The sample said 0 mapped chunks. */
+    CHECK_EQ(arenas, 2);
+    CHECK_EQ(arena.u.layout.heaps, 1);
+    CHECK_EQ(arena.u.layout.live_blocks, 1);
+    CHECK_EQ(arena.u.layout.live_bytes, 64);
+    CHECK_EQ(arena.u.layout.top_size, 64);
+    CHECK_EQ(arena.u.layout.top_trace, 2);
+    CHECK_EQ(arena.u.layout.top_end, 0x50); /* from the heap's start after its header page */
+    CHECK_EQ(arena.u.layout.free_pages, 0);
+    CHECK_EQ(arena.u.layout.n, 1);
+    CHECK_EQ(arena.u.layout.e[0].pages_alone, 1);
+    CHECK_EQ(last.u.layout.heap, MEMFMT_HEAP_MAIN);
+    CHECK_EQ(last.u.layout.heaps, 1);
     if (layouts != 2) {
         fixture_close(&fx);
         return;
