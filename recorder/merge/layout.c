@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* The layout of glibc's main heap as memrec sees it from the addresses of
- * the live blocks (LAYOUT records, docs/format.md "Heap layout"): which
- * live block sits at the top of the heap, how many free whole pages lie
+/* The layout of glibc's main heap, and of its thread arenas' heaps, as
+ * memrec sees it from the addresses of the live blocks (LAYOUT records,
+ * docs/format.md "Heap layout"): which live block sits at the top of a
+ * heap, how many free whole pages lie
  * below each live block down to the one below it, and which pages hold
  * only one stack's live blocks. Only memrec knows the addresses (the file
  * names none), so only it can say this. Runs in memrec, at the recorder's
@@ -374,7 +375,7 @@ out:
     return rc;
 }
 
-static int write_layout(struct merge *m, uint64_t hblks, int arenas)
+static int write_layout(struct merge *m, uint64_t hblks)
 {
     struct memfmt_record r;
     uint64_t t0 = now_ns();
@@ -386,11 +387,10 @@ static int write_layout(struct merge *m, uint64_t hblks, int arenas)
     r.u.layout.cost_ns = t1 - t0;
     int rc = out(m, &r);
     uint64_t t2 = t1;
-    if (rc == 0 && arenas) {
+    if (rc == 0) {
         int ok = compute_arenas(m, hblks, &r) == 0;
         t2 = now_ns();
         r.u.layout.cost_ns = t2 - t1;
-        m->arenas_checked = ok;
         if (ok && r.u.layout.heaps) {
             rc = out(m, &r);
         }
@@ -419,7 +419,7 @@ int layout_after_heapinfo(struct merge *m, const struct memfmt_record *r)
     m->heap_start = r->u.heapinfo.brk_start;
     m->heap_end = r->u.heapinfo.brk_end;
     m->hblks = r->u.heapinfo.hblks;
-    return now_ns() < m->layout_next_ns ? 0 : write_layout(m, r->u.heapinfo.hblks, 1);
+    return now_ns() < m->layout_next_ns ? 0 : write_layout(m, r->u.heapinfo.hblks);
 }
 
 int layout_final(struct merge *m)
@@ -429,5 +429,5 @@ int layout_final(struct merge *m)
     }
     /* No sample says how many chunks are mapped at the end: the thread
      * heaps are laid out when the count of the latest sample still holds. */
-    return write_layout(m, m->hblks, 1);
+    return write_layout(m, m->hblks);
 }

@@ -161,7 +161,6 @@ struct merge {
     uint64_t layouts;
     int layout_sampled; /* the image is sampled: its layout is not known */
     uint64_t hblks; /* the latest sample's count of chunks mapped on their own */
-    int arenas_checked; /* the latest thread-heap layout matched that count */
 };
 
 /* What the merge knows of a live thread's times, for THREAD_TIMES. */
@@ -304,8 +303,10 @@ int thread_times_out(struct merge *m, uint32_t thread);
 
 /** Note what a record of the recorder says for the layouts (PROCESS: sampled or not). */
 void layout_note_record(struct merge *m, const struct memfmt_record *r);
-/** After a HEAPINFO record: take the heap's range from it and write a
- * LAYOUT record when the budget allows. Returns 0 or the writer's status. */
+/** After a HEAPINFO record: take the heap's range and its count of mapped
+ * chunks from it and write the LAYOUT records (the main heap's, then the
+ * thread arenas' heaps' when there are any and the count checks out) when
+ * the budget allows. Returns 0 or the writer's status. */
 int layout_after_heapinfo(struct merge *m, const struct memfmt_record *r);
 /** At the end: the last LAYOUT, whatever the budget, when the heap's range is known. */
 int layout_final(struct merge *m);
