@@ -92,7 +92,8 @@ static void layout_members(void *ctx, FILE *f)
     enum heaplayout_why why;
     if (rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
         /* The report's index of stacks is a cache it fills as asked. */
-        pinned_print_json(l, rssgap_arenas(&m->rssgap), why, (struct report *)lc->r, lc->o, f);
+        pinned_print_json(l, rssgap_arenas(&m->rssgap), why, (m->header.flags & MEMFMT_HF_ATTACHED) != 0,
+                          (struct report *)lc->r, lc->o, f);
     }
 }
 

@@ -92,7 +92,7 @@ static void print_top(const char *what, uint64_t size, uint64_t held, uint32_t t
 }
 
 void pinned_print_text(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
-                       struct report *r, const struct report_options *o, FILE *f)
+                       int attached, struct report *r, const struct report_options *o, FILE *f)
 {
     char b1[32], b2[32], b3[32];
     if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
@@ -120,6 +120,11 @@ void pinned_print_text(const struct heaplayout *l, const struct heaplayout *aren
     fprintf(f, "    main heap %s, %s live in %" PRIu64 " %s; %s in free whole pages below its top live block\n",
             util_bytes(b1, sizeof b1, l->heap_bytes), util_bytes(b2, sizeof b2, l->live_bytes), l->live_blocks,
             util_plural(l->live_blocks, "block", "blocks"), util_bytes(b3, sizeof b3, free_below));
+    if (attached) {
+        fputs("    (attached: blocks live before the attach are unknown to memrec and look free here, so the held\n"
+              "    figures are upper bounds, and a heap's top block is the highest memrec knows)\n",
+              f);
+    }
     struct pinned p[2 * MEMFMT_MAX_LAYOUT];
     uint32_t n = merge_entries(l, arenas, r, p);
     if (l->live_blocks) {
@@ -184,7 +189,7 @@ static void json_top(const struct heaplayout *l, struct report *r, FILE *f)
 }
 
 void pinned_print_json(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
-                       struct report *r, const struct report_options *o, FILE *f)
+                       int attached, struct report *r, const struct report_options *o, FILE *f)
 {
     (void)o;
     if (why != HEAPLAYOUT_KNOWN || !l || !l->known) {
@@ -193,10 +198,11 @@ void pinned_print_json(const struct heaplayout *l, const struct heaplayout *aren
         return;
     }
     fprintf(f,
-            ", \"heap_layout\": {\"known\": true, \"unknown_why\": null, \"heap\": \"main\", \"at_ms\": %" PRIu64
-            ", \"page_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+            ", \"heap_layout\": {\"known\": true, \"unknown_why\": null, \"partial\": %s, \"heap\": \"main\", "
+            "\"at_ms\": %" PRIu64 ", \"page_bytes\": %" PRIu64 ", \"heap_bytes\": %" PRIu64 ", \"live_bytes\": %" PRIu64
             ", \"live_blocks\": %" PRIu64 ", \"free_below_top_bytes\": %" PRIu64,
-            l->ms, l->page, l->heap_bytes, l->live_bytes, l->live_blocks, bytes_of(l, l->free_pages));
+            attached ? "true" : "false", l->ms, l->page, l->heap_bytes, l->live_bytes, l->live_blocks,
+            bytes_of(l, l->free_pages));
     json_top(l, r, f);
     fprintf(f, ", \"stacks\": %" PRIu64, l->ntraces);
     if (arenas) {
@@ -234,14 +240,14 @@ static char *leaf_name(struct frames *fr, uint32_t trace)
 }
 
 void pinned_print_brief(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
-                        struct frames *fr, FILE *f)
+                        int attached, struct frames *fr, FILE *f)
 {
     int in_arenas = arenas && arenas->free_pages && arenas->live_blocks;
     if (why != HEAPLAYOUT_KNOWN || !l || !l->known || !((l->free_pages && l->live_blocks) || in_arenas)) {
         return;
     }
     char b1[32], b2[32];
-    fputs("what keeps RSS up:", f);
+    fputs(attached ? "what keeps RSS up (attached: at most):" : "what keeps RSS up:", f);
     if (l->free_pages && l->live_blocks) {
         char *top = leaf_name(fr, l->top_trace);
         fprintf(f, " %s free below the heap's top block (%" PRIu64 " B, %s)",
@@ -273,6 +279,6 @@ void pinned_print_report_text(struct report *r, const struct report_options *o, 
     const struct heaplayout *l;
     enum heaplayout_why why;
     if (!o->sections && rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
-        pinned_print_text(l, rssgap_arenas(&m->rssgap), why, r, o, f);
+        pinned_print_text(l, rssgap_arenas(&m->rssgap), why, (m->header.flags & MEMFMT_HF_ATTACHED) != 0, r, o, f);
     }
 }

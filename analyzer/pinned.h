@@ -19,19 +19,21 @@ struct report_options;
  * or unknown: one line that says why) and the thread arenas' heaps'
  * (`arenas`, NULL: none laid out), their stacks merged as the report
  * merges them and printed as its sections print them (o->top entries,
- * o->max_frames). */
+ * o->max_frames). `attached`: the recording began in a running process,
+ * whose blocks from before memrec knows nothing of (said, and JSON
+ * heap_layout.partial). */
 void pinned_print_text(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
-                       struct report *r, const struct report_options *o, FILE *f);
+                       int attached, struct report *r, const struct report_options *o, FILE *f);
 /** One line for memtui's summary when the layout is known and free
  * pages are held below live blocks: the free pages below the main heap's
  * top block and the block's function, the stack holding the most and its
  * function (names from `fr`, escaped); nothing otherwise. */
 void pinned_print_brief(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
-                        struct frames *fr, FILE *f);
+                        int attached, struct frames *fr, FILE *f);
 /** `, "heap_layout": {...}, "pinned_by": [...]` (pinned_by null when
  * unknown), entries with every frame of their stacks. */
 void pinned_print_json(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
-                       struct report *r, const struct report_options *o, FILE *f);
+                       int attached, struct report *r, const struct report_options *o, FILE *f);
 
 /** memprint's text: the part for the report's model (its rssgap), when
  * the section has a place for a layout (rssgap_layout()); nothing with

@@ -58,7 +58,8 @@ static void make_summary(struct data *d)
         const struct heaplayout *l;
         enum heaplayout_why why;
         if (rssgap_layout(&d->m->rssgap, d->m->sample_rate != 0, &l, &why)) {
-            pinned_print_brief(l, rssgap_arenas(&d->m->rssgap), why, d->fr, f);
+            pinned_print_brief(l, rssgap_arenas(&d->m->rssgap), why, (d->m->header.flags & MEMFMT_HF_ATTACHED) != 0,
+                               d->fr, f);
         }
     }
     if (fclose(f) != 0) {

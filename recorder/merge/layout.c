@@ -105,7 +105,8 @@ struct lstacks {
 };
 
 /* One heap being laid out: [start, end), its pages from the first whole
- * one, and what its blocks add up to. */
+ * one at or after `first` (a thread heap's first page holds glibc's
+ * headers: never free), and what its blocks add up to. */
 struct lheap {
     struct lpage *pages;
     uint64_t start, base, npages;
@@ -115,9 +116,9 @@ struct lheap {
     uint64_t free_pages, top_held_pages;
 };
 
-static void heap_init(struct lheap *h, struct lpage *pages, uint64_t start, uint64_t end)
+static void heap_init(struct lheap *h, struct lpage *pages, uint64_t start, uint64_t first, uint64_t end)
 {
-    uint64_t base = (start + LAYOUT_PAGE - 1) / LAYOUT_PAGE, top_page = end / LAYOUT_PAGE;
+    uint64_t base = (first + LAYOUT_PAGE - 1) / LAYOUT_PAGE, top_page = end / LAYOUT_PAGE;
     *h = (struct lheap){.pages = pages, .start = start, .base = base};
     h->npages = top_page > base ? top_page - base : 0;
 }
@@ -215,7 +216,7 @@ static void new_record(struct memfmt_record *r, uint32_t heap)
 static int compute(struct merge *m, uint64_t start, uint64_t end, struct memfmt_record *r)
 {
     struct lheap h;
-    heap_init(&h, NULL, start, end);
+    heap_init(&h, NULL, start, start, end);
     if (h.npages > LAYOUT_MAX_PAGES || m->addr_block.count > (size_t)LAYOUT_MAX_BLOCKS * 4) {
         return -1;
     }
@@ -343,7 +344,7 @@ static int compute_arenas(struct merge *m, uint64_t hblks, struct memfmt_record 
         }
         struct lheap h;
         /* The first page holds the heap's header and the arena's state. */
-        heap_init(&h, pages, wstart[w] + LAYOUT_PAGE, wstart[w] + ARENA_HEAP);
+        heap_init(&h, pages, wstart[w], wstart[w] + LAYOUT_PAGE, wstart[w] + ARENA_HEAP);
         memset(pages, 0, h.npages * sizeof *pages);
         for (uint64_t k = first; k < first + wcount[w]; k++) {
             heap_add(&h, &S, &m->infos[blk[k].info], blk[k].addr);
