@@ -5,11 +5,14 @@ pin_site() at the top of glibc's main heap, see its header) and checks
 the RSS VERSUS HEAP section's heap layout, JSON and text: pin_site's stack
 named first in rss_gap.pinned_by, holding at least 90% of the memory
 freed, exact up to the pages the blocks' chunks share; the same with
---at; the LAYOUT records as mrecread.py reads them from the spec alone;
-and "unknown" where memrec cannot know the layout (jemalloc preloaded, a
-sampled recording)."""
+--at; the same in a thread's arena (rss_pinned thread: the thread
+arenas' layout); the LAYOUT records as mrecread.py reads them from the
+spec alone; memtui's summary line; the layouts' 2% budget; an attached
+recording's layout said partial; and "unknown" where memrec cannot know
+the layout (jemalloc preloaded, a sampled recording)."""
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -29,7 +32,8 @@ def first_function(entry):
 
 def check_pinned(g, what):
     lay = g["heap_layout"]
-    check(lay is not None and lay["known"] and lay["unknown_why"] is None, "%s: heap layout known" % what)
+    check(lay is not None and lay["known"] and lay["unknown_why"] is None and lay["partial"] is False,
+          "%s: heap layout known, whole" % what)
     pinned = g["pinned_by"]
     check(pinned, "%s: pinned_by has entries" % what)
     if not pinned:
@@ -147,6 +151,28 @@ check(any(lay["heap"] == 1 and lay["heaps"] == 1 for lay in rec.layouts),
 rc, text, err = report_text(out, top=5)
 check("thread arenas: 1 heap" in text and "pin_site" in text[text.find("What keeps"):],
       "thread: the text names the arena heap and pin_site")
+
+# ---- attached: blocks from before the attach are unknown, said so ----
+if is_asan(MEMREC):
+    skip_part("attached layout", "memrec built with AddressSanitizer")
+else:
+    p = subprocess.Popen([prog("attachee"), os.path.join(PROGS, "libplugin.so")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    ready = p.stdout.readline().decode().strip()
+    check_eq(ready, "ready", "attached: attachee started")
+    out = os.path.join(d, "attached.zst")
+    r = run([MEMREC, "-q", "--max-wait", "none", "--pid", str(p.pid), "--duration", "1", "-o", out])
+    p.terminate()
+    p.wait()
+    check_eq(r.returncode, 0, "attached: memrec exit status")
+    # --at past the end: rss_gap always holds the layout then.
+    r = run([MEMPRINT, "--json", "--at", "3600", out])
+    ja = json.loads(r.stdout.decode()) if r.returncode == 0 else None
+    lay = ja["rss_gap"]["heap_layout"] if ja and ja["rss_gap"] else None
+    check(lay is not None and lay["known"] and lay["partial"],
+          "attached: the layout is known and said partial: %r" % (lay and {k: lay[k] for k in ("known", "partial")}))
+    r = run([MEMPRINT, "--at", "3600", out])
+    check("blocks live before the attach are unknown" in r.stdout.decode(), "attached: the text says why")
 
 # ---- where memrec cannot know the layout ----
 out = os.path.join(d, "sampled.zst")
