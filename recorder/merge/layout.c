@@ -276,8 +276,8 @@ static int looks_mapped(uint64_t addr, uint64_t size)
 static int compute_arenas(struct merge *m, uint64_t hblks, struct memfmt_record *r)
 {
     struct u64map win = {0}; /* window -> its index + 1 */
-    uint64_t *wstart = NULL; /* per window: its address, then its first block's slot */
-    uint32_t *wcount = NULL, *wheap = NULL;
+    uint64_t *wstart = NULL; /* per window: its address */
+    uint32_t *wcount = NULL, *wheap = NULL; /* per window: its blocks; 1 when it is a heap */
     size_t nw = 0, wcap = 0, wcap2 = 0, wcap3 = 0, nb = 0;
     int rc = -1;
     for (size_t i = 0; i < m->addr_block.cap; i++) {
