@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* What keeps RSS up: the part of the RSS VERSUS HEAP section that names
- * the blocks pinning glibc's main heap, from the layout rssgap.c keeps
- * (pinned.h): stacks merged as the report merges traces, text, JSON and
- * memtui's line. */
+ * the blocks pinning glibc's main heap and its thread arenas' heaps, from
+ * the layouts rssgap.c keeps (pinned.h): stacks merged as the report
+ * merges traces, text, JSON and memtui's line. */
 #include "pinned.h"
 
 #include <inttypes.h>
@@ -30,8 +30,8 @@ struct pinned {
     uint64_t held_pages, blocks, pages_alone;
 };
 
-/* The entries merged per stack of the report (traces whose frames read
- * the same are one stack) and ranked again: held pages, then pages alone. */
+/* Layout l's entries added to the n of `out`, per stack of the report;
+ * returns the new count. */
 static uint32_t merge_one(const struct heaplayout *l, struct report *r, struct pinned *out, uint32_t n)
 {
     for (uint32_t i = 0; l && i < l->n; i++) {
