@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* What keeps RSS up, printed: the heap layout of the RSS VERSUS HEAP
- * section (heaplayout.h, the one rssgap_layout() picks) with the call
+/* What keeps RSS up, printed: the heap layouts of the RSS VERSUS HEAP
+ * section (heaplayout.h, the ones rssgap_layout() and rssgap_arenas()
+ * pick: the main heap's and the thread arenas' heaps') with the call
  * stacks of its blocks, as text (memprint, after the report's sections),
  * JSON (members of rss_gap, json.c) and one line of memtui's summary. An
  * output: it calls the report, the frames and the layout below it. */
@@ -26,12 +27,14 @@ void pinned_print_text(const struct heaplayout *l, const struct heaplayout *aren
                        int attached, struct report *r, const struct report_options *o, FILE *f);
 /** One line for memtui's summary when the layout is known and free
  * pages are held below live blocks: the free pages below the main heap's
- * top block and the block's function, the stack holding the most and its
- * function (names from `fr`, escaped); nothing otherwise. */
+ * top block and the block's function, those of the thread arenas' heaps,
+ * the stack holding the most and its function (names from `fr`,
+ * escaped), "at most" when `attached`; nothing otherwise. */
 void pinned_print_brief(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
                         int attached, struct frames *fr, FILE *f);
 /** `, "heap_layout": {...}, "pinned_by": [...]` (pinned_by null when
- * unknown), entries with every frame of their stacks. */
+ * unknown; heap_layout.arenas null without `arenas`; heap_layout.partial
+ * is `attached`), entries with every frame of their stacks. */
 void pinned_print_json(const struct heaplayout *l, const struct heaplayout *arenas, enum heaplayout_why why,
                        int attached, struct report *r, const struct report_options *o, FILE *f);
 
