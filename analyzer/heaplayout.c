@@ -36,6 +36,14 @@ uint32_t heaplayout_take(struct heaplayout *l, const struct memfmt_record *r, ui
             bad++;
         }
     }
+    l->ntops = r->u.layout.ntops <= MEMFMT_MAX_LAYOUT ? r->u.layout.ntops : MEMFMT_MAX_LAYOUT;
+    for (uint32_t i = 0; i < l->ntops; i++) {
+        l->tops[i] = r->u.layout.tops[i];
+        if (l->tops[i].trace >= nnodes) {
+            l->tops[i].trace = 0;
+            bad++;
+        }
+    }
     return bad != 0;
 }
 

@@ -27,6 +27,8 @@ struct heaplayout {
     uint32_t top_trace;
     uint32_t n;
     struct memfmt_layout_entry e[MEMFMT_MAX_LAYOUT];
+    uint32_t ntops; /* the heaps' tops (thread arenas' record), ranked */
+    struct memfmt_layout_top tops[MEMFMT_MAX_LAYOUT];
 };
 
 /* Why no layout is shown (JSON: heap_layout.unknown_why). */

@@ -6,6 +6,7 @@
 #include "pinned.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "frames.h"
@@ -141,8 +142,18 @@ void pinned_print_text(const struct heaplayout *l, const struct heaplayout *aren
                 util_bytes(b1, sizeof b1, arenas->live_bytes), arenas->live_blocks,
                 util_plural(arenas->live_blocks, "block", "blocks"),
                 util_bytes(b2, sizeof b2, bytes_of(arenas, arenas->free_pages)));
-        print_top("the top block of the arena heap holding most below it", arenas->top_size,
-                  bytes_of(arenas, arenas->top_held_pages), arenas->top_trace, n ? &p[0] : NULL, r, o, f);
+        uint32_t tops = arenas->ntops < (uint32_t)o->top ? arenas->ntops : (uint32_t)o->top;
+        for (uint32_t i = 0; i < tops; i++) {
+            const struct memfmt_layout_top *t = &arenas->tops[i];
+            char what[96];
+            snprintf(what, sizeof what, "heap %u (%" PRIu64 " live %s, %s free below its top): its top block", i + 1,
+                     t->live_blocks, util_plural(t->live_blocks, "block", "blocks"),
+                     util_bytes(b1, sizeof b1, bytes_of(arenas, t->free_pages)));
+            print_top(what, t->size, bytes_of(arenas, t->held_pages), t->trace, n ? &p[0] : NULL, r, o, f);
+        }
+        if (arenas->heaps > tops) {
+            fprintf(f, "    ... and %" PRIu64 " more heaps\n", arenas->heaps - tops);
+        }
     }
     if (n == 0) {
         return;
@@ -212,7 +223,19 @@ void pinned_print_json(const struct heaplayout *l, const struct heaplayout *aren
                 arenas->heaps, arenas->heap_bytes, arenas->live_bytes, arenas->live_blocks,
                 bytes_of(arenas, arenas->free_pages));
         json_top(arenas, r, f);
-        fprintf(f, ", \"stacks\": %" PRIu64 "}", arenas->ntraces);
+        fputs(", \"heap_tops\": [", f);
+        for (uint32_t i = 0; i < arenas->ntops; i++) {
+            const struct memfmt_layout_top *t = &arenas->tops[i];
+            struct report_stack st = report_stack_of_trace(r, t->trace);
+            fprintf(f,
+                    "%s{\"size\": %" PRIu64 ", \"held_bytes\": %" PRIu64 ", \"free_below_top_bytes\": %" PRIu64
+                    ", \"live_blocks\": %" PRIu64,
+                    i ? ", " : "", t->size, bytes_of(arenas, t->held_pages), bytes_of(arenas, t->free_pages),
+                    t->live_blocks);
+            report_print_json_frames(r, &st, f);
+            fputs("}", f);
+        }
+        fprintf(f, "], \"stacks\": %" PRIu64 "}", arenas->ntraces);
     } else {
         fputs(", \"arenas\": null", f);
     }

@@ -157,6 +157,15 @@ enum memfmt_layout_heap {
     MEMFMT_HEAP_ARENAS = 1, /* the heaps of glibc's thread arenas, together */
 };
 
+/* LAYOUT: one heap's top, for the records that lay out several heaps. */
+struct memfmt_layout_top {
+    uint32_t trace; /* the stack of its top live block */
+    uint64_t size; /* that block's requested bytes */
+    uint64_t held_pages; /* free whole pages directly below it */
+    uint64_t free_pages; /* free whole pages of the heap below its top block's end */
+    uint64_t live_blocks; /* live blocks in the heap */
+};
+
 /* LAYOUT: one call stack's share of the main heap's layout. */
 struct memfmt_layout_entry {
     uint32_t trace; /* the stack of the blocks (leaf node id, 0 = no stack) */
@@ -310,6 +319,10 @@ struct memfmt_record {
              * memfmt_layout_heap) and how many of them are laid out. */
             uint32_t heap;
             uint64_t heaps;
+            /* Appended later (absent: 0): the heaps' tops, at most
+             * MEMFMT_MAX_LAYOUT, ranked by held pages, then free pages. */
+            uint32_t ntops;
+            struct memfmt_layout_top tops[MEMFMT_MAX_LAYOUT];
         } layout;
         struct {
             uint32_t thread; /* the thread that made the call */

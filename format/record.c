@@ -144,6 +144,14 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         }
         put_u(o, r->u.layout.heap);
         put_u(o, r->u.layout.heaps);
+        put_u(o, r->u.layout.ntops < MEMFMT_MAX_LAYOUT ? r->u.layout.ntops : MEMFMT_MAX_LAYOUT);
+        for (uint32_t i = 0; i < r->u.layout.ntops && i < MEMFMT_MAX_LAYOUT; i++) {
+            put_u(o, r->u.layout.tops[i].trace);
+            put_u(o, r->u.layout.tops[i].size);
+            put_u(o, r->u.layout.tops[i].held_pages);
+            put_u(o, r->u.layout.tops[i].free_pages);
+            put_u(o, r->u.layout.tops[i].live_blocks);
+        }
         break;
     case MEMFMT_REC_MAP:
         put_u(o, r->u.map.thread);
@@ -375,6 +383,19 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         uint64_t heap = get_u_appended(in);
         r->u.layout.heap = heap > UINT32_MAX ? UINT32_MAX : (uint32_t)heap;
         r->u.layout.heaps = in->p < in->end ? get_u(in) : 1;
+        uint64_t ntops = get_u_appended(in);
+        if (ntops > MEMFMT_MAX_LAYOUT) {
+            in->rc = MEMFMT_E_CORRUPT;
+            ntops = 0;
+        }
+        r->u.layout.ntops = (uint32_t)ntops;
+        for (uint32_t i = 0; i < r->u.layout.ntops; i++) {
+            r->u.layout.tops[i].trace = get_u32(in);
+            r->u.layout.tops[i].size = get_u(in);
+            r->u.layout.tops[i].held_pages = get_u(in);
+            r->u.layout.tops[i].free_pages = get_u(in);
+            r->u.layout.tops[i].live_blocks = get_u(in);
+        }
         break;
     case MEMFMT_REC_MAP:
         r->u.map.thread = get_u32(in);

@@ -254,6 +254,31 @@ static int compute(struct merge *m, uint64_t start, uint64_t end, struct memfmt_
     return 0;
 }
 
+/* Keep heap h's top among the record's (at most MEMFMT_MAX_LAYOUT, ranked
+ * by held pages, then free pages): the weakest goes when it is full. */
+static void add_top(struct memfmt_record *r, const struct lheap *h)
+{
+    struct memfmt_layout_top t = {h->top_trace, h->top_size, h->top_held_pages, h->free_pages, h->live_blocks};
+    uint32_t n = r->u.layout.ntops;
+    if (n == MEMFMT_MAX_LAYOUT) {
+        const struct memfmt_layout_top *w = &r->u.layout.tops[n - 1];
+        if (w->held_pages > t.held_pages || (w->held_pages == t.held_pages && w->free_pages >= t.free_pages)) {
+            return;
+        }
+        n--;
+    }
+    while (n > 0 &&
+           (r->u.layout.tops[n - 1].held_pages < t.held_pages || (r->u.layout.tops[n - 1].held_pages == t.held_pages &&
+                                                                  r->u.layout.tops[n - 1].free_pages < t.free_pages))) {
+        r->u.layout.tops[n] = r->u.layout.tops[n - 1];
+        n--;
+    }
+    r->u.layout.tops[n] = t;
+    if (r->u.layout.ntops < MEMFMT_MAX_LAYOUT) {
+        r->u.layout.ntops++;
+    }
+}
+
 /* A block glibc mapped on its own: a large one (at least the default mmap
  * threshold) whose chunk starts a page. */
 static int looks_mapped(uint64_t addr, uint64_t size)
@@ -356,6 +381,7 @@ static int compute_arenas(struct merge *m, uint64_t hblks, struct memfmt_record 
         r->u.layout.live_bytes += h.live_bytes;
         r->u.layout.live_blocks += h.live_blocks;
         r->u.layout.free_pages += h.free_pages;
+        add_top(r, &h);
         if (r->u.layout.heaps == 1 || h.top_held_pages > r->u.layout.top_held_pages) {
             r->u.layout.top_end = h.top_end - h.start;
             r->u.layout.top_trace = h.top_trace;

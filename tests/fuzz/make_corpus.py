@@ -138,8 +138,9 @@ def layout_seeds():
                + rec(5, 1, 0x401100) + rec(9, 5) + rec(10, 90 << 20) + rec(9, 30)
                + rec(16, 80 << 20, 2, 0, 80 << 20, 0, 11216, 51136, 0, 0, 524, 938, heap, heap + (80 << 20))
                + rec(25, 4096, 80 << 20, 1001, 1, 19688, 80644160, 2, 1001, 19688, 2, 41000, 2, 2, 19688, 1, 1, 1, 0, 0, 3)
-               # the thread arenas' heaps (appended fields: heap 1, 2 heaps)
-               + rec(25, 4096, 40320096, 1001, 1, 9843, 40320096, 2, 1001, 9843, 1, 30000, 1, 2, 9843, 1, 1, 1, 2)
+               # the thread arenas' heaps (appended fields: heap 1, 2 heaps, 1 heap top)
+               + rec(25, 4096, 40320096, 1001, 1, 9843, 40320096, 2, 1001, 9843, 1, 30000, 1, 2, 9843, 1, 1, 1, 2,
+                     1, 2, 1001, 9843, 9843, 1)
                + rec(9, 60) + rec(12, 0, 0) + rec(11, 0, 0, 60))
     header = b"\x89MEMREC\n" + (4).to_bytes(2, "little") + bytes([8, 1]) + (0).to_bytes(4, "little")
     write("record", "layout.records", records)

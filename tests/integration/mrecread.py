@@ -162,6 +162,18 @@ class Recording:
             lay["heap"], k = varint(p, k)
         if k < len(p):
             lay["heaps"], k = varint(p, k)
+        # Appended: the heaps' tops (trace, size, held pages, free pages, live blocks).
+        lay["tops"] = []
+        if k < len(p):
+            n, k = varint(p, k)
+            if n > 16:
+                raise ValueError("LAYOUT: more than 16 heap tops")
+            for _ in range(n):
+                t = []
+                for _ in range(5):
+                    v, k = varint(p, k)
+                    t.append(v)
+                lay["tops"].append(tuple(t))
         return lay
 
     def _block(self, p):

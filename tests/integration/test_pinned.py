@@ -143,13 +143,17 @@ if g is not None:
               and first_function(ar["top_block"]) == "pin_site", "thread: the arena heap's top block is the pin")
         check_eq(ar["free_below_top_bytes"], top["held_bytes"] if top else None,
                  "thread: the arena heap's free pages are the pin's")
+        tops = ar["heap_tops"]
+        check(len(tops) == 1 and tops[0]["size"] == 1001 and first_function(tops[0]) == "pin_site"
+              and tops[0]["held_bytes"] == ar["free_below_top_bytes"] and tops[0]["live_blocks"] == 1,
+              "thread: each heap's top listed: %r" % [(t["size"], t["held_bytes"]) for t in tops])
     check(lay["free_below_top_bytes"] < 64 * 1024, "thread: the main heap holds little (%d)"
           % lay["free_below_top_bytes"])
 rec = Recording(out, events=False)
-check(any(lay["heap"] == 1 and lay["heaps"] == 1 for lay in rec.layouts),
-      "thread: LAYOUT records of the thread arenas' heaps, read from the spec")
+check(any(lay["heap"] == 1 and lay["heaps"] == 1 and len(lay["tops"]) == 1 and lay["tops"][0][1] == 1001
+          for lay in rec.layouts), "thread: LAYOUT records of the thread arenas' heaps, read from the spec")
 rc, text, err = report_text(out, top=5)
-check("thread arenas: 1 heap" in text and "pin_site" in text[text.find("What keeps"):],
+check("thread arenas: 1 heap" in text and "heap 1 (1 live block" in text and "pin_site" in text[text.find("What keeps"):],
       "thread: the text names the arena heap and pin_site")
 
 # ---- attached: blocks from before the attach are unknown, said so ----

@@ -156,6 +156,9 @@ static void test_records(void)
     a.u.layout.cost_ns = 123456;
     a.u.layout.heap = MEMFMT_HEAP_ARENAS;
     a.u.layout.heaps = 3;
+    a.u.layout.ntops = 2;
+    a.u.layout.tops[0] = (struct memfmt_layout_top){9, 1001, 9843, 9843, 1};
+    a.u.layout.tops[1] = (struct memfmt_layout_top){11, 40, 0, 3, UINT64_MAX};
     a.u.layout.n = MEMFMT_MAX_LAYOUT;
     for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
         a.u.layout.e[i] = (struct memfmt_layout_entry){i * 7, 1000 - i, i + 1, UINT64_MAX - i};
@@ -175,6 +178,12 @@ static void test_records(void)
     CHECK_EQ(b.u.layout.cost_ns, 123456);
     CHECK_EQ(b.u.layout.heap, MEMFMT_HEAP_ARENAS);
     CHECK_EQ(b.u.layout.heaps, 3);
+    CHECK_EQ(b.u.layout.ntops, 2);
+    CHECK_EQ(b.u.layout.tops[0].trace, 9);
+    CHECK_EQ(b.u.layout.tops[0].size, 1001);
+    CHECK_EQ(b.u.layout.tops[0].held_pages, 9843);
+    CHECK_EQ(b.u.layout.tops[1].free_pages, 3);
+    CHECK_EQ(b.u.layout.tops[1].live_blocks, UINT64_MAX);
     CHECK_EQ(b.u.layout.n, MEMFMT_MAX_LAYOUT);
     for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
         CHECK_EQ(b.u.layout.e[i].trace, i * 7);
@@ -196,6 +205,10 @@ static void test_records(void)
     /* Without the appended fields: the main heap, one heap. */
     CHECK_EQ(b.u.layout.heap, MEMFMT_HEAP_MAIN);
     CHECK_EQ(b.u.layout.heaps, 1);
+    CHECK_EQ(b.u.layout.ntops, 0);
+    /* More than 16 heap tops is corrupt. */
+    uint8_t many_tops[] = {MEMFMT_REC_LAYOUT, 16, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 17};
+    CHECK(memfmt_decode(many_tops, sizeof many_tops, &b) == MEMFMT_E_CORRUPT);
 
     memset(&a, 0, sizeof a);
     a.tag = MEMFMT_REC_STATS;

@@ -280,6 +280,11 @@ static void test_layout(void)
     CHECK_EQ(arena.u.layout.free_pages, 0);
     CHECK_EQ(arena.u.layout.n, 1);
     CHECK_EQ(arena.u.layout.e[0].pages_alone, 1);
+    CHECK_EQ(arena.u.layout.ntops, 1);
+    CHECK_EQ(arena.u.layout.tops[0].trace, 2);
+    CHECK_EQ(arena.u.layout.tops[0].size, 64);
+    CHECK_EQ(arena.u.layout.tops[0].live_blocks, 1);
+    CHECK_EQ(last.u.layout.ntops, 0);
     CHECK_EQ(last.u.layout.heap, MEMFMT_HEAP_MAIN);
     CHECK_EQ(last.u.layout.heaps, 1);
     if (layouts != 2) {
