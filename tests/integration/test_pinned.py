@@ -6,7 +6,8 @@ the RSS VERSUS HEAP section's heap layout, JSON and text: pin_site's stack
 named first in rss_gap.pinned_by, holding at least 90% of the memory
 freed, exact up to the pages the blocks' chunks share; the same with
 --at; the same in a thread's arena (rss_pinned thread: the thread
-arenas' layout); the LAYOUT records as mrecread.py reads them from the
+arenas' layout); eight arenas' heaps (rss_arenas: worker()'s 1024 kept
+blocks over 13-14 free pages each); the LAYOUT records as mrecread.py reads them from the
 spec alone; memtui's summary line; the layouts' 2% budget; an attached
 recording's layout said partial; and "unknown" where memrec cannot know
 the layout (jemalloc preloaded, a sampled recording)."""
@@ -155,6 +156,28 @@ check(any(lay["heap"] == 1 and lay["heaps"] == 1 and len(lay["tops"]) == 1 and l
 rc, text, err = report_text(out, top=5)
 check("thread arenas: 1 heap" in text and "heap 1 (1 live block" in text and "pin_site" in text[text.find("What keeps"):],
       "thread: the text names the arena heap and pin_site")
+
+# ---- eight arenas (rss_arenas): every 16th block of each kept ----
+# Each thread's heap keeps 128 blocks of 4001 bytes, each above the 15
+# freed chunks of 4016 bytes below it (60,240 bytes: 13 or 14 whole free
+# pages), so worker()'s stack holds 1024 gaps of 13 to 14 pages.
+out = os.path.join(d, "arenas.zst")
+r = record([prog("rss_arenas")], out)
+check_eq(r.returncode, 0, "arenas: memrec exit status")
+j = report_json(out)
+g = j["rss_gap"]
+if g is None:
+    skip_part("arenas layout", "no moment where RSS and the heap held still: %s" % j["rss_gap_missing"])
+else:
+    ar = g["heap_layout"]["arenas"]
+    check(ar is not None and ar["heaps"] == 8 and ar["live_blocks"] == 1024 and len(ar["heap_tops"]) == 8,
+          "arenas: 8 thread heaps of 128 blocks laid out: %r" % ((ar["heaps"], ar["live_blocks"]) if ar else None,))
+    top = (g["pinned_by"] or [None])[0]
+    check_eq(first_function(top), "worker", "arenas: worker's stack holds most")
+    if top:
+        check(1024 * 13 * PAGE <= top["held_bytes"] <= 1024 * 14 * PAGE and top["blocks"] == 1024,
+              "arenas: worker holds %d bytes below %d blocks (1024 gaps of 13-14 pages)" % (top["held_bytes"],
+                                                                                            top["blocks"]))
 
 # ---- attached: blocks from before the attach are unknown, said so ----
 if is_asan(MEMREC):
