@@ -392,6 +392,16 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         }
         set_time(p, r->u.time.ms);
         break;
+    case MEMFMT_REC_LAYOUT:
+        /* Its refused traces are counted by the model's load already. */
+        if (r->u.layout.heap == MEMFMT_HEAP_MAIN) {
+            p->a->arenas.known = 0; /* the arenas' of this state, if any, come right after it */
+        }
+        if (r->u.layout.heap == MEMFMT_HEAP_MAIN || r->u.layout.heap == MEMFMT_HEAP_ARENAS) {
+            heaplayout_take(r->u.layout.heap == MEMFMT_HEAP_MAIN ? &p->a->layout : &p->a->arenas, r, p->now,
+                            p->ntraces);
+        }
+        break;
     case MEMFMT_REC_RSS:
         p->cur.rss = r->u.rss.bytes;
         if (p->cur.rss > p->hi.rss) {

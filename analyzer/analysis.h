@@ -14,6 +14,7 @@
 #include "accounting.h"
 #include "frames.h"
 #include "growth.h"
+#include "heaplayout.h"
 #include "model.h"
 #include "sizes.h"
 #include "timeseries.h"
@@ -83,6 +84,9 @@ struct analysis {
     struct timeseries *series; /* NULL unless asked */
     struct sizes *sizes; /* NULL unless asked */
     struct growth *growth; /* NULL unless asked; finished */
+    /* The main heap's layout: the latest LAYOUT record read (with --at,
+     * the latest at or before that moment); known = 0 when none. */
+    struct heaplayout layout, arenas;
     uint64_t bad_events; /* events that could not be applied (corrupt input) */
     int stop_rc; /* 0, or the memfmt status where the data stopped early */
     uint64_t stop_offset;

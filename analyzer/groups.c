@@ -10,6 +10,7 @@
 #include "escape.h"
 #include "idmap.h"
 #include "names.h"
+#include "pinned.h"
 #include "rssgap.h"
 #include "util.h"
 
@@ -342,5 +343,7 @@ void groups_print_report(const struct report *r, struct frames *fr, const struct
     }
     if (!sections) {
         rssgap_print_text(&r->model->rssgap, r->model->sample_rate != 0, r->model->nthreads, out);
+        /* The report's index of stacks is a cache it fills as asked. */
+        pinned_print_report_text((struct report *)r, o, out);
     }
 }

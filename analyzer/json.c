@@ -7,6 +7,7 @@
 
 #include "escape.h"
 #include "figures.h"
+#include "pinned.h"
 #include "report.h"
 #include "rssgap.h"
 #include "util.h"
@@ -77,6 +78,25 @@ static void growth_summary(const struct report *r, FILE *f)
             fit.rate, r->growth_undersampled);
 }
 
+/* The heap layout's members of rss_gap (heaplayout.h). */
+struct layout_ctx {
+    const struct report *r;
+    const struct report_options *o;
+};
+
+static void layout_members(void *ctx, FILE *f)
+{
+    const struct layout_ctx *lc = ctx;
+    const struct model *m = lc->r->model;
+    const struct heaplayout *l;
+    enum heaplayout_why why;
+    if (rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
+        /* The report's index of stacks is a cache it fills as asked. */
+        pinned_print_json(l, rssgap_arenas(&m->rssgap), why, (m->header.flags & MEMFMT_HF_ATTACHED) != 0,
+                          (struct report *)lc->r, lc->o, f);
+    }
+}
+
 void report_print_json(const struct report *r, const struct report_options *o, FILE *f)
 {
     const struct model *m = r->model;
@@ -115,7 +135,8 @@ void report_print_json(const struct report *r, const struct report_options *o, F
         fputs(o->json_extra, f);
     }
     growth_summary(r, f);
-    rssgap_print_json(&m->rssgap, m->sample_rate != 0, f);
+    struct layout_ctx lc = {r, o};
+    rssgap_print_json(&m->rssgap, m->sample_rate != 0, layout_members, &lc, f);
     fputs(", \"sections\": {", f);
     int first = 1;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
@@ -143,22 +164,8 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             if (m->growth) {
                 growth_fields(st, f);
             }
-            fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
-            struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
-            uint32_t nframes = report_frames(r, st, frames, st->nframes);
-            for (uint32_t k = 0; k < nframes; k++) {
-                const struct sym_frame *fr = &frames[k];
-                fputs(k ? ", {\"function\": " : "{\"function\": ", f);
-                str(f, fr->function);
-                fputs(", \"file\": ", f);
-                str(f, fr->file);
-                fprintf(f, ", \"line\": %u, \"module\": ", fr->line);
-                str(f, fr->module);
-                fprintf(f, ", \"offset\": %llu, \"inlined\": %s}", (unsigned long long)fr->module_offset,
-                        fr->inlined ? "true" : "false");
-            }
-            free(frames);
-            fputs("]}", f);
+            report_print_json_frames(r, st, f);
+            fputs("}", f);
         }
         fputs("]", f);
     }

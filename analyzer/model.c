@@ -301,6 +301,10 @@ static void apply(struct loader *L, const struct memfmt_record *r)
     if (accounting_feed(m->acct, r) < 0) {
         m->bad_records++;
     }
+    if (r->tag == MEMFMT_REC_LAYOUT) {
+        m->bad_records += rssgap_feed_layout(&m->rssgap, r, accounting_totals(m->acct), m->nnodes);
+        return;
+    }
     rssgap_feed(&m->rssgap, r, accounting_totals(m->acct));
 }
 

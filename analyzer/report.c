@@ -367,6 +367,35 @@ uint32_t report_frames(const struct report *r, const struct report_stack *st, st
     return k;
 }
 
+struct report_stack report_stack_of_trace(struct report *r, uint32_t trace)
+{
+    struct report_stack st = {0};
+    st.path = path_of(r, trace < r->model->nnodes ? trace : 0);
+    st.nframes = r->ix->paths[st.path].depth;
+    st.omitted = r->ix->paths[st.path].omitted;
+    return st;
+}
+
+void report_print_json_frames(const struct report *r, const struct report_stack *st, FILE *f)
+{
+    fprintf(f, ", \"truncated\": %s, \"frames\": [", st->omitted ? "true" : "false");
+    struct sym_frame *frames = xmalloc((st->nframes ? st->nframes : 1) * sizeof *frames);
+    uint32_t nframes = report_frames(r, st, frames, st->nframes);
+    for (uint32_t k = 0; k < nframes; k++) {
+        const struct sym_frame *fr = &frames[k];
+        fputs(k ? ", {\"function\": " : "{\"function\": ", f);
+        esc_json_fputs(fr->function, f);
+        fputs(", \"file\": ", f);
+        esc_json_fputs(fr->file, f);
+        fprintf(f, ", \"line\": %u, \"module\": ", fr->line);
+        esc_json_fputs(fr->module, f);
+        fprintf(f, ", \"offset\": %llu, \"inlined\": %s}", (unsigned long long)fr->module_offset,
+                fr->inlined ? "true" : "false");
+    }
+    free(frames);
+    fputs("]", f);
+}
+
 uint32_t report_npaths(const struct report *r)
 {
     return (uint32_t)r->ix->npaths;

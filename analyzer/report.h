@@ -94,6 +94,15 @@ int report_section_shown(const struct report *r, const struct report_options *o,
  * *n of them), and returns the parent path id (0 at the end). Costs O(1). */
 uint32_t report_npaths(const struct report *r);
 uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_frame **frames, uint32_t *n);
+/** The stack trace `trace` (a model node, 0: no stack) makes in the
+ * report, for figures kept per trace outside its sections (heaplayout.c):
+ * its path for report_frames() and its frame count; the costs are 0. A
+ * trace without a cost of its own gets its path built on the way (the
+ * index is a cache: `r` is not changed otherwise). */
+struct report_stack report_stack_of_trace(struct report *r, uint32_t trace);
+/** `, "truncated": B, "frames": [...]`: every frame of `st` as the JSON
+ * sections print them (json.c). */
+void report_print_json_frames(const struct report *r, const struct report_stack *st, FILE *f);
 /** Section title as printed ("PEAK MEMORY CONSUMERS"). */
 const char *report_title(enum report_section s);
 /** Cost of a stack in a section. */

@@ -37,6 +37,9 @@ static void take(struct rssgap *g, struct rssgap_moment *m, const struct acct_to
     m->live_heap = t->live_bytes;
     m->live_blocks = t->live_blocks;
     m->mapped = t->mapped_bytes;
+    m->events = add_sat(t->allocations, t->frees);
+    m->layout = g->layout;
+    m->arenas = g->arenas;
 }
 
 static void offer(struct rssgap *g, int kind, const struct rssgap_moment *m)
@@ -159,6 +162,87 @@ void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct a
     }
 }
 
+uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t,
+                            uint32_t nnodes)
+{
+    g->layout_cost_ns_total = add_sat(g->layout_cost_ns_total, r->u.layout.cost_ns);
+    if (r->u.layout.cost_ns > g->layout_cost_ns_max) {
+        g->layout_cost_ns_max = r->u.layout.cost_ns;
+    }
+    int arenas = r->u.layout.heap == MEMFMT_HEAP_ARENAS;
+    if (!arenas && r->u.layout.heap != MEMFMT_HEAP_MAIN) {
+        return 0; /* heaps of a later kind: not this reader's */
+    }
+    if (!arenas) {
+        g->layouts++;
+        g->arenas.known = 0; /* the arenas' of this state, if any, come right after it */
+    }
+    struct heaplayout *l = arenas ? &g->arenas : &g->layout;
+    uint32_t bad = heaplayout_take(l, r, g->ms, nnodes);
+    uint64_t events = add_sat(t->allocations, t->frees);
+    l->events = events;
+    /* The first layout of the moment's state is the nearest in time. */
+    for (unsigned i = 0; i < g->ring_n; i++) {
+        struct heaplayout *ml = arenas ? &g->ring[i].arenas : &g->ring[i].layout;
+        if (g->ring[i].events == events && !(ml->known && ml->events == events)) {
+            *ml = *l;
+            if (!arenas) {
+                g->ring[i].arenas.known = 0;
+            }
+        }
+    }
+    for (int k = 0; k < RSSGAP_NKINDS; k++) {
+        struct heaplayout *ml = arenas ? &g->best[k].arenas : &g->best[k].layout;
+        if (g->have[k] && g->best[k].events == events && !(ml->known && ml->events == events)) {
+            *ml = *l;
+            if (!arenas) {
+                g->best[k].arenas.known = 0;
+            }
+        }
+    }
+    return bad;
+}
+
+int rssgap_layout(const struct rssgap *g, int sampled, const struct heaplayout **l, enum heaplayout_why *why)
+{
+    struct rssgap_parts p;
+    *l = NULL;
+    if (g->has_at) {
+        *l = g->at_layout.known ? &g->at_layout : NULL;
+    } else if (rssgap_compute(g, &p) == 0) {
+        for (int kind = 0; kind < RSSGAP_NKINDS; kind++) {
+            if (g->have[kind]) {
+                *l = g->best[kind].layout.known ? &g->best[kind].layout : NULL;
+                break;
+            }
+        }
+    } else {
+        return 0;
+    }
+    *why = sampled                        ? HEAPLAYOUT_SAMPLED
+           : !g->samples                  ? HEAPLAYOUT_ALLOCATOR
+           : *l                           ? HEAPLAYOUT_KNOWN
+           : g->has_at && g->layout.known ? HEAPLAYOUT_NOT_YET
+                                          : HEAPLAYOUT_NOT_RECORDED;
+    return 1;
+}
+
+const struct heaplayout *rssgap_arenas(const struct rssgap *g)
+{
+    struct rssgap_parts p;
+    const struct heaplayout *a = NULL;
+    if (g->has_at) {
+        a = &g->at_arenas;
+    } else if (rssgap_compute(g, &p) == 0) {
+        for (int kind = 0; kind < RSSGAP_NKINDS && !a; kind++) {
+            a = g->have[kind] ? &g->best[kind].arenas : NULL;
+        }
+    }
+    /* Only with the main heap's layout of the same state: memrec writes
+     * the arenas' right after it. */
+    return a && a->known ? a : NULL;
+}
+
 int rssgap_compute(const struct rssgap *g, struct rssgap_parts *out)
 {
     *out = (struct rssgap_parts){0};
@@ -246,7 +330,16 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
     fputs("\nRSS VERSUS HEAP\n", f);
     if (rssgap_compute(g, &p) != 0) {
         switch (rssgap_missing(g)) {
-        case RSSGAP_WINDOW: fputs("  (whole run only: not shown for a time window or --at)\n", f); break;
+        case RSSGAP_WINDOW:
+            if (g->has_at) {
+                fprintf(f,
+                        "  (the split of RSS is the whole run's: not shown with --at; the heap's layout at %.3f s "
+                        "follows)\n",
+                        (double)g->at_ms / 1000.0);
+            } else {
+                fputs("  (whole run only: not shown for a time window or --at)\n", f);
+            }
+            break;
         case RSSGAP_NO_RSS: fputs("  (no RSS sample in the recording)\n", f); break;
         case RSSGAP_SHORT:
             fprintf(f, "  (the run took %.3f s: too short for RSS and the live heap to hold still for %d ms)\n",
@@ -282,7 +375,12 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
         }
         fprintf(f, "  %" PRIu64 " allocator samples: %.3f ms of CPU time in mallinfo2 (at most %.3f ms at once,\n",
                 g->samples, (double)g->cost_ns_total / 1e6, (double)g->cost_ns_max / 1e6);
-        fprintf(f, "  %.3f ms of wall time)\n", (double)g->wall_ns_max / 1e6);
+        fprintf(f, "  %.3f ms of wall time)", (double)g->wall_ns_max / 1e6);
+        if (g->layouts) {
+            fprintf(f, "; %" PRIu64 " heap layouts made by memrec in %.3f ms (at most %.3f ms at once)", g->layouts,
+                    (double)g->layout_cost_ns_total / 1e6, (double)g->layout_cost_ns_max / 1e6);
+        }
+        fputs("\n", f);
     } else {
         line_u(f, "direct mappings (mmap, brk)", " ", m->mapped, m->rss);
         line_s(f, "the rest (allocator and other, unknown)", " ", p.rest, m->rss);
@@ -350,11 +448,21 @@ void rssgap_print_brief(const struct rssgap *g, FILE *f)
 
 /* ---- JSON ---- */
 
-void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
+void rssgap_print_json(const struct rssgap *g, int sampled, void (*members)(void *ctx, FILE *f), void *ctx, FILE *f)
 {
     struct rssgap_parts p;
     if (rssgap_compute(g, &p) != 0) {
-        fprintf(f, ", \"rss_gap\": null, \"rss_gap_missing\": \"%s\"", rssgap_missing_name(rssgap_missing(g)));
+        const char *why = rssgap_missing_name(rssgap_missing(g));
+        if (g->has_at) {
+            /* The split is the whole run's; the layout is the moment's. */
+            fprintf(f, ", \"rss_gap\": {\"at_ms\": %" PRIu64, g->at_ms);
+            if (members) {
+                members(ctx, f);
+            }
+            fprintf(f, "}, \"rss_gap_missing\": \"%s\"", why);
+            return;
+        }
+        fprintf(f, ", \"rss_gap\": null, \"rss_gap_missing\": \"%s\"", why);
         return;
     }
     const struct rssgap_moment *m = &p.at;
@@ -381,6 +489,12 @@ void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f)
     fprintf(f,
             ", \"rest_bytes\": %" PRId64 ", \"advice\": %s, \"heapinfo_samples\": %" PRIu64
             ", \"heapinfo_cost_ns_total\": %" PRIu64 ", \"heapinfo_cost_ns_max\": %" PRIu64
-            ", \"heapinfo_wall_ns_max\": %" PRIu64 "}, \"rss_gap_missing\": null",
-            p.rest, p.advice ? "true" : "false", g->samples, g->cost_ns_total, g->cost_ns_max, g->wall_ns_max);
+            ", \"heapinfo_wall_ns_max\": %" PRIu64 ", \"layouts\": %" PRIu64 ", \"layout_cost_ns_total\": %" PRIu64
+            ", \"layout_cost_ns_max\": %" PRIu64,
+            p.rest, p.advice ? "true" : "false", g->samples, g->cost_ns_total, g->cost_ns_max, g->wall_ns_max,
+            g->layouts, g->layout_cost_ns_total, g->layout_cost_ns_max);
+    if (members) {
+        members(ctx, f);
+    }
+    fputs("}, \"rss_gap_missing\": null", f);
 }

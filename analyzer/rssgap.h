@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "accounting.h"
+#include "heaplayout.h"
 #include "memfmt.h"
 
 /* One moment of the run: RSS and what the events say at that point. */
@@ -24,10 +25,16 @@ struct rssgap_moment {
     uint64_t live_heap; /* requested bytes live (events) */
     uint64_t live_blocks;
     uint64_t mapped; /* direct mappings (MAP records) */
+    uint64_t events; /* allocations and frees before it: the state of the heap */
     int has_info; /* heapinfo holds the allocator's sample taken at this point */
     struct {
         uint64_t arena, ordblks, smblks, fordblks, uordblks, keepcost, hblks, hblkhd;
     } info;
+    /* The main heap's layout at this point: a LAYOUT record read with
+     * no event between it and the moment (the same state of the heap,
+     * whether before or after it), else the latest one before it. */
+    struct heaplayout layout;
+    struct heaplayout arenas; /* the thread arenas' heaps, the same way */
 };
 
 /* RSS and the live heap are steady while each stays within
@@ -70,6 +77,15 @@ struct rssgap {
     uint64_t wall_ns_max; /* the longest call in wall time */
     int have[RSSGAP_NKINDS];
     struct rssgap_moment best[RSSGAP_NKINDS]; /* the widest gap of each kind */
+    struct heaplayout layout; /* the latest LAYOUT record of the main heap */
+    struct heaplayout arenas; /* the latest of the thread arenas' heaps */
+    uint64_t layouts; /* LAYOUT records */
+    uint64_t layout_cost_ns_total, layout_cost_ns_max; /* memrec's time to make them */
+    /* memprint --at: the layout at or before that moment (analysis.h),
+     * set by the caller after the load; the split stays the whole run's. */
+    int has_at;
+    uint64_t at_ms;
+    struct heaplayout at_layout, at_arenas;
 };
 
 /** Feed one record (TIME, RSS, HEAPINFO; others are ignored) with the
@@ -78,6 +94,24 @@ struct rssgap {
  * from its rusage written after every event, is followed by no TIME or
  * HEAPINFO record, so it never makes a moment. */
 void rssgap_feed(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t);
+/** Feed a LAYOUT record (traces at or above `nnodes` become 0): it
+ * becomes the latest layout, and that of the moments kept (waiting in the
+ * ring, or the best of their kind) taken at the same state of the heap: no
+ * event between them (memrec writes a layout after an allocator sample,
+ * at most ten a second, so that a moment of a steady heap gets the layout
+ * of a later sample). Returns 1 when a trace was replaced (the record is
+ * counted as refused), else 0. */
+uint32_t rssgap_feed_layout(struct rssgap *g, const struct memfmt_record *r, const struct acct_totals *t,
+                            uint32_t nnodes);
+/** The heap layout the section shows: 1 when it has a place for one (a
+ * moment, or --at), with *l the layout (NULL when none was read) and *why
+ * whether it is known (`sampled`: the recording is); 0 when the section
+ * shows none. */
+int rssgap_layout(const struct rssgap *g, int sampled, const struct heaplayout **l, enum heaplayout_why *why);
+/** The thread arenas' layout that goes with rssgap_layout()'s (of the same
+ * moment), or NULL when none was read (no thread heap, or memrec could
+ * not tell them from chunks mapped on their own). */
+const struct heaplayout *rssgap_arenas(const struct rssgap *g);
 
 /* The split of one moment's RSS. Signed parts may come out negative: the
  * allocator's free bytes and mapped bytes are address space, not all of it
@@ -124,7 +158,10 @@ void rssgap_print_text(const struct rssgap *g, int sampled, uint32_t nthreads, F
  * nothing when there is nothing to split. */
 void rssgap_print_brief(const struct rssgap *g, FILE *f);
 /** `, "rss_gap": {...}, "rss_gap_missing": null`, or `"rss_gap": null`
- * and the reason's name when there is nothing to split. */
-void rssgap_print_json(const struct rssgap *g, int sampled, FILE *f);
+ * and the reason's name when there is nothing to split; with --at
+ * (has_at), `"rss_gap": {"at_ms": T, ...}` and the reason. `members`
+ * (may be NULL) prints more members of the object (", \"k\": v") before
+ * it closes: the heap layout's (json.c). */
+void rssgap_print_json(const struct rssgap *g, int sampled, void (*members)(void *ctx, FILE *f), void *ctx, FILE *f);
 
 #endif

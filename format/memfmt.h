@@ -52,6 +52,7 @@ enum memfmt_tag {
     MEMFMT_REC_PACK_FRAMES = 19, /* packed file: the symbolized frames of one address of a module */
     /* 20 to 23 are kept for later pack records. */
     MEMFMT_REC_LOST = 24, /* events the recorder dropped (memrec --max-wait), and when */
+    MEMFMT_REC_LAYOUT = 25, /* memrec's view of glibc's main heap from the live blocks' addresses */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -121,6 +122,7 @@ struct memfmt_header {
 #define MEMFMT_MAX_SEGMENTS 64
 #define MEMFMT_MAX_THREADS (1u << 20) /* thread indexes are below this; writers reuse them */
 #define MEMFMT_MAX_PACK_FRAMES 64 /* frames of one address in a PACK_FRAMES record (an inline chain) */
+#define MEMFMT_MAX_LAYOUT 16 /* ranked traces in a LAYOUT record */
 /* The largest zstd window a reader accepts: 2^27 bytes (128 MiB), what the
  * zstd command accepts without --memory. memrec writes windows of 2^23 at
  * most (level 19); a file recompressed with zstd --long=27 still opens. A
@@ -147,6 +149,29 @@ struct memfmt_pack_frame {
     uint32_t file; /* PACK_STRING id of the source file; 0 = unknown */
     uint32_t line; /* 0 = unknown */
     uint32_t flags; /* enum memfmt_pack_frame_flags; readers ignore unknown bits */
+};
+
+/* LAYOUT: the heaps a record lays out. */
+enum memfmt_layout_heap {
+    MEMFMT_HEAP_MAIN = 0, /* glibc's main heap, the program break's area */
+    MEMFMT_HEAP_ARENAS = 1, /* the heaps of glibc's thread arenas, together */
+};
+
+/* LAYOUT: one heap's top, for the records that lay out several heaps. */
+struct memfmt_layout_top {
+    uint32_t trace; /* the stack of its top live block */
+    uint64_t size; /* that block's requested bytes */
+    uint64_t held_pages; /* free whole pages directly below it */
+    uint64_t free_pages; /* free whole pages of the heap below its top block's end */
+    uint64_t live_blocks; /* live blocks in the heap */
+};
+
+/* LAYOUT: one call stack's share of the main heap's layout. */
+struct memfmt_layout_entry {
+    uint32_t trace; /* the stack of the blocks (leaf node id, 0 = no stack) */
+    uint64_t held_pages; /* free whole pages directly below its blocks (below each, down to the next live block) */
+    uint64_t blocks; /* its live blocks that have such pages below them */
+    uint64_t pages_alone; /* pages that hold live bytes of its blocks and of no other stack's */
 };
 
 struct memfmt_segment {
@@ -269,7 +294,36 @@ struct memfmt_record {
             uint64_t hblkhd; /* bytes of those chunks */
             uint64_t cost_ns; /* CPU time the mallinfo2() call took (the recorder's cost) */
             uint64_t wall_ns; /* wall time it took: arena locks were held for parts of it */
+            /* Appended later (0: absent): the main heap's range at the
+             * sample, the start of the program break's area and the break. */
+            uint64_t brk_start;
+            uint64_t brk_end;
         } heapinfo;
+        struct {
+            /* memrec's view of glibc's main heap (the brk area), from the
+             * addresses of the live blocks: docs/format.md, "Heap layout". */
+            uint64_t page; /* bytes per page of the counts below (4096) */
+            uint64_t heap_bytes; /* the break minus the heap's start */
+            uint64_t live_bytes; /* requested bytes of the live blocks in the heap */
+            uint64_t live_blocks;
+            uint64_t free_pages; /* whole pages below the top block's end that hold no live block */
+            uint64_t top_end; /* end of the highest live block, from the heap's start; 0: no block */
+            uint32_t top_trace; /* its stack */
+            uint64_t top_size; /* its requested bytes */
+            uint64_t top_held_pages; /* free whole pages between it and the live block below it */
+            uint64_t ntraces; /* stacks with held pages or pages alone (the entries are the first of them) */
+            uint64_t cost_ns; /* the time memrec took to make it (CLOCK_MONOTONIC) */
+            uint32_t n; /* entries, at most MEMFMT_MAX_LAYOUT, ranked by held pages, then pages alone */
+            struct memfmt_layout_entry e[MEMFMT_MAX_LAYOUT];
+            /* Appended later (absent: 0, 1): which heaps (enum
+             * memfmt_layout_heap) and how many of them are laid out. */
+            uint32_t heap;
+            uint64_t heaps;
+            /* Appended later (absent: 0): the heaps' tops, at most
+             * MEMFMT_MAX_LAYOUT, ranked by held pages, then free pages. */
+            uint32_t ntops;
+            struct memfmt_layout_top tops[MEMFMT_MAX_LAYOUT];
+        } layout;
         struct {
             uint32_t thread; /* the thread that made the call */
             uint32_t kind; /* enum memfmt_map_kind */

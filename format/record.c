@@ -120,6 +120,38 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
         put_u(o, r->u.heapinfo.hblkhd);
         put_u(o, r->u.heapinfo.cost_ns);
         put_u(o, r->u.heapinfo.wall_ns);
+        put_u(o, r->u.heapinfo.brk_start);
+        put_u(o, r->u.heapinfo.brk_end);
+        break;
+    case MEMFMT_REC_LAYOUT:
+        put_u(o, r->u.layout.page);
+        put_u(o, r->u.layout.heap_bytes);
+        put_u(o, r->u.layout.live_bytes);
+        put_u(o, r->u.layout.live_blocks);
+        put_u(o, r->u.layout.free_pages);
+        put_u(o, r->u.layout.top_end);
+        put_u(o, r->u.layout.top_trace);
+        put_u(o, r->u.layout.top_size);
+        put_u(o, r->u.layout.top_held_pages);
+        put_u(o, r->u.layout.ntraces);
+        put_u(o, r->u.layout.cost_ns);
+        put_u(o, r->u.layout.n < MEMFMT_MAX_LAYOUT ? r->u.layout.n : MEMFMT_MAX_LAYOUT);
+        for (uint32_t i = 0; i < r->u.layout.n && i < MEMFMT_MAX_LAYOUT; i++) {
+            put_u(o, r->u.layout.e[i].trace);
+            put_u(o, r->u.layout.e[i].held_pages);
+            put_u(o, r->u.layout.e[i].blocks);
+            put_u(o, r->u.layout.e[i].pages_alone);
+        }
+        put_u(o, r->u.layout.heap);
+        put_u(o, r->u.layout.heaps);
+        put_u(o, r->u.layout.ntops < MEMFMT_MAX_LAYOUT ? r->u.layout.ntops : MEMFMT_MAX_LAYOUT);
+        for (uint32_t i = 0; i < r->u.layout.ntops && i < MEMFMT_MAX_LAYOUT; i++) {
+            put_u(o, r->u.layout.tops[i].trace);
+            put_u(o, r->u.layout.tops[i].size);
+            put_u(o, r->u.layout.tops[i].held_pages);
+            put_u(o, r->u.layout.tops[i].free_pages);
+            put_u(o, r->u.layout.tops[i].live_blocks);
+        }
         break;
     case MEMFMT_REC_MAP:
         put_u(o, r->u.map.thread);
@@ -319,6 +351,51 @@ static void get_payload(struct in *in, struct memfmt_record *r)
         r->u.heapinfo.hblkhd = get_u(in);
         r->u.heapinfo.cost_ns = get_u(in);
         r->u.heapinfo.wall_ns = get_u(in);
+        r->u.heapinfo.brk_start = get_u_appended(in);
+        r->u.heapinfo.brk_end = get_u_appended(in);
+        break;
+    case MEMFMT_REC_LAYOUT:
+        r->u.layout.page = get_u(in);
+        r->u.layout.heap_bytes = get_u(in);
+        r->u.layout.live_bytes = get_u(in);
+        r->u.layout.live_blocks = get_u(in);
+        r->u.layout.free_pages = get_u(in);
+        r->u.layout.top_end = get_u(in);
+        r->u.layout.top_trace = get_u32(in);
+        r->u.layout.top_size = get_u(in);
+        r->u.layout.top_held_pages = get_u(in);
+        r->u.layout.ntraces = get_u(in);
+        r->u.layout.cost_ns = get_u(in);
+        r->u.layout.n = get_u32(in);
+        /* A page is a power of two of at most 1 GiB; the entries fit the record. */
+        if (r->u.layout.n > MEMFMT_MAX_LAYOUT || r->u.layout.page == 0 || r->u.layout.page > (1u << 30) ||
+            (r->u.layout.page & (r->u.layout.page - 1)) != 0) {
+            in->rc = MEMFMT_E_CORRUPT;
+            r->u.layout.n = 0;
+        }
+        for (uint32_t i = 0; i < r->u.layout.n; i++) {
+            r->u.layout.e[i].trace = get_u32(in);
+            r->u.layout.e[i].held_pages = get_u(in);
+            r->u.layout.e[i].blocks = get_u(in);
+            r->u.layout.e[i].pages_alone = get_u(in);
+        }
+        /* Appended: a record without them lays out the main heap. */
+        uint64_t heap = get_u_appended(in);
+        r->u.layout.heap = heap > UINT32_MAX ? UINT32_MAX : (uint32_t)heap;
+        r->u.layout.heaps = in->p < in->end ? get_u(in) : 1;
+        uint64_t ntops = get_u_appended(in);
+        if (ntops > MEMFMT_MAX_LAYOUT) {
+            in->rc = MEMFMT_E_CORRUPT;
+            ntops = 0;
+        }
+        r->u.layout.ntops = (uint32_t)ntops;
+        for (uint32_t i = 0; i < r->u.layout.ntops; i++) {
+            r->u.layout.tops[i].trace = get_u32(in);
+            r->u.layout.tops[i].size = get_u(in);
+            r->u.layout.tops[i].held_pages = get_u(in);
+            r->u.layout.tops[i].free_pages = get_u(in);
+            r->u.layout.tops[i].live_blocks = get_u(in);
+        }
         break;
     case MEMFMT_REC_MAP:
         r->u.map.thread = get_u32(in);

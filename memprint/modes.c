@@ -20,6 +20,7 @@
 #include "groups.h"
 #include "massif.h"
 #include "outfile.h"
+#include "pinned.h"
 #include "pprof.h"
 #include "report.h"
 #include "sources.h"
@@ -256,6 +257,7 @@ int mode_report(const struct opts *o, const char *path)
             groups_print_report(r, o->group == 2 ? source_frames(&s) : NULL, s.acct, &ro, stdout);
         } else {
             report_print_text(r, &ro, stdout);
+            pinned_print_report_text(r, &ro, stdout);
         }
         if (!o->json && report_section_shown(r, &o->ro, REPORT_LEAKED)) {
             suppress_print_text(&sup, r, &ro, stdout);

@@ -263,6 +263,13 @@ void source_open(struct source *s, const struct opts *o)
     if (restricted) {
         s->view.has_counts = 0; /* the exact per-thread counts are the whole run's */
     }
+    if (q->has_at) {
+        /* The RSS section's heap layout is the moment's (rssgap.h). */
+        s->view.rssgap.has_at = 1;
+        s->view.rssgap.at_ms = q->at_ms;
+        s->view.rssgap.at_layout = s->a->layout;
+        s->view.rssgap.at_arenas = s->a->arenas;
+    }
     size_t n = 0, j = 0;
     if (q->has_window) {
         n = util_addf(s->note, sizeof s->note, n, "window: allocations made from %.3f s", (double)q->from_ms / 1000.0);

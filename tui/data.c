@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "pinned.h"
 #include "report.h"
 #include "rssgap.h"
 #include "escape.h"
@@ -121,8 +122,8 @@ static char *stop_warning(const struct model *m, const char *path)
 /* The summary's lines exactly as memprint prints them, for the costs in
  * use, after memprint's warning on a file that stops early; and the top
  * entries of memprint's report. `growth`: the fit of the pass that made
- * the figures (NULL: none). */
-static void make_summary(const struct model *m, const struct accounting *acct, int windowed,
+ * the figures (NULL: none); `fr` names what keeps RSS up. */
+static void make_summary(const struct model *m, struct frames *fr, const struct accounting *acct, int windowed,
                          const struct growth *growth, const char *path, int utf8, char ***out, uint32_t *nout,
                          struct sites **sites)
 {
@@ -146,6 +147,11 @@ static void make_summary(const struct model *m, const struct accounting *acct, i
         /* The whole run's: a window has no RSS split (rssgap.h). One
          * line (two with the advice), so that the sites stay on screen. */
         rssgap_print_brief(&m->rssgap, f);
+        const struct heaplayout *l;
+        enum heaplayout_why why;
+        if (rssgap_layout(&m->rssgap, m->sample_rate != 0, &l, &why)) {
+            pinned_print_brief(l, rssgap_arenas(&m->rssgap), why, (m->header.flags & MEMFMT_HF_ATTACHED) != 0, fr, f);
+        }
     }
     if (fclose(f) != 0) {
         die("out of memory");
@@ -172,7 +178,7 @@ static void make_tree(struct built *b, const struct load_params *p)
     const struct analysis *g = b->win ? b->win : b->whole;
     b->tree = calltree_build_growth(b->fr, acct, g ? g->growth : NULL);
     calltree_sort(b->tree, p->cost, p->by_self);
-    make_summary(b->m, acct, b->win != NULL, g ? g->growth : NULL, p->path, p->utf8, &b->summary, &b->nsummary,
+    make_summary(b->m, b->fr, acct, b->win != NULL, g ? g->growth : NULL, p->path, p->utf8, &b->summary, &b->nsummary,
                  &b->sites);
 }
 
@@ -228,8 +234,8 @@ static void build_tree(struct data *d)
     const struct analysis *g = d->win ? d->win : d->whole;
     d->tree = calltree_build_growth(d->fr, d->acct, g ? g->growth : NULL);
     calltree_sort(d->tree, d->cost, d->by_self);
-    make_summary(d->m, d->acct, d->win != NULL, g ? g->growth : NULL, d->path, d->utf8, &d->summary, &d->nsummary,
-                 &d->sites);
+    make_summary(d->m, d->fr, d->acct, d->win != NULL, g ? g->growth : NULL, d->path, d->utf8, &d->summary,
+                 &d->nsummary, &d->sites);
     d->nfnames = calltree_nfuncs(d->tree);
     d->fnames = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->fnames);
     d->flabels = xcalloc(d->nfnames ? d->nfnames : 1, sizeof *d->flabels);

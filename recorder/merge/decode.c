@@ -116,6 +116,7 @@ static int new_image(struct merge *m)
     m->pools = poolmap_new();
     mapranges_release(&m->maps);
     memset(&m->maps, 0, sizeof m->maps);
+    m->heap_start = m->heap_end = 0; /* the new image's heap: from its samples */
     while (m->nlive_modules) {
         struct memfmt_record r = {.tag = MEMFMT_REC_UNMODULE};
         r.u.unmodule.id = m->live_modules[--m->nlive_modules];
@@ -338,12 +339,16 @@ int merge_end(struct merge *m, unsigned how, int value, uint64_t runtime_ms)
             }
         }
     }
+    int rc = layout_final(m);
+    if (rc < 0) {
+        return rc;
+    }
     struct memfmt_record r = {.tag = MEMFMT_REC_STATS};
     r.u.stats.lost_events = m->st.lost_events;
     r.u.stats.unmatched_frees = m->st.unmatched_frees;
     r.u.stats.startup_calls = startup_calls(m->startup);
     r.u.stats.startup_bytes = startup_bytes(m->startup);
-    int rc = out(m, &r);
+    rc = out(m, &r);
     if (rc < 0) {
         return rc;
     }

@@ -154,6 +154,13 @@ struct merge {
     uint64_t cpu_user_ns, cpu_sys_ns; /* for END (merge_set_cpu) */
     struct thread_clock *thr; /* per thread index: its lifetime (THREAD_TIMES) */
     size_t thr_cap;
+    /* layout.c: glibc's main heap as the latest HEAPINFO said it (0: not
+     * known), when the next layout may be made, and how many were. */
+    uint64_t heap_start, heap_end;
+    uint64_t layout_next_ns;
+    uint64_t layouts;
+    int layout_sampled; /* the image is sampled: its layout is not known */
+    uint64_t hblks; /* the latest sample's count of chunks mapped on their own */
 };
 
 /* What the merge knows of a live thread's times, for THREAD_TIMES. */
@@ -291,6 +298,18 @@ int apply_map(struct merge *m, struct stream *s, struct qev *e);
 struct thread_clock *thread_clock_of(struct merge *m, uint32_t thread);
 /** Write THREAD_TIMES for a thread that ended and forget its times. */
 int thread_times_out(struct merge *m, uint32_t thread);
+
+/* ---- layout.c: LAYOUT records ---- */
+
+/** Note what a record of the recorder says for the layouts (PROCESS: sampled or not). */
+void layout_note_record(struct merge *m, const struct memfmt_record *r);
+/** After a HEAPINFO record: take the heap's range and its count of mapped
+ * chunks from it and write the LAYOUT records (the main heap's, then the
+ * thread arenas' heaps' when there are any and the count checks out) when
+ * the budget allows. Returns 0 or the writer's status. */
+int layout_after_heapinfo(struct merge *m, const struct memfmt_record *r);
+/** At the end: the last LAYOUT, whatever the budget, when the heap's range is known. */
+int layout_final(struct merge *m);
 
 /* ---- order.c ---- */
 

@@ -141,6 +141,10 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
             renumber_module(m, &r);
             rc = out(m, &r);
             startup_module(m->startup, &r);
+            layout_note_record(m, &r);
+            if (rc == 0 && r.tag == MEMFMT_REC_HEAPINFO) {
+                rc = layout_after_heapinfo(m, &r);
+            }
         }
         free(e->rec);
         e->rec = NULL;

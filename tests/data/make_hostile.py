@@ -26,7 +26,7 @@ MAGIC = b"\x89MEMREC\n"
 # Record tags (format/memfmt.h)
 REC_PROCESS, REC_MODULE, REC_UNMODULE, REC_THREAD, REC_NODE, REC_EVENTS = 1, 2, 3, 4, 5, 6
 REC_TIME, REC_STATS, REC_END = 9, 12, 11
-REC_RSS, REC_HEAPINFO = 10, 16
+REC_RSS, REC_HEAPINFO, REC_LAYOUT = 10, 16, 25
 REC_PACK_STRING, REC_PACK_FRAMES = 18, 19
 HF_PACKED = 1 << 2  # header flag: the file carries its frames (memprint --pack)
 # EVENTS operations (format/memfmt_internal.h), as in make_bad.py
@@ -285,6 +285,23 @@ def heapinfo_extremes(n=200000):
     return header(3) + process() + record(REC_THREAD, 1, 4242) + bytes(body) + end_exited()
 
 
+def layout_extremes(n=20000):
+    # Version 4: RSS and the allocator's figures at 2^64 - 1 with a heap
+    # range, then n LAYOUT records (16 entries each, every count at 2^64 -
+    # 1, pages of 1 GiB, the largest allowed) naming traces no NODE defines
+    # (2^32 - 1), most within one period, between allocator samples.
+    big = (1 << 64) - 1
+    lay = [1 << 30] + [big] * 5 + [(1 << 32) - 1] + [big] * 4 + [16] + [(1 << 32) - 1, big, big, big] * 16
+    body = bytearray(record(REC_RSS, big) + record(REC_TIME, 5))
+    for i in range(n):
+        if i % 1000 == 0:
+            body += record(REC_TIME, 5 + i // 1000 * 25)
+            body += record(REC_HEAPINFO, *([big] * 13))
+        body += record(REC_LAYOUT, *lay)
+    body += record(REC_TIME, big) + record(REC_RSS, 1) + record(REC_TIME, big)
+    return header(4) + process() + record(REC_THREAD, 1, 4242) + bytes(body) + end_exited()
+
+
 def plain():
     ops = [op(OP_THREAD, 0, 1), op(OP_ALLOC | OP_NEW, K_MALLOC, 10001, 0), op(OP_FREE | OP_TEMP, K_FREE)]
     return start() + events(ops) + end_exited()
@@ -327,6 +344,7 @@ SMALL = {
     "module-stdin": lambda: zstd(module_fifo()),
     "sampled-huge-size": lambda: zstd(sampled_huge()),
     "heapinfo-extremes": lambda: zstd(heapinfo_extremes()),
+    "layout-extremes": lambda: zstd(layout_extremes()),
     "skippable-first": lambda: skippable(zstd(plain())),
     "window-2e27": lambda: window_frame(27),
     "window-2e28": lambda: window_frame(28),

@@ -3,7 +3,8 @@
 """Writes the seed corpus of the fuzz targets (tests/fuzz/corpus/).
 
 The corpus is committed; this script is how it was made, run again only to
-change it (`make_corpus.py --hostile` writes only corpus/hostile/). It needs a build tree (memrec, the preload library and the target
+change it (`make_corpus.py --hostile` writes only corpus/hostile/, `--layout`
+only the LAYOUT seeds). It needs a build tree (memrec, the preload library and the target
 programs of tests/progs), python3 and the `zstd` command.
 
 Recordings are named *.mrec: the top .gitignore ignores *.zst.
@@ -112,9 +113,46 @@ def hostile():
             write("hostile", "hostile-" + os.path.splitext(name)[0] + ".stream", raw)
 
 
+def layout_seeds():
+    """Seeds with LAYOUT records (and HEAPINFO with the heap's range),
+    spelled out byte by byte: a real recording with them (rss_pinned) holds
+    80,000 blocks' events, too large a seed."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                return bytes(out)
+
+    def rec(tag, *fields):
+        payload = b"".join(f if isinstance(f, bytes) else varint(f) for f in fields)
+        return bytes([tag]) + varint(len(payload)) + payload
+
+    def blob(b):
+        return varint(len(b)) + b
+
+    heap = 0x55d1c2a3f000
+    records = (rec(1, 4242, 1, 0, 0, blob(b"/bin/prog"), blob(b"prog")) + rec(4, 1, 4242) + rec(5, 0, 0x401000)
+               + rec(5, 1, 0x401100) + rec(9, 5) + rec(10, 90 << 20) + rec(9, 30)
+               + rec(16, 80 << 20, 2, 0, 80 << 20, 0, 11216, 51136, 0, 0, 524, 938, heap, heap + (80 << 20))
+               + rec(25, 4096, 80 << 20, 1001, 1, 19688, 80644160, 2, 1001, 19688, 2, 41000, 2, 2, 19688, 1, 1, 1, 0, 0, 3)
+               # the thread arenas' heaps (appended fields: heap 1, 2 heaps, 1 heap top)
+               + rec(25, 4096, 40320096, 1001, 1, 9843, 40320096, 2, 1001, 9843, 1, 30000, 1, 2, 9843, 1, 1, 1, 2,
+                     1, 2, 1001, 9843, 9843, 1)
+               + rec(9, 60) + rec(12, 0, 0) + rec(11, 0, 0, 60))
+    header = b"\x89MEMREC\n" + (4).to_bytes(2, "little") + bytes([8, 1]) + (0).to_bytes(4, "little")
+    write("record", "layout.records", records)
+    write("reader", "layout.stream", header + records)
+
+
 def main():
     if sys.argv[1:] == ["--hostile"]:
         hostile()
+        return 0
+    if sys.argv[1:] == ["--layout"]:
+        layout_seeds()
         return 0
     hostile()
     for sub in ("reader", "record"):
@@ -155,6 +193,7 @@ def main():
     for name, argv in (("chain", [prog("chain")]), ("threads", [prog("threads")])):
         for i, batch in enumerate(wire_batches(argv)[:6]):
             write("record", "wire-%s-%d.bin" % (name, i), batch)
+    layout_seeds()
     return 0
 
 

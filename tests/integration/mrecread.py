@@ -7,7 +7,7 @@ command."""
 import subprocess
 
 TAG_PROCESS, TAG_THREAD, TAG_NODE, TAG_EVENTS, TAG_END, TAG_THREAD_TIMES = 1, 4, 5, 6, 11, 17
-TAG_LOST = 24
+TAG_HEAPINFO, TAG_LOST, TAG_LAYOUT = 16, 24, 25
 HF_TIMED = 1 << 1
 OP_ALLOC, OP_FREE, OP_REALLOC, OP_THREAD = 0, 1, 2, 3
 
@@ -86,6 +86,14 @@ class Recording:
         self.events = []
         self.thread_times = []  # (thread, wall_ns, cpu_ns)
         self.lost = []  # (from_ms, to_ms, events): what the recorder dropped
+        # HEAPINFO: the allocator's samples, every field as a list (the
+        # main heap's range appended as its 12th and 13th fields, 0 when absent).
+        self.heapinfo = []
+        # LAYOUT: dicts of a heap's layout (heap 0: the main heap; 1: the
+        # thread arenas' heaps), entries as
+        # (trace, held_pages, blocks, pages_alone); "at_event" is how many
+        # events came before it.
+        self.layouts = []
         self.end = None  # (how, runtime_ms, cpu_user_ns, cpu_sys_ns)
         self.sample_rate = 0
         self.events_bytes = []  # every EVENTS payload, as written
@@ -112,6 +120,14 @@ class Recording:
                 t, k = varint(payload, k)
                 e, k = varint(payload, k)
                 self.lost.append((f, t, e))
+            elif tag == TAG_HEAPINFO:
+                vals, k = [], 0
+                while k < len(payload):
+                    v, k = varint(payload, k)
+                    vals.append(v)
+                self.heapinfo.append(vals + [0] * (13 - len(vals)))
+            elif tag == TAG_LAYOUT:
+                self.layouts.append(self._layout(payload))
             elif tag == TAG_END:
                 vals, k = [], 0
                 while k < len(payload):
@@ -124,6 +140,41 @@ class Recording:
                 for _ in range(3):
                     _, k = varint(payload, k)
                 self.sample_rate, k = varint(payload, k)
+
+    def _layout(self, p):
+        names = ("page", "heap_bytes", "live_bytes", "live_blocks", "free_pages", "top_end", "top_trace",
+                 "top_size", "top_held_pages", "ntraces", "cost_ns", "n")
+        lay, k = {"at_event": len(self.events)}, 0
+        for name in names:
+            lay[name], k = varint(p, k)
+        if lay["n"] > 16:
+            raise ValueError("LAYOUT: more than 16 entries")
+        lay["entries"] = []
+        for _ in range(lay["n"]):
+            e = []
+            for _ in range(4):
+                v, k = varint(p, k)
+                e.append(v)
+            lay["entries"].append(tuple(e))
+        # Appended: the heaps laid out (0 main, 1 the thread arenas') and how many.
+        lay["heap"], lay["heaps"] = 0, 1
+        if k < len(p):
+            lay["heap"], k = varint(p, k)
+        if k < len(p):
+            lay["heaps"], k = varint(p, k)
+        # Appended: the heaps' tops (trace, size, held pages, free pages, live blocks).
+        lay["tops"] = []
+        if k < len(p):
+            n, k = varint(p, k)
+            if n > 16:
+                raise ValueError("LAYOUT: more than 16 heap tops")
+            for _ in range(n):
+                t = []
+                for _ in range(5):
+                    v, k = varint(p, k)
+                    t.append(v)
+                lay["tops"].append(tuple(t))
+        return lay
 
     def _block(self, p):
         ncols = 5 if self.timed else 4

@@ -363,6 +363,20 @@ if rep is not None:
     check_eq(g["heapinfo_cost_ns_total"], (1 << 64) - 1, "heapinfo-extremes.mrec: the cost saturates")
     check_eq(g["allocator_overhead_bytes"], (1 << 63) - 1, "heapinfo-extremes.mrec: the overhead saturates")
 check(b"RSS VERSUS HEAP" in text, "heapinfo-extremes.mrec: text section printed")
+# 20,000 LAYOUT records, every count at 2^64 - 1, 16 entries each naming a
+# trace no NODE defines: refused (each record once), the figures saturate,
+# memory stays one record per moment kept.
+text, rep = expect("layout-extremes.mrec", 3, r"20000 records could not be applied")
+if rep is not None:
+    g = rep["rss_gap"]
+    lay = g["heap_layout"] if g else None
+    check(lay is not None and lay["known"] and lay["free_below_top_bytes"] == (1 << 64) - 1,
+          "layout-extremes.mrec: the layout read, its bytes saturate")
+    pinned = g["pinned_by"] if g else None
+    check(pinned is not None and len(pinned) == 1 and pinned[0]["frames"] == []
+          and pinned[0]["held_bytes"] == (1 << 64) - 1,
+          "layout-extremes.mrec: the 16 undefined traces are one entry without a stack, its sums saturate")
+check(b"What keeps RSS up" in text, "layout-extremes.mrec: text part printed")
 text, rep = expect("skippable-first.mrec", 0)
 if rep:
     check(rep["allocations"] == 1 and rep["temporary"] == 1, "skippable-first: read as without the frame")

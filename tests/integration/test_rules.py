@@ -206,7 +206,7 @@ PRELOAD_MUTUAL = {
 MERGE_LAYERS = [
     ("api", "merge.c decode.c"),
     ("order", "order.c"),
-    ("state", "queue.c pairs.c mappings.c thread_clock.c"),
+    ("state", "queue.c pairs.c mappings.c thread_clock.c layout.c"),
     ("tables", "startup.c poolmap.c mapranges.c u64map.c"),
 ]
 
@@ -245,15 +245,15 @@ TUI_LAYERS = [
 # memprint and memtui, and accounting.c, which memrec links too);
 # docs/design.md, "memprint", "Layers of analyzer/".
 ANALYZER_LAYERS = [
-    ("outputs", "alloctime.c charts.c checks.c diff.c folded.c groups.c json.c massif.c packwriter.c pprof.c "
-                "suppress.c suppress_elf.c svg.c threadcosts.c topseries.c"),
+    ("outputs", "alloctime.c charts.c checks.c diff.c folded.c groups.c json.c massif.c packwriter.c pinned.c "
+                "pprof.c suppress.c suppress_elf.c svg.c threadcosts.c topseries.c"),
     ("analyses", "analysis.c calltree.c costs.c figures.c report.c wrappers.c"),
     ("frames", "frames.c modcheck.c symfiles.c"),
     ("symbolizer", "symbolize.c"),
     ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c sym_symtab.c sym_cache.c"),
     ("model", "model.c"),
-    ("base", "accounting.c addrmap.c growth.c names.c outfile.c packframes.c protobuf.c rssgap.c sizes.c threadtimes.c "
-             "timeseries.c"),
+    ("base", "accounting.c addrmap.c growth.c heaplayout.c names.c outfile.c packframes.c protobuf.c rssgap.c sizes.c "
+             "threadtimes.c timeseries.c"),
 ]
 
 LIBRARIES = [

@@ -186,12 +186,14 @@ endforeach()
 target_compile_definitions(prog_diffprog_pad PRIVATE DIFFPROG_PADDING)
 target_compile_options(prog_diffprog_pad PRIVATE -O1 -falign-functions=256)
 # RSS versus heap (test_rssgap): frees spread over eight threads' arenas, and
-# one thread with little churn.
-foreach(prog IN ITEMS rss_arenas rss_single)
+# one thread with little churn; one small block pinning 80 MB freed below it
+# (test_pinned).
+foreach(prog IN ITEMS rss_arenas rss_single rss_pinned)
     memrec_add_prog(${prog} "${prog}.c")
     set_target_properties(prog_${prog} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
 endforeach()
 target_link_libraries(prog_rss_arenas PRIVATE Threads::Threads)
+target_link_libraries(prog_rss_pinned PRIVATE Threads::Threads)
 # The CI gate and leak suppressions (test_gate.py): a program whose
 # allocation count is its argument; leaks behind a function, a source file
 # and a module name; a program embedding __lsan_default_suppressions(), as

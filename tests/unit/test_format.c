@@ -113,6 +113,8 @@ static void test_records(void)
     a.u.heapinfo.hblkhd = 270336;
     a.u.heapinfo.cost_ns = 28000;
     a.u.heapinfo.wall_ns = UINT64_MAX;
+    a.u.heapinfo.brk_start = 0x55d1c2a3f000;
+    a.u.heapinfo.brk_end = 0x55d1c6a40000;
     CHECK(roundtrip(&a, &b) == 0);
     CHECK_EQ(b.tag, MEMFMT_REC_HEAPINFO);
     CHECK_EQ(b.u.heapinfo.arena, 69206016);
@@ -126,8 +128,87 @@ static void test_records(void)
     CHECK_EQ(b.u.heapinfo.hblkhd, 270336);
     CHECK_EQ(b.u.heapinfo.cost_ns, 28000);
     CHECK_EQ(b.u.heapinfo.wall_ns, UINT64_MAX);
+    CHECK_EQ(b.u.heapinfo.brk_start, 0x55d1c2a3f000);
+    CHECK_EQ(b.u.heapinfo.brk_end, 0x55d1c6a40000);
     uint8_t short_heapinfo[] = {MEMFMT_REC_HEAPINFO, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     CHECK(memfmt_decode(short_heapinfo, sizeof short_heapinfo, &b) == MEMFMT_E_CORRUPT);
+    /* Written before the heap's range was appended: it reads as 0. */
+    uint8_t old_heapinfo[] = {MEMFMT_REC_HEAPINFO, 11, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    CHECK(memfmt_decode(old_heapinfo, sizeof old_heapinfo, &b) == (int)sizeof old_heapinfo);
+    CHECK_EQ(b.u.heapinfo.wall_ns, 11);
+    CHECK_EQ(b.u.heapinfo.brk_start, 0);
+    CHECK_EQ(b.u.heapinfo.brk_end, 0);
+
+    /* LAYOUT: every field of the record and of its 16 entries survives;
+     * more than 16 entries, or a page that is no power of two, is corrupt. */
+    memset(&a, 0, sizeof a);
+    a.tag = MEMFMT_REC_LAYOUT;
+    a.u.layout.page = 4096;
+    a.u.layout.heap_bytes = 80695296;
+    a.u.layout.live_bytes = 1001;
+    a.u.layout.live_blocks = 1;
+    a.u.layout.free_pages = 19688;
+    a.u.layout.top_end = 80644160;
+    a.u.layout.top_trace = 6;
+    a.u.layout.top_size = 1001;
+    a.u.layout.top_held_pages = 19687;
+    a.u.layout.ntraces = 40;
+    a.u.layout.cost_ns = 123456;
+    a.u.layout.heap = MEMFMT_HEAP_ARENAS;
+    a.u.layout.heaps = 3;
+    a.u.layout.ntops = 2;
+    a.u.layout.tops[0] = (struct memfmt_layout_top){9, 1001, 9843, 9843, 1};
+    a.u.layout.tops[1] = (struct memfmt_layout_top){11, 40, 0, 3, UINT64_MAX};
+    a.u.layout.n = MEMFMT_MAX_LAYOUT;
+    for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
+        a.u.layout.e[i] = (struct memfmt_layout_entry){i * 7, 1000 - i, i + 1, UINT64_MAX - i};
+    }
+    CHECK(roundtrip(&a, &b) == 0);
+    CHECK_EQ(b.tag, MEMFMT_REC_LAYOUT);
+    CHECK_EQ(b.u.layout.page, 4096);
+    CHECK_EQ(b.u.layout.heap_bytes, 80695296);
+    CHECK_EQ(b.u.layout.live_bytes, 1001);
+    CHECK_EQ(b.u.layout.live_blocks, 1);
+    CHECK_EQ(b.u.layout.free_pages, 19688);
+    CHECK_EQ(b.u.layout.top_end, 80644160);
+    CHECK_EQ(b.u.layout.top_trace, 6);
+    CHECK_EQ(b.u.layout.top_size, 1001);
+    CHECK_EQ(b.u.layout.top_held_pages, 19687);
+    CHECK_EQ(b.u.layout.ntraces, 40);
+    CHECK_EQ(b.u.layout.cost_ns, 123456);
+    CHECK_EQ(b.u.layout.heap, MEMFMT_HEAP_ARENAS);
+    CHECK_EQ(b.u.layout.heaps, 3);
+    CHECK_EQ(b.u.layout.ntops, 2);
+    CHECK_EQ(b.u.layout.tops[0].trace, 9);
+    CHECK_EQ(b.u.layout.tops[0].size, 1001);
+    CHECK_EQ(b.u.layout.tops[0].held_pages, 9843);
+    CHECK_EQ(b.u.layout.tops[1].free_pages, 3);
+    CHECK_EQ(b.u.layout.tops[1].live_blocks, UINT64_MAX);
+    CHECK_EQ(b.u.layout.n, MEMFMT_MAX_LAYOUT);
+    for (uint32_t i = 0; i < MEMFMT_MAX_LAYOUT; i++) {
+        CHECK_EQ(b.u.layout.e[i].trace, i * 7);
+        CHECK_EQ(b.u.layout.e[i].held_pages, 1000 - i);
+        CHECK_EQ(b.u.layout.e[i].blocks, i + 1);
+        CHECK_EQ(b.u.layout.e[i].pages_alone, UINT64_MAX - i);
+    }
+    /* page 4096 (varint 0x80 0x20), then 10 fields at 0, n 17 */
+    uint8_t many[] = {MEMFMT_REC_LAYOUT, 13, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17};
+    CHECK(memfmt_decode(many, sizeof many, &b) == MEMFMT_E_CORRUPT);
+    uint8_t odd_page[] = {MEMFMT_REC_LAYOUT, 12, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK(memfmt_decode(odd_page, sizeof odd_page, &b) == MEMFMT_E_CORRUPT);
+    /* An entry cut short is corrupt. */
+    uint8_t cut[] = {MEMFMT_REC_LAYOUT, 15, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 5, 6};
+    CHECK(memfmt_decode(cut, sizeof cut, &b) == MEMFMT_E_CORRUPT);
+    uint8_t none[] = {MEMFMT_REC_LAYOUT, 13, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK(memfmt_decode(none, sizeof none, &b) == (int)sizeof none);
+    CHECK_EQ(b.u.layout.n, 0);
+    /* Without the appended fields: the main heap, one heap. */
+    CHECK_EQ(b.u.layout.heap, MEMFMT_HEAP_MAIN);
+    CHECK_EQ(b.u.layout.heaps, 1);
+    CHECK_EQ(b.u.layout.ntops, 0);
+    /* More than 16 heap tops is corrupt. */
+    uint8_t many_tops[] = {MEMFMT_REC_LAYOUT, 16, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 17};
+    CHECK(memfmt_decode(many_tops, sizeof many_tops, &b) == MEMFMT_E_CORRUPT);
 
     memset(&a, 0, sizeof a);
     a.tag = MEMFMT_REC_STATS;

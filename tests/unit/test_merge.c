@@ -186,6 +186,142 @@ static void release_with_queued_events(void)
     fixture_close(&fx);
 }
 
+/* A HEAPINFO record of the recorder (the service thread's), with the main
+ * heap's range. */
+static void w_heapinfo(struct batch *b, uint64_t s, uint64_t brk_start, uint64_t brk_end)
+{
+    struct memfmt_record r;
+    memset(&r, 0, sizeof r);
+    r.tag = MEMFMT_REC_HEAPINFO;
+    r.u.heapinfo.arena = brk_end - brk_start;
+    r.u.heapinfo.brk_start = brk_start;
+    r.u.heapinfo.brk_end = brk_end;
+    uint8_t rec[160];
+    int n = memfmt_encode(&r, rec, sizeof rec);
+    CHECK(n > 0);
+    b->b[b->n++] = MEMFMT_W_RECORD;
+    seq(b, s);
+    put(b, (uint64_t)n);
+    memcpy(b->b + b->n, rec, (size_t)n);
+    b->n += (size_t)n;
+}
+
+/* The main heap's layout (layout.c) from blocks at known addresses in a
+ * heap [S, S + 1 MiB), chunks 16 bytes before the blocks:
+ *   A1 at S+0x10, 100 bytes: chunk [S, S+0x70)          trace A (node 1)
+ *   B2 at S+0x100, 20 bytes: chunk [S+0xf0, S+0x110)    trace B (node 2): page 0 is shared
+ *   B1 at S+0x3010, 5000 bytes: chunk [S+0x3000, S+0x4390): pages 1-2 free below it
+ *   A2 at S+0xa010, 10 bytes: chunk [S+0xa000, S+0xa020): the top, pages 5-9 free below it
+ * and one block outside the heap (an mmapped chunk), left out. */
+static void test_layout(void)
+{
+    const uint64_t S = 0x100000;
+    struct fixture fx;
+    fixture_open(&fx, "merge-layout");
+    struct batch t1, svc;
+    start(&t1, 1);
+    hello(&t1, 101);
+    node(&t1, 0, 0x20);
+    node(&t1, 1, 0x30);
+    w_alloc(&t1, 1, 100, S + 0x10, 1);
+    w_alloc(&t1, 2, 20, S + 0x100, 2);
+    w_alloc(&t1, 3, 5000, S + 0x3010, 2);
+    w_alloc(&t1, 4, 10, S + 0xa010, 1);
+    w_alloc(&t1, 5, 64, 0x7f0000001010, 2);
+    w_alloc(&t1, 6, 7, S + 0xc010, 1);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    start(&svc, 0);
+    w_heapinfo(&svc, 7, S, S + 0x100000);
+    w_sync(&svc, 8);
+    CHECK(merge_batch(fx.m, svc.b, svc.n) == 0);
+    /* The block above A2 goes: A2 is the top at the end. */
+    start(&t1, 1);
+    w_free(&t1, 9, S + 0xc010);
+    CHECK(merge_batch(fx.m, t1.b, t1.n) == 0);
+    CHECK(merge_drain(fx.m) == 0);
+    CHECK(merge_end(fx.m, MEMFMT_END_EXITED, 0, 1000) == 0);
+    CHECK(memfmt_writer_finish(fx.w) == 0);
+
+    int rc = 0;
+    lseek(fx.fd, 0, SEEK_SET);
+    memfmt_reader *r = memfmt_reader_open_fd(fx.fd, &rc);
+    CHECK(r != NULL);
+    struct memfmt_record rec, first, last;
+    memset(&first, 0, sizeof first);
+    memset(&last, 0, sizeof last);
+    struct memfmt_record arena;
+    memset(&arena, 0, sizeof arena);
+    int arenas = 0;
+    int layouts = 0;
+    while (r && (rc = memfmt_read(r, &rec)) > 0) {
+        if (rec.tag == MEMFMT_REC_LAYOUT && rec.u.layout.heap == MEMFMT_HEAP_ARENAS) {
+            arenas++;
+            arena = rec;
+        } else if (rec.tag == MEMFMT_REC_LAYOUT) {
+            if (!layouts++) {
+                first = rec;
+            }
+            last = rec;
+        }
+    }
+    CHECK_EQ(rc, 0);
+    memfmt_reader_free(r);
+    CHECK_EQ(layouts, 2); /* after the sample, and at the end */
+    /* The 64-byte block at 0x7f0000001010 is no mapped chunk (too small):
+     * a thread arena's heap of one block, on the heap's first page after
+     * its header page: nothing below it. The sample said 0 mapped chunks. */
+    CHECK_EQ(arenas, 2);
+    CHECK_EQ(arena.u.layout.heaps, 1);
+    CHECK_EQ(arena.u.layout.live_blocks, 1);
+    CHECK_EQ(arena.u.layout.live_bytes, 64);
+    CHECK_EQ(arena.u.layout.top_size, 64);
+    CHECK_EQ(arena.u.layout.top_trace, 2);
+    CHECK_EQ(arena.u.layout.top_end, 0x1050); /* from the heap's start */
+    CHECK_EQ(arena.u.layout.free_pages, 0);
+    CHECK_EQ(arena.u.layout.n, 1);
+    CHECK_EQ(arena.u.layout.e[0].pages_alone, 1);
+    CHECK_EQ(arena.u.layout.ntops, 1);
+    CHECK_EQ(arena.u.layout.tops[0].trace, 2);
+    CHECK_EQ(arena.u.layout.tops[0].size, 64);
+    CHECK_EQ(arena.u.layout.tops[0].live_blocks, 1);
+    CHECK_EQ(last.u.layout.ntops, 0);
+    CHECK_EQ(last.u.layout.heap, MEMFMT_HEAP_MAIN);
+    CHECK_EQ(last.u.layout.heaps, 1);
+    if (layouts != 2) {
+        fixture_close(&fx);
+        return;
+    }
+    /* At the sample: the 7-byte block is the top, one free page below it. */
+    CHECK_EQ(first.u.layout.live_blocks, 5);
+    CHECK_EQ(first.u.layout.top_size, 7);
+    CHECK_EQ(first.u.layout.top_held_pages, 1);
+    CHECK_EQ(first.u.layout.free_pages, 8);
+    /* At the end. */
+    const struct memfmt_record *l = &last;
+    CHECK_EQ(l->u.layout.page, 4096);
+    CHECK_EQ(l->u.layout.heap_bytes, 0x100000);
+    CHECK_EQ(l->u.layout.live_bytes, 5130);
+    CHECK_EQ(l->u.layout.live_blocks, 4);
+    CHECK_EQ(l->u.layout.free_pages, 7);
+    CHECK_EQ(l->u.layout.top_end, 0xa020);
+    CHECK_EQ(l->u.layout.top_trace, 1);
+    CHECK_EQ(l->u.layout.top_size, 10);
+    CHECK_EQ(l->u.layout.top_held_pages, 5);
+    CHECK_EQ(l->u.layout.ntraces, 2);
+    CHECK_EQ(l->u.layout.n, 2);
+    /* A: 5 pages held below A2, alone on page 10 (page 0 it shares with B). */
+    CHECK_EQ(l->u.layout.e[0].trace, 1);
+    CHECK_EQ(l->u.layout.e[0].held_pages, 5);
+    CHECK_EQ(l->u.layout.e[0].blocks, 1);
+    CHECK_EQ(l->u.layout.e[0].pages_alone, 1);
+    /* B: 2 pages below B1, alone on pages 3 and 4. */
+    CHECK_EQ(l->u.layout.e[1].trace, 2);
+    CHECK_EQ(l->u.layout.e[1].held_pages, 2);
+    CHECK_EQ(l->u.layout.e[1].blocks, 1);
+    CHECK_EQ(l->u.layout.e[1].pages_alone, 2);
+    fixture_close(&fx);
+}
+
 /* Allocator start-up: traces whose outermost frames are ld.so's and whose
  * next frame is a preload-only module's are set apart with their frees;
  * everything else is written as usual. */
@@ -437,6 +573,7 @@ static void test_timed(void)
 int main(void)
 {
     test_timed();
+    test_layout();
     struct fixture fx;
     fixture_open(&fx, "merge-test");
 

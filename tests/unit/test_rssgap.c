@@ -155,7 +155,7 @@ static void test_short(void)
     CHECK(strcmp(buf, "\nRSS VERSUS HEAP\n  (the run took 0.010 s: too short for RSS and the live heap to hold still "
                       "for 20 ms)\n") == 0);
     f = fmemopen(buf, sizeof buf, "w");
-    rssgap_print_json(&g, 0, f);
+    rssgap_print_json(&g, 0, NULL, NULL, f);
     fclose(f);
     CHECK(strcmp(buf, ", \"rss_gap\": null, \"rss_gap_missing\": \"short\"") == 0);
 }
@@ -211,8 +211,74 @@ static void test_unknown(void)
     CHECK(strstr(buf, "malloc_trim") == NULL);
 }
 
+static void feed_layout(struct rssgap *g, uint32_t heap, uint64_t free_pages, uint32_t trace,
+                        const struct acct_totals *t)
+{
+    struct memfmt_record r = {.tag = MEMFMT_REC_LAYOUT};
+    r.u.layout.page = 4096;
+    r.u.layout.heap = heap;
+    r.u.layout.heaps = 1;
+    r.u.layout.live_blocks = 1;
+    r.u.layout.free_pages = free_pages;
+    r.u.layout.top_trace = trace;
+    r.u.layout.n = 1;
+    r.u.layout.e[0] = (struct memfmt_layout_entry){trace, free_pages, 1, 1};
+    r.u.layout.cost_ns = 700;
+    CHECK_EQ(rssgap_feed_layout(g, &r, t, 10), trace >= 10);
+}
+
+/* Which layout the section shows: the one written at the moment's state
+ * of the heap (no event between them), even after the moment; else the
+ * latest before it; the thread arenas' one only with the main heap's of
+ * the same state; a heap kind this reader does not know is skipped. */
+static void test_layouts(void)
+{
+    struct rssgap g = {.events_accounted = 1};
+    struct acct_totals t = {0};
+    const struct heaplayout *l, *a;
+    enum heaplayout_why why;
+    feed_time(&g, 0, &t);
+    t.allocations = 100;
+    t.live_bytes = 64 * MiB;
+    feed_rss(&g, 70 * MiB, &t);
+    feed_layout(&g, MEMFMT_HEAP_MAIN, 5, 1, &t); /* before the moment, another state */
+    feed_layout(&g, MEMFMT_HEAP_ARENAS, 6, 2, &t);
+    t.frees = 90;
+    t.live_bytes = 4 * MiB;
+    feed_time(&g, 10, &t);
+    feed_time(&g, 30, &t);
+    feed_info(&g, 4 * MiB, 60 * MiB, &t); /* the moment: 190 events before it */
+    feed_layout(&g, MEMFMT_HEAP_MAIN, 15000, 3, &t); /* the same state, right after it */
+    feed_layout(&g, 7, 99, 4, &t); /* a later kind of heaps: skipped */
+    feed_time(&g, 60, &t);
+    CHECK_EQ(rssgap_layout(&g, 0, &l, &why), 1);
+    CHECK_EQ(why, HEAPLAYOUT_KNOWN);
+    CHECK(l != NULL && l->free_pages == 15000 && l->top_trace == 3);
+    CHECK(rssgap_arenas(&g) == NULL); /* the arenas' one was of the earlier state */
+    CHECK_EQ(g.layouts, 2);
+    CHECK_EQ(g.layout_cost_ns_total, 4 * 700);
+    /* A later main layout of the same state (memrec's end) does not
+     * replace the nearer one; its arenas' layout, of the same state too,
+     * joins the moment. */
+    feed_layout(&g, MEMFMT_HEAP_MAIN, 15001, 5, &t);
+    feed_layout(&g, MEMFMT_HEAP_ARENAS, 16, 6, &t);
+    CHECK_EQ(rssgap_layout(&g, 0, &l, &why), 1);
+    CHECK(l != NULL && l->free_pages == 15000);
+    a = rssgap_arenas(&g);
+    CHECK(a != NULL && a->free_pages == 16 && a->top_trace == 6);
+    /* An undefined trace is refused and read as no stack. */
+    feed_layout(&g, MEMFMT_HEAP_MAIN, 1, 12, &t);
+    CHECK_EQ(g.layout.top_trace, 0);
+    /* Sampled, or without allocator samples: unknown, and why. */
+    CHECK_EQ(rssgap_layout(&g, 1, &l, &why), 1);
+    CHECK_EQ(why, HEAPLAYOUT_SAMPLED);
+    struct rssgap none = {.events_accounted = 1};
+    CHECK_EQ(rssgap_layout(&none, 0, &l, &why), 0); /* no moment: no place for a layout */
+}
+
 int main(void)
 {
+    test_layouts();
     test_arenas();
     test_lag();
     test_short();
