@@ -953,8 +953,13 @@ static void print_growth_notes(const struct report *r, FILE *out)
 {
     const struct growth *g = r->model->growth;
     if (growth_npoints(g) < 3) {
-        fprintf(out, "  (the window is too short to fit: %u points %llu ms apart)\n", growth_npoints(g),
-                (unsigned long long)growth_spacing_ms(g));
+        if (growth_npoints(g) == 1) {
+            fprintf(out, "  (the window is too short to fit: a single point, at %llu ms spacing)\n",
+                    (unsigned long long)growth_spacing_ms(g));
+        } else {
+            fprintf(out, "  (the window is too short to fit: %u points %llu ms apart)\n", growth_npoints(g),
+                    (unsigned long long)growth_spacing_ms(g));
+        }
     }
     if (r->growth_undersampled) {
         fprintf(out,
