@@ -229,7 +229,12 @@ static void chart(const struct timeseries *s, int which, int rows, FILE *f)
     }
     fputc('\n', f);
     double end_s = (double)s->end_ms / 1000.0;
-    fprintf(f, "%11s  0 s%*s%.3f s\n", "", (int)s->npoints - 3, "", end_s);
+    /* The run's end under the last column, so that the line is no wider
+     * than the chart. */
+    char end_label[32];
+    int len = snprintf(end_label, sizeof end_label, "%.3f s", end_s);
+    int pad = (int)s->npoints - 3 - len;
+    fprintf(f, "%11s  0 s%*s%s\n", "", pad > 1 ? pad : 1, "", end_label);
     if (which == 0) {
         fprintf(f, "%11s  peak (* ^): %s (%" PRIu64 " bytes) at %.3f s\n", "", util_bytes(b1, sizeof b1, s->peak_bytes),
                 s->peak_bytes, (double)s->peak_ms / 1000.0);

@@ -176,6 +176,10 @@ check_eq(len(tl["points"]), 50, "timeline: --points 50")
 text = mp(["--timeline", ph], "timeline text")
 check("peak (* ^): 1.34 MiB (1400120 bytes) at %.3f s" % (whole["peak_heap_ms"] / 1000.0) in text,
       "timeline text: the peak marked with its time")
+wide = [line for line in text.splitlines() if len(line) > 80 and not line.startswith("program:")]
+check(not wide, "timeline text: no line past 80 columns but the command line: %r" % wide[:1])
+axis = [line for line in text.splitlines() if line.strip().startswith("0 s")]
+check(axis and axis[0].rstrip().endswith("%.3f s" % (whole["runtime_ms"] / 1000.0)), "timeline text: the axis ends at the run's end: %r" % axis[:1])
 
 # ---- SVG flame graphs ----
 for name in ("chain", "cxx", "inlined", "threads", "mapper", "windows"):
