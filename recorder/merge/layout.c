@@ -187,7 +187,9 @@ static void take_entries(struct lstacks *S, struct memfmt_record *out)
             S->st[kept++] = S->st[i];
         }
     }
-    qsort(S->st, kept, sizeof *S->st, by_rank);
+    if (kept > 1) { /* no qsort() of the NULL of no stack */
+        qsort(S->st, kept, sizeof *S->st, by_rank);
+    }
     out->u.layout.ntraces = kept;
     out->u.layout.n = kept < MEMFMT_MAX_LAYOUT ? (uint32_t)kept : MEMFMT_MAX_LAYOUT;
     for (uint32_t i = 0; i < out->u.layout.n; i++) {
