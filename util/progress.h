@@ -13,7 +13,8 @@ struct progress;
 
 /** Start watching this process read `path`. Returns NULL, and draws
  * nothing, when stderr is not a terminal, `path` is not a regular file or
- * the thread cannot start. `who` names the tool at the line's start. */
+ * the thread cannot start. `who` names the tool at the line's start.
+ * MEMREC_PROGRESS_DELAY_MS, a number of ms, replaces `delay_ms`. */
 struct progress *progress_start(const char *who, const char *path, unsigned delay_ms);
 /** Stop and erase the line; accepts NULL. Call it before writing to the
  * terminal. */
