@@ -883,10 +883,9 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     esc_text_fputs(m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), out);
     fprintf(out, " (pid %u), %s\n", m->pid, end_text(m, b2, sizeof b2));
     if (m->header.flags & MEMFMT_HF_ATTACHED) {
-        fprintf(out,
-                "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
-                "are not counted\n",
-                (unsigned long long)m->unmatched_frees);
+        fprintf(out, "attached to the running process: blocks allocated before are unknown; %llu %s not counted\n",
+                (unsigned long long)m->unmatched_frees,
+                m->unmatched_frees == 1 ? "free of such a block is" : "frees of such blocks are");
     }
     print_lost(m, out);
     if (m->pack) {
