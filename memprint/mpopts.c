@@ -76,6 +76,8 @@ void mpopts_usage(FILE *f)
                "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
                "                      temporary, leaked, allocated, mapped, time, growth (default\n"
                "                      all; time: only in recordings made with memrec --time)\n"
+               "      --unreachable   MOST MEMORY LEAKED ranks only the unreachable blocks (no\n"
+               "                      pointer left to them at the end), as LeakSanitizer reports\n"
                "      --full-names    C++ names in full (text shortens long template lists)\n"
                "      --threads       add a section of each thread's calls, peak contribution and\n"
                "                      leaks (a second pass over the file; whole run only)\n"
@@ -156,6 +158,7 @@ enum {
     OPT_EXCLUDE,
     OPT_FULL_NAMES,
     OPT_SECTIONS,
+    OPT_UNREACHABLE,
     OPT_GROUP,
     OPT_THREADS,
     OPT_BY_STACK,
@@ -220,6 +223,7 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"full-names", no_argument, NULL, OPT_FULL_NAMES},
         {"sections", required_argument, NULL, OPT_SECTIONS},
+        {"unreachable", no_argument, NULL, OPT_UNREACHABLE},
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
@@ -283,6 +287,7 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         case OPT_EXCLUDE: o->exclude = optarg; break;
         case OPT_FULL_NAMES: o->ro.full_names = 1; break;
         case OPT_SECTIONS: o->ro.sections = parse_sections(optarg); break;
+        case OPT_UNREACHABLE: o->ro.unreachable = 1; break;
         case OPT_THREADS: o->threads = 1; break;
         case OPT_BY_STACK: o->by_stack = 1; break;
         case OPT_ALLOC_TIME: o->alloc_time = 1; break;
