@@ -413,7 +413,7 @@ static void take_reach_trace(struct accounting *a, const struct memfmt_record *r
     c->unreachable_blocks = un < c->live_blocks ? un : c->live_blocks;
     c->indirect = r->u.reach_trace.indirect_bytes < c->unreachable ? r->u.reach_trace.indirect_bytes : c->unreachable;
     c->indirect_blocks = r->u.reach_trace.indirect_blocks < c->unreachable_blocks ? r->u.reach_trace.indirect_blocks
-                                                                                   : c->unreachable_blocks;
+                                                                                  : c->unreachable_blocks;
     uint64_t left = c->live - c->unreachable, left_n = c->live_blocks - c->unreachable_blocks;
     c->possible = r->u.reach_trace.possible_bytes < left ? r->u.reach_trace.possible_bytes : left;
     c->possible_blocks = r->u.reach_trace.possible_blocks < left_n ? r->u.reach_trace.possible_blocks : left_n;

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-static const char *const names[COST_NTYPES] = {"calls",  "temporary", "peak",  "leaked",     "allocated",
+static const char *const names[COST_NTYPES] = {"calls",  "temporary", "peak",   "leaked",     "allocated",
                                                "mapped", "time",      "growth", "unreachable"};
 
 void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *out)

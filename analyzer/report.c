@@ -987,8 +987,9 @@ static void print_reach_summary(const struct model *m, const struct accounting *
     fprintf(out, "  unreachable: %s (%llu bytes) in %llu %s", util_bytes(b1, sizeof b1, t->unreachable_bytes),
             (unsigned long long)t->unreachable_bytes, (unsigned long long)t->unreachable_blocks,
             util_plural(t->unreachable_blocks, "block", "blocks"));
-    fprintf(out, " (%llu indirectly); reachable: %s (%llu bytes) in %llu %s (%llu possibly, through interior "
-                 "pointers)\n",
+    fprintf(out,
+            " (%llu indirectly); reachable: %s (%llu bytes) in %llu %s (%llu possibly, through interior "
+            "pointers)\n",
             (unsigned long long)t->indirect_blocks, util_bytes(b2, sizeof b2, rb), (unsigned long long)rb,
             (unsigned long long)rn, util_plural(rn, "block", "blocks"), (unsigned long long)t->possible_blocks);
 }

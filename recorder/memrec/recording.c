@@ -61,6 +61,7 @@ struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags,
     r->acct = accounting_new(0);
     if (sample_rate) {
         accounting_set_sample_rate(r->acct, sample_rate);
+        r->sampled = 1;
     }
     r->start_ms = mono_ms();
     r->merge = merge_new(r->w, r->acct, r->start_ms);
@@ -353,7 +354,7 @@ void recording_reach(struct recording *r, const struct recording_reach_ask *a)
         return;
     }
     uint64_t t0 = mono_ns();
-    unsigned st = merge_reach_check(r->merge);
+    unsigned st = r->sampled ? MEMFMT_REACH_SAMPLED : merge_reach_check(r->merge);
     int rc = 0;
     if (st != MEMFMT_REACH_DONE) {
         if (!a->quiet && skip_why[st]) {
@@ -403,8 +404,8 @@ void recording_reach(struct recording *r, const struct recording_reach_ask *a)
         rc = merge_reach_skipped(r->merge, MEMFMT_REACH_NO_STOP, mono_ns() - t0);
         res.u.reach.status = MEMFMT_REACH_NO_STOP;
     } else {
-        struct merge_reach_in in = {roots,     nroots, words, nwords, {stopworld_readv, &sw}, t0 + RECORDING_REACH_MAX_NS,
-                                    nsp,       t0,     stopped};
+        struct merge_reach_in in = {roots, nroots, words,  nwords, {stopworld_readv, &sw}, t0 + RECORDING_REACH_MAX_NS,
+                                    nsp,   t0,     stopped};
         rc = merge_reach(r->merge, &in, &res);
     }
     stopworld_resume(&sw);

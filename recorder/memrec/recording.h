@@ -34,6 +34,7 @@ struct recording {
     int eof; /* every write end is closed and the pipe is read to its end */
     int failed; /* writing the file failed (said once, on stderr) */
     int bad_batches;
+    int sampled; /* memrec -s: only the sampled blocks are known (no reachability scan) */
     unsigned how; /* END record */
     int value;
     /* --time with the TSC: ns per tick, measured again before each merge

@@ -98,6 +98,14 @@ int merge_reach(struct merge *m, const struct merge_reach_in *in, struct memfmt_
     if (rc < 0) {
         return rc;
     }
+    /* What the caller checked may have changed with the events just
+     * written (the PROCESS record that says the image is sampled). */
+    unsigned st0 = merge_reach_check(m);
+    if (st0 != MEMFMT_REACH_DONE) {
+        *res = (struct memfmt_record){.tag = MEMFMT_REC_REACH};
+        res->u.reach.status = st0;
+        return merge_reach_skipped(m, st0, in->asked_ns ? now_ns() - in->asked_ns : 0);
+    }
     size_t n;
     struct reach_block *b = live_blocks(m, &n);
     struct reach_stats st;
