@@ -14,9 +14,7 @@
 
 #include "util.h"
 
-/* glibc's HEAP_MAX_SIZE on 64-bit systems: a thread arena's heap is
- * reserved at this size and alignment. */
-#define ARENA_ALIGN ((uint64_t)64 << 20)
+#define ARENA_ALIGN REACH_ARENA_ALIGN
 #define RED_ZONE 128u
 
 struct list {

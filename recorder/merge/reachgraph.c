@@ -188,6 +188,21 @@ static void drain(struct scan *s)
     }
 }
 
+/* Whether the 64 MiB-aligned mapping at `start` is a heap of a glibc
+ * thread arena that holds no live block: its first word (heap_info's
+ * ar_ptr) points just past the header of the arena's first heap. Its free
+ * chunks hold what freed blocks held: no roots. */
+static int arena_heap(struct scan *s, uint64_t start)
+{
+    uint64_t w = 0;
+    struct iovec l = {&w, sizeof w}, r = {(void *)(uintptr_t)start, sizeof w};
+    if (s->rd->readv(s->rd->ctx, &l, &r, 1) != (ssize_t)sizeof w) {
+        return 0;
+    }
+    uint64_t off = w & (REACH_ARENA_ALIGN - 1);
+    return w && off >= 16 && off < 256;
+}
+
 /* A root range, without the words of live blocks when it may hold some. */
 static void scan_root(struct scan *s, const struct reach_range *r)
 {
@@ -196,7 +211,7 @@ static void scan_root(struct scan *s, const struct reach_range *r)
     }
     size_t i = first_ending_above(s, r->start);
     int holds_block = i < s->n && s->b[i].addr < r->end;
-    if ((r->flags & REACH_RANGE_ARENA) && holds_block) {
+    if ((r->flags & REACH_RANGE_ARENA) && (holds_block || arena_heap(s, r->start))) {
         return;
     }
     if (!(r->flags & (REACH_RANGE_SKIP_BLOCKS | REACH_RANGE_ARENA)) || !holds_block) {

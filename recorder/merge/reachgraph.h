@@ -37,10 +37,15 @@ enum reach_range_flags {
     /* Memory that may hold live blocks (anonymous mappings): the words of
      * the blocks inside are not roots, only the bytes around them. */
     REACH_RANGE_SKIP_BLOCKS = 1 << 0,
-    /* A thread arena's heap (its start aligned as glibc's heaps are): when
-     * it holds a live block it is allocator memory and no root at all. */
+    /* Maybe a thread arena's heap (its start aligned as glibc's heaps
+     * are): when it holds a live block, or its first word is a heap
+     * header's pointer to its arena, it is allocator memory and no root. */
     REACH_RANGE_ARENA = 1 << 1,
 };
+
+/* glibc's HEAP_MAX_SIZE on 64-bit systems: a thread arena's heap is
+ * reserved at this size and alignment. */
+#define REACH_ARENA_ALIGN ((uint64_t)64 << 20)
 
 /* A root range [start, end) of the program's memory. */
 struct reach_range {
