@@ -34,6 +34,7 @@ struct scan {
     uint8_t *buf;
     enum phase phase;
     size_t leader;
+    size_t last; /* the block the latest pointer hit: pointers come in runs into one block (arenas, arrays) */
     int late;
 };
 
@@ -81,9 +82,13 @@ static void push(struct scan *s, size_t i, uint8_t cls)
 /* A word that may point into the heap. */
 static void hit(struct scan *s, uint64_t w)
 {
-    size_t i = first_ending_above(s, w);
-    if (i == s->n || w < s->b[i].addr) {
-        return;
+    size_t i = s->last;
+    if (w < s->b[i].addr || w >= block_end(&s->b[i])) {
+        i = first_ending_above(s, w);
+        if (i == s->n || w < s->b[i].addr) {
+            return;
+        }
+        s->last = i;
     }
     struct reach_block *b = &s->b[i];
     switch (s->phase) {
