@@ -67,6 +67,10 @@ struct merge_reach_in {
 
 /* The most live blocks memrec classifies: 32 bytes each while it does. */
 #define MERGE_REACH_MAX_BLOCKS ((uint64_t)1 << 24)
+/* The most memory memrec takes to read the live blocks ahead of the scan
+ * (a few large reads instead of one per block of a linked list); a larger
+ * heap is read as the scan comes to each block. */
+#define MERGE_REACH_READ_AHEAD ((uint64_t)1 << 30)
 
 /** Whether a scan can be made now: MEMFMT_REACH_DONE, or the status to
  * write without one (sampled, too many live blocks). */

@@ -19,6 +19,9 @@
 #define READ_CHUNK ((size_t)1 << 20)
 #define BATCH_MAX 1024 /* blocks read by one call: process_vm_readv's IOV_MAX */
 #define WORD 8u
+/* Blocks closer than this are read together, the bytes between them too. */
+#define RUN_GAP 4096u
+#define NO_SNAP UINT64_MAX
 
 enum phase { PH_REACH, PH_POSSIBLE, PH_LEAK };
 
@@ -35,6 +38,12 @@ struct scan {
     enum phase phase;
     size_t leader;
     size_t last; /* the block the latest pointer hit: pointers come in runs into one block (arenas, arrays) */
+    /* The blocks' bytes read ahead, in address order, a few large reads
+     * for many blocks (a linked list leaves one block on the work list at
+     * a time: a read each would be a system call a block); snap_off[i]
+     * is block i's offset in snap, NO_SNAP when it was not read ahead. */
+    uint8_t *snap;
+    uint64_t *snap_off;
     int late;
 };
 
@@ -160,6 +169,12 @@ static void drain(struct scan *s)
     uint32_t batch[BATCH_MAX];
     while (s->nwork && !past_deadline(s)) {
         uint32_t top = s->work[s->nwork - 1];
+        if (s->snap_off && s->snap_off[top] != NO_SNAP) {
+            s->nwork--;
+            scan_words(s, s->snap + s->snap_off[top], s->b[top].size);
+            s->st->block_bytes += s->b[top].size;
+            continue;
+        }
         if (s->b[top].size > READ_CHUNK / 2) {
             s->nwork--;
             scan_remote(s, s->b[top].addr, s->b[top].addr + s->b[top].size, &s->st->block_bytes);
@@ -168,7 +183,8 @@ static void drain(struct scan *s)
         size_t nb = 0, bytes = 0;
         while (s->nwork && nb < BATCH_MAX) {
             uint32_t i = s->work[s->nwork - 1];
-            if (s->b[i].size > READ_CHUNK / 2 || bytes + s->b[i].size > READ_CHUNK) {
+            if (s->b[i].size > READ_CHUNK / 2 || bytes + s->b[i].size > READ_CHUNK ||
+                (s->snap_off && s->snap_off[i] != NO_SNAP)) {
                 break;
             }
             s->nwork--;
@@ -208,6 +224,62 @@ static int arena_heap(struct scan *s, uint64_t start)
     return w && off >= 16 && off < 256;
 }
 
+/* Read the blocks ahead into s->snap when their runs take at most
+ * `max_bytes`: runs of blocks less than RUN_GAP apart, read whole (at most
+ * READ_CHUNK each, a call for up to BATCH_MAX runs). A run that cannot be
+ * read whole is left to the reads of the work list. */
+static void read_ahead(struct scan *s, uint64_t max_bytes)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < s->n;) {
+        size_t j = i + 1;
+        while (j < s->n && s->b[j].addr - block_end(&s->b[j - 1]) < RUN_GAP &&
+               block_end(&s->b[j]) - s->b[i].addr <= READ_CHUNK) {
+            j++;
+        }
+        total += block_end(&s->b[j - 1]) - s->b[i].addr;
+        i = j;
+    }
+    if (total > max_bytes) {
+        return;
+    }
+    s->snap = xmalloc(total ? total : 1);
+    s->snap_off = xmalloc(s->n * sizeof *s->snap_off);
+    static struct iovec local[BATCH_MAX], remote[BATCH_MAX];
+    static size_t first[BATCH_MAX + 1];
+    uint64_t at = 0;
+    for (size_t i = 0; i < s->n && !past_deadline(s);) {
+        size_t nr = 0, k = i;
+        while (k < s->n && nr < BATCH_MAX) {
+            size_t j = k + 1;
+            while (j < s->n && s->b[j].addr - block_end(&s->b[j - 1]) < RUN_GAP &&
+                   block_end(&s->b[j]) - s->b[k].addr <= READ_CHUNK) {
+                j++;
+            }
+            uint64_t len = block_end(&s->b[j - 1]) - s->b[k].addr;
+            first[nr] = k;
+            local[nr] = (struct iovec){s->snap + at, len};
+            remote[nr] = (struct iovec){(void *)(uintptr_t)s->b[k].addr, len};
+            nr++;
+            at += len;
+            k = j;
+        }
+        first[nr] = k;
+        ssize_t got = s->rd->readv(s->rd->ctx, local, remote, nr);
+        uint64_t done = got > 0 ? (uint64_t)got : 0;
+        for (size_t r = 0; r < nr; r++) {
+            int whole = done >= local[r].iov_len;
+            done = whole ? done - local[r].iov_len : 0;
+            for (size_t x = first[r]; x < first[r + 1]; x++) {
+                s->snap_off[x] =
+                    whole ? (uint64_t)((uint8_t *)local[r].iov_base - s->snap) + (s->b[x].addr - s->b[first[r]].addr)
+                          : NO_SNAP;
+            }
+        }
+        i = k;
+    }
+}
+
 /* A root range, without the words of live blocks when it may hold some. */
 static void scan_root(struct scan *s, const struct reach_range *r)
 {
@@ -238,7 +310,7 @@ static void scan_root(struct scan *s, const struct reach_range *r)
 
 int reach_classify(struct reach_block *b, size_t n, const struct reach_range *roots, size_t nroots,
                    const uint64_t *words, size_t nwords, const struct reach_reader *rd, uint64_t deadline_ns,
-                   struct reach_stats *st)
+                   uint64_t read_ahead_max, struct reach_stats *st)
 {
     memset(st, 0, sizeof *st);
     if (n == 0) {
@@ -253,6 +325,7 @@ int reach_classify(struct reach_block *b, size_t n, const struct reach_range *ro
         b[i].cls = REACH_UNMARKED;
         b[i].hit_inside = 0;
     }
+    read_ahead(&s, read_ahead_max);
     s.phase = PH_REACH;
     for (size_t i = 0; i < nwords; i++) {
         if (words[i] >= s.lo && words[i] < s.hi) {
@@ -281,5 +354,7 @@ int reach_classify(struct reach_block *b, size_t n, const struct reach_range *ro
     }
     free(s.work);
     free(s.buf);
+    free(s.snap);
+    free(s.snap_off);
     return s.late ? REACH_E_TIME : 0;
 }

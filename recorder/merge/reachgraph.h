@@ -5,8 +5,9 @@
  * unreachable by a conservative scan (docs/definitions.md,
  * "Reachability"). Knows nothing of processes or files: memrec hands it a
  * reader (process_vm_readv on a stopped program), the unit test a fake
- * memory. Memory: one byte of state and four of work list per block, plus
- * 1 MiB of read buffer. */
+ * memory. Memory: 8 bytes of read-ahead offset and four of work list per
+ * block, 1 MiB of read buffer, and the blocks' bytes read ahead when they
+ * fit the caller's bound. */
 #ifndef REACHGRAPH_H
 #define REACHGRAPH_H
 
@@ -73,10 +74,13 @@ struct reach_stats {
 /** Classify the `n` blocks of `b` (sorted by address, not overlapping)
  * from the roots: the ranges `roots` and the register values `words`,
  * reading memory through `rd`, giving up when CLOCK_MONOTONIC passes
- * `deadline_ns` (0: never). Sets every b[i].cls and returns 0, or
- * REACH_E_TIME. Dies (xmalloc) when memory runs out. */
+ * `deadline_ns` (0: never). The blocks are read ahead in a few large reads
+ * (runs of nearby blocks, the bytes between them too) when those take at
+ * most `read_ahead_max` bytes of memory, else as the scan comes to them,
+ * many to a call. Sets every b[i].cls and returns 0, or REACH_E_TIME. Dies
+ * (xmalloc) when memory runs out. */
 int reach_classify(struct reach_block *b, size_t n, const struct reach_range *roots, size_t nroots,
                    const uint64_t *words, size_t nwords, const struct reach_reader *rd, uint64_t deadline_ns,
-                   struct reach_stats *st);
+                   uint64_t read_ahead_max, struct reach_stats *st);
 
 #endif

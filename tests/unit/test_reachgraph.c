@@ -83,7 +83,7 @@ int main(void)
     bad_to = b[L].addr + 32;
     struct reach_reader rd = {fake_readv, NULL};
     struct reach_stats st;
-    int rc = reach_classify(all, NB + 1, roots, 2, regs, 2, &rd, 0, &st);
+    int rc = reach_classify(all, NB + 1, roots, 2, regs, 2, &rd, 0, 0, &st);
     CHECK_EQ(rc, 0);
     CHECK_EQ(all[A].cls, REACH_REACHABLE);
     CHECK_EQ(all[B].cls, REACH_REACHABLE);
@@ -102,10 +102,24 @@ int main(void)
     CHECK_EQ(st.unreadable_bytes, 32);
     CHECK_EQ(st.root_bytes, 10 * 8 + (100 * 8 - 16) + 2 * 8);
 
+    /* Read ahead (runs of nearby blocks in a few reads): the same classes;
+     * L's run cannot be read whole, so its blocks are read one by one. */
+    uint8_t first_cls[NB + 1];
+    for (int i = 0; i <= NB; i++) {
+        first_cls[i] = all[i].cls;
+    }
+    struct reach_stats st2;
+    CHECK_EQ(reach_classify(all, NB + 1, roots, 2, regs, 2, &rd, 0, 1 << 20, &st2), 0);
+    for (int i = 0; i <= NB; i++) {
+        CHECK_EQ(all[i].cls, first_cls[i]);
+    }
+    CHECK_EQ(st2.unreadable_bytes, 32);
+    CHECK_EQ(st2.block_bytes, st.block_bytes);
+
     /* A deadline already passed: given up, no class holds. */
-    rc = reach_classify(all, NB + 1, roots, 2, regs, 2, &rd, 1, &st);
+    rc = reach_classify(all, NB + 1, roots, 2, regs, 2, &rd, 1, 0, &st);
     CHECK_EQ(rc, REACH_E_TIME);
     /* No blocks: nothing to do. */
-    CHECK_EQ(reach_classify(all, 0, roots, 2, regs, 2, &rd, 0, &st), 0);
+    CHECK_EQ(reach_classify(all, 0, roots, 2, regs, 2, &rd, 0, 0, &st), 0);
     return check_summary("test_reachgraph");
 }
