@@ -87,7 +87,8 @@ void mpopts_usage(FILE *f)
                "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
                "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
                "                      leaked, allocated, mapped, time, growth (bytes/s of\n"
-               "                      steady growth) (default peak)\n"
+               "                      steady growth), unreachable (bytes leaked with no\n"
+               "                      pointer left at the end) (default peak)\n"
                "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
                "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
                "      --sizes         histogram of requested sizes instead of the report\n"
@@ -258,7 +259,7 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
             o->cost_set = 1;
             if (cost_parse(optarg, &o->cost) < 0) {
                 die_code(
-                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time or growth)",
+                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time, growth or unreachable)",
                     optarg);
             }
             break;
