@@ -13,7 +13,9 @@
  *                   reachable 1 MiB buffer: a conservative scan keeps them  reachable
  *   hidden          2 x 800 B whose addresses are stored XOR-ed           unreachable (direct)
  *   big_buffer      1 x 1 MiB held by a global                            reachable
- * It prints one line and exits with status 3 while the thread still runs. */
+ * It prints one line and exits with status 3 while the thread still runs.
+ * "reach wait": the same blocks, made once a byte comes on stdin (after
+ * memrec --pid attached), then it prints its line and waits to be killed. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -147,8 +149,9 @@ __attribute__((noinline)) static void build(void)
     (void)p;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int wait = argc > 1 && strcmp(argv[1], "wait") == 0;
     pthread_t t;
     pthread_create(&t, NULL, runner, NULL);
     pthread_mutex_lock(&mu);
@@ -156,10 +159,19 @@ int main(void)
         pthread_cond_wait(&cv, &mu);
     }
     pthread_mutex_unlock(&mu);
+    if (wait) {
+        char c;
+        if (read(0, &c, 1) != 1) {
+            return 1;
+        }
+    }
     build();
     scrub_stack();
     static const char msg[] = "reach: built\n";
     ssize_t k = write(1, msg, sizeof msg - 1);
     (void)k;
+    while (wait) {
+        pause();
+    }
     exit(3);
 }
