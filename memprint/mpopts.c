@@ -258,9 +258,10 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         case 'c':
             o->cost_set = 1;
             if (cost_parse(optarg, &o->cost) < 0) {
-                die_code(
-                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time, growth or unreachable)",
-                    optarg);
+                die_code(2,
+                         "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time, growth "
+                         "or unreachable)",
+                         optarg);
             }
             break;
         case OPT_SVG: o->svg = optarg; break;

@@ -156,9 +156,10 @@ int main(int argc, char **argv)
         }
         case 'c':
             if (cost_parse(optarg, &cost) < 0) {
-                die_code(
-                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time, growth or unreachable)",
-                    optarg);
+                die_code(2,
+                         "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time, growth "
+                         "or unreachable)",
+                         optarg);
             }
             break;
         case 'h': usage(stdout); return 0;
