@@ -40,7 +40,8 @@ int merge_reach_skipped(struct merge *m, unsigned status, uint64_t cost_ns)
 }
 
 /* Sort by address: a radix sort of the bytes in which the addresses
- * differ (a million blocks: 30 ms where qsort() took 400). */
+ * differ (a million blocks out of the map and sorted: 85-115 ms, where
+ * qsort() made it 400-700 ms). */
 static void sort_by_addr(struct reach_block *b, size_t n)
 {
     if (n < 2) {
@@ -179,7 +180,9 @@ int merge_reach(struct merge *m, const struct merge_reach_in *in, struct memfmt_
     r.u.reach.stopped_ns = in->stopped_ns && t1 > in->stopped_ns ? t1 - in->stopped_ns : 0;
     r.u.reach.cost_ns = in->asked_ns && t1 > in->asked_ns ? t1 - in->asked_ns : 0;
     rc = out(m, &r);
-    qsort(pt.recs, pt.n, sizeof *pt.recs, by_trace);
+    if (pt.n) {
+        qsort(pt.recs, pt.n, sizeof *pt.recs, by_trace); /* qsort(NULL, 0) is undefined */
+    }
     for (size_t i = 0; i < pt.n && rc == 0; i++) {
         rc = out(m, &pt.recs[i]);
     }
