@@ -105,8 +105,13 @@ struct memfmt_conn_ranges {
 
 struct memfmt_conn_reply {
     uint32_t magic;
-    int32_t status; /* 0: recorded, a descriptor comes with the reply; 1: not recorded */
+    /* 0: recorded, a descriptor comes with the reply (MEMFMT_CONN_REACH:
+     * done); 1: not recorded; MEMFMT_CONN_WORKING: the request is taken,
+     * the answer follows on the same connection */
+    int32_t status;
 };
+
+#define MEMFMT_CONN_WORKING 2
 
 /** One decoded wire event. */
 struct memfmt_wire_event {

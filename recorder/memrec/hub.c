@@ -157,6 +157,15 @@ void hub_reply(struct hub_request *req, int pipe_fd)
     reply(req, pipe_fd >= 0 ? 0 : 1, pipe_fd);
 }
 
+void hub_reply_working(struct hub_request *req)
+{
+    struct memfmt_conn_reply rep = {MEMFMT_CONN_MAGIC, MEMFMT_CONN_WORKING};
+    ssize_t k;
+    do {
+        k = send(req->fd, &rep, sizeof rep, MSG_NOSIGNAL);
+    } while (k < 0 && errno == EINTR);
+}
+
 void hub_reply_status(struct hub_request *req, int status)
 {
     reply(req, status, -1);

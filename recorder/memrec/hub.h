@@ -32,6 +32,9 @@ int hub_listen(char *name, size_t cap);
 int hub_accept(int lfd, struct hub_request *req);
 /** Answer: `pipe_fd` >= 0 hands that descriptor over, -1 refuses. */
 void hub_reply(struct hub_request *req, int pipe_fd);
+/** Say the request is taken and the answer follows (MEMFMT_CONN_WORKING),
+ * the connection left open for hub_reply_status(). */
+void hub_reply_working(struct hub_request *req);
 /** Answer without a descriptor: 0 done, 1 refused (MEMFMT_CONN_REACH). */
 void hub_reply_status(struct hub_request *req, int status);
 

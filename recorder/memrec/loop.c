@@ -87,6 +87,7 @@ void serve(struct session *s)
         if (req.kind == MEMFMT_CONN_REACH) {
             /* The program waits for the answer, at its very end. */
             if (r && !s->o->no_reachability) {
+                hub_reply_working(&req);
                 struct recording_reach_ask a = {req.own, req.nown, req.service_tid, PRELOAD_NAME, s->o->quiet};
                 recording_reach(r, &a);
             }

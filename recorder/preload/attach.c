@@ -137,7 +137,7 @@ static void attach_disarm(void)
          * out at once and memrec scans (it stops the program's threads,
          * this one waits in conn_reach()); then the detach as always. */
         buffer_go_direct();
-        conn_reach(30, service_tid());
+        conn_reach(init_reach_ack_ms(), 30, service_tid());
     }
     got_restore(NULL);
     service_stop();

@@ -95,10 +95,11 @@ int conn_move_high(int fd)
 }
 
 /* One request on memrec's socket and its reply, each way at most
- * `timeout_s` seconds, `extra` (when not NULL) as a second message after
- * the request. Returns 0 with the descriptor handed over in *got
+ * `first_ms` ms, then, once memrec said it works on it
+ * (MEMFMT_CONN_WORKING), `then_s` s for the answer; `extra` (when not
+ * NULL) as a second message after the request. Returns 0 with the descriptor handed over in *got
  * (-1: none), or -1 when memrec refused or did not answer. */
-static int ask(int kind, int timeout_s, const void *extra, size_t extra_len, int *got_fd)
+static int ask(int kind, int first_ms, int then_s, const void *extra, size_t extra_len, int *got_fd)
 {
     int result = -1;
     *got_fd = -1;
@@ -112,7 +113,7 @@ static int ask(int kind, int timeout_s, const void *extra, size_t extra_len, int
     memcpy(a.sun_path, sock_name, sock_len);
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sock_len);
     /* A memrec that hangs must not hang the program with it. */
-    struct timeval tv = {timeout_s, 0};
+    struct timeval tv = {first_ms / 1000, (first_ms % 1000) * 1000};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     int rc;
@@ -150,11 +151,20 @@ static int ask(int kind, int timeout_s, const void *extra, size_t extra_len, int
     msg.msg_iovlen = 1;
     msg.msg_control = ctl.buf;
     msg.msg_controllen = sizeof ctl.buf;
-    do {
-        k = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
-    } while (k < 0 && errno == EINTR);
-    if (k != (ssize_t)sizeof rep || rep.magic != MEMFMT_CONN_MAGIC) {
-        goto out;
+    for (int round = 0;; round++) {
+        do {
+            k = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
+        } while (k < 0 && errno == EINTR);
+        if (k != (ssize_t)sizeof rep || rep.magic != MEMFMT_CONN_MAGIC) {
+            goto out;
+        }
+        if (rep.status != MEMFMT_CONN_WORKING || round > 0) {
+            break;
+        }
+        /* memrec took the request and works on it: now the longer wait. */
+        struct timeval then = {then_s, 0};
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &then, sizeof then);
+        msg.msg_controllen = sizeof ctl.buf;
     }
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     int got = -1;
@@ -184,7 +194,7 @@ int conn_open(int kind)
     int saved_errno = errno;
     int got, fd = -1;
     /* memrec answers at once. */
-    if (ask(kind, 10, NULL, 0, &got) == 0 && got >= 0) {
+    if (ask(kind, 10000, 10, NULL, 0, &got) == 0 && got >= 0) {
         fd = conn_move_high(got);
         if (fd < 0) {
             fd = got; /* no room up there: a low descriptor beats no recording */
@@ -194,7 +204,7 @@ int conn_open(int kind)
     return fd;
 }
 
-int conn_reach(int timeout_s, int service_tid)
+int conn_reach(int ack_ms, int timeout_s, int service_tid)
 {
     if (!sock_len) {
         return -1;
@@ -211,7 +221,7 @@ int conn_reach(int timeout_s, int service_tid)
     own.h.complete = n >= 0;
     own.h.service_tid = service_tid;
     int got;
-    int rc = ask(MEMFMT_CONN_REACH, timeout_s, &own, sizeof own.h + own.h.count * sizeof own.r[0], &got);
+    int rc = ask(MEMFMT_CONN_REACH, ack_ms, timeout_s, &own, sizeof own.h + own.h.count * sizeof own.r[0], &got);
     if (got >= 0) {
         sys_close(got);
     }
