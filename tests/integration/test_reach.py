@@ -154,6 +154,13 @@ MEMTUI = os.path.join(BUILD, "memtui")
 r = run([MEMTUI, "--batch", out]) if os.path.exists(MEMTUI) else None
 if r is not None and r.returncode == 0:
     check("unreachable: " in r.stdout.decode(), "memtui --batch shows the split")
+    r = run([MEMTUI, "--batch", "--size", "120x80", out])
+    part = r.stdout.decode().split("MOST MEMORY UNREACHABLE")[-1].splitlines()[1:5]
+    check_eq([int(line.split()[0]) for line in part if line.strip() and line.split()[0].isdigit()],
+             [1600, 600, 240, 64], "memtui's summary: MOST MEMORY UNREACHABLE ranks the four unreachable stacks")
+    r = run([MEMTUI, "--batch", "-c", "unreachable", "-k", "2", out])
+    check(re.search(r"^\s+%d\s+0\s+100\.00%%\s+\S+ main" % UNREACHABLE, r.stdout.decode(), re.M),
+          "memtui's top-down tree by the unreachable cost: main holds all %d bytes" % UNREACHABLE)
 else:
     skip_part("memtui --batch", "memtui not built or no --batch")
 
