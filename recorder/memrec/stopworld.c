@@ -168,8 +168,13 @@ int stopworld_stop(struct stopworld *sw, pid_t pid, uint64_t deadline_ns, char *
             stopworld_resume(sw);
             return -1;
         }
+        if (k == 0 && sw->n) {
+            return 0;
+        }
         if (k == 0) {
-            return sw->n ? 0 : (snprintf(why, cap, "it has no thread left"), stopworld_resume(sw), -1);
+            snprintf(why, cap, "it has no thread left");
+            stopworld_resume(sw);
+            return -1;
         }
     }
     snprintf(why, cap, "it keeps starting threads");

@@ -65,7 +65,9 @@ struct merge_reach_in {
     uint64_t stopped_ns; /* when its threads were all stopped */
 };
 
-/* The most live blocks memrec classifies: 32 bytes each while it does. */
+/* The most live blocks memrec classifies: about 60 bytes of memrec's
+ * memory each while it does (the block, its sort, work list and
+ * read-ahead offset), besides MERGE_REACH_READ_AHEAD. */
 #define MERGE_REACH_MAX_BLOCKS ((uint64_t)1 << 24)
 /* The most memory memrec takes to read the live blocks ahead of the scan
  * (a few large reads instead of one per block of a linked list); a larger
