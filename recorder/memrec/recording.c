@@ -399,7 +399,8 @@ void recording_reach(struct recording *r, const struct recording_reach_ask *a)
     struct reach_range *roots = NULL;
     size_t nroots = 0;
     struct memfmt_record res = {0};
-    if (roots_collect(r->pid, sp, nsp, &skip, &roots, &nroots) != 0) {
+    /* A stopped thread's maps: an ended main thread's are empty. */
+    if (roots_collect(sw.n ? sw.tids[0] : r->pid, sp, nsp, &skip, &roots, &nroots) != 0) {
         snprintf(why, sizeof why, "cannot read its memory map: %s", strerror(errno));
         rc = merge_reach_skipped(r->merge, MEMFMT_REACH_NO_STOP, mono_ns() - t0);
         res.u.reach.status = MEMFMT_REACH_NO_STOP;

@@ -102,6 +102,24 @@ static int wait_stop(struct stopworld *sw, size_t i, uint64_t deadline)
     }
 }
 
+/* A thread that ended but is not reaped yet: a main thread that called
+ * pthread_exit() stays a zombie until the last thread ends. It cannot be
+ * seized, and it has no stack or registers left to read. */
+static int is_zombie(pid_t pid, pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        return 1; /* gone */
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *e = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
+    return e && (e[1] == ' ') && (e[2] == 'Z' || e[2] == 'X');
+}
+
 /* One pass over /proc/PID/task: seize and stop the threads not stopped
  * yet. Returns how many were new, or -1 with `why`. */
 static int stop_new(struct stopworld *sw, uint64_t deadline, char *why, size_t cap)
@@ -122,9 +140,11 @@ static int stop_new(struct stopworld *sw, uint64_t deadline, char *why, size_t c
             continue;
         }
         if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-            if (errno == ESRCH) {
+            int err = errno;
+            if (err == ESRCH || (err == EPERM && is_zombie(sw->pid, tid))) {
                 continue; /* it ended */
             }
+            errno = err;
             snprintf(why, cap, "cannot stop thread %d: %s", (int)tid, strerror(errno));
             closedir(d);
             return -1;
@@ -217,8 +237,11 @@ ssize_t stopworld_readv(void *ctx, const struct iovec *local, const struct iovec
 {
     const struct stopworld *sw = ctx;
     ssize_t k;
+    /* Through a live thread: a main thread that ended (pthread_exit) has
+     * no memory of its own any more, the process's is the threads'. */
+    pid_t via = sw->n ? sw->tids[0] : sw->pid;
     do {
-        k = process_vm_readv(sw->pid, local, n, remote, n, 0);
+        k = process_vm_readv(via, local, n, remote, n, 0);
     } while (k < 0 && errno == EINTR);
     return k;
 }

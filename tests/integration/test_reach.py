@@ -126,6 +126,18 @@ if rr.reach:
     check(x["stopped_ns"] > 0 and x["cost_ns"] >= x["stopped_ns"], "REACH says its times")
     check_eq(sum(t["unreachable_bytes"] for t in rr.reach_traces), UNREACHABLE, "REACH_TRACE records sum to REACH")
 
+# The main thread ended first (pthread_exit: a zombie that cannot be
+# seized and has no memory of its own): the scan goes through the others.
+o5 = os.path.join(d, "mainexit.zst")
+r = record([PROG, "mainexit"], o5)
+check_eq((r.returncode, r.stdout, r.stderr), (3, plain.stdout, b""), "mainexit: same output and status, no message")
+rm = Recording(o5, events=False).reach
+check(rm and rm[0]["status"] == 0, "mainexit: the scan was made")
+if rm:
+    check_eq((rm[0]["unreachable_bytes"], rm[0]["unreachable_blocks"], rm[0]["indirect_blocks"]),
+             (UNREACHABLE, UNREACHABLE_N, INDIRECT_N), "mainexit: the same unreachable figures")
+    check_eq(rm[0]["threads"], 2, "mainexit: the two live threads were read")
+
 # Turned off: no scan, and memprint says why there is no split.
 for how, env, extra in (("MEMREC_REACHABILITY=0", dict(os.environ, MEMREC_REACHABILITY="0"), ()),
                         ("--no-reachability", None, ("--no-reachability",))):

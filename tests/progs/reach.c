@@ -15,7 +15,10 @@
  *   big_buffer      1 x 1 MiB held by a global                            reachable
  * It prints one line and exits with status 3 while the thread still runs.
  * "reach wait": the same blocks, made once a byte comes on stdin (after
- * memrec --pid attached), then it prints its line and waits to be killed. */
+ * memrec --pid attached), then it prints its line and waits to be killed.
+ * "reach mainexit": the main thread ends with pthread_exit() first (it
+ * stays a zombie until the process ends) and another thread makes the
+ * blocks and calls exit(3). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -149,6 +152,17 @@ __attribute__((noinline)) static void build(void)
     (void)p;
 }
 
+static void *builder(void *arg)
+{
+    (void)arg;
+    build();
+    scrub_stack();
+    static const char msg[] = "reach: built\n";
+    ssize_t k = write(1, msg, sizeof msg - 1);
+    (void)k;
+    exit(3);
+}
+
 int main(int argc, char **argv)
 {
     int wait = argc > 1 && strcmp(argv[1], "wait") == 0;
@@ -159,6 +173,11 @@ int main(int argc, char **argv)
         pthread_cond_wait(&cv, &mu);
     }
     pthread_mutex_unlock(&mu);
+    if (argc > 1 && strcmp(argv[1], "mainexit") == 0) {
+        pthread_t b;
+        pthread_create(&b, NULL, builder, NULL);
+        pthread_exit(NULL);
+    }
     if (wait) {
         char c;
         if (read(0, &c, 1) != 1) {
