@@ -122,7 +122,10 @@ if rr.reach:
     check_eq(x["status"], 0, "REACH status: done")
     check_eq((x["unreachable_bytes"], x["unreachable_blocks"], x["indirect_bytes"], x["indirect_blocks"]),
              (UNREACHABLE, UNREACHABLE_N, INDIRECT, INDIRECT_N), "REACH's figures")
-    check_eq(x["threads"], 2, "two threads of the program stopped and read (the recorder's own left out)")
+    # The recorder's service thread is left out once it has run: a program
+    # this short may end before it was ever scheduled (then it counts).
+    check(x["threads"] in (2, 3), "two threads of the program stopped and read (the recorder's own left out): %d" %
+          x["threads"])
     check(x["stopped_ns"] > 0 and x["cost_ns"] >= x["stopped_ns"], "REACH says its times")
     check_eq(sum(t["unreachable_bytes"] for t in rr.reach_traces), UNREACHABLE, "REACH_TRACE records sum to REACH")
 
@@ -136,7 +139,8 @@ check(rm and rm[0]["status"] == 0, "mainexit: the scan was made")
 if rm:
     check_eq((rm[0]["unreachable_bytes"], rm[0]["unreachable_blocks"], rm[0]["indirect_blocks"]),
              (UNREACHABLE, UNREACHABLE_N, INDIRECT_N), "mainexit: the same unreachable figures")
-    check_eq(rm[0]["threads"], 2, "mainexit: the two live threads were read")
+    check(rm[0]["threads"] in (2, 3), "mainexit: the two live threads were read (and maybe the recorder's): %d" %
+          rm[0]["threads"])
 
 # Turned off: no scan, and memprint says why there is no split.
 for how, env, extra in (("MEMREC_REACHABILITY=0", dict(os.environ, MEMREC_REACHABILITY="0"), ()),
