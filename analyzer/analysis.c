@@ -51,10 +51,12 @@ struct pass {
     struct node_state *per_node; /* indexed by trace (node) */
     size_t per_node_cap;
     int stopped; /* the --at moment was reached: the rest is not read */
-    int skip_events; /* nothing restricted, only sizes asked: the model's accounting is the figures */
-    struct ts_values cur, hi;
+    int skip_events; /* nothing restricted (streaming): the model's accounting is the figures */
+    struct ts_values cur, hi; /* the series' values now, and the largest since the latest tick */
+    struct ts_log log; /* the series' ticks (timeseries.h), made into its points at the end */
     struct ts_group_values *gcur; /* series groups: each one's values now (NULL: none) */
-    struct ts_group_values *ghi; /* and when the heap last reached hi.heap */
+    struct ts_group_values *ghi; /* and when the heap last reached gpeak */
+    uint64_t gpeak; /* the heap's largest since the groups' latest point */
     struct memfmt_event out[EVENT_BATCH];
     size_t nout;
 };
@@ -172,9 +174,10 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info
     p->cur.heap += size;
     if (p->cur.heap > p->hi.heap) {
         p->hi.heap = p->cur.heap;
-        if (p->gcur) {
-            memcpy(p->ghi, p->gcur, p->q->series_groups * sizeof *p->gcur);
-        }
+    }
+    if (p->gcur && p->cur.heap > p->gpeak) {
+        p->gpeak = p->cur.heap;
+        memcpy(p->ghi, p->gcur, p->q->series_groups * sizeof *p->gcur);
     }
     p->hi.calls = ++p->cur.calls;
     if (p->a->sizes) {
@@ -276,11 +279,11 @@ static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
     if (p->a->growth) {
         growth_feed(p->a->growth, ev, n, p->ntraces, p->q->keep);
-        if (p->skip_events && !p->pair_mode && !p->a->series && !p->a->sizes) {
+        if (p->skip_events && !p->pair_mode && !p->q->series_points && !p->a->sizes) {
             return; /* nothing but growth asked */
         }
     }
-    if (p->skip_events && !p->pair_mode && !p->a->series && p->a->sizes) {
+    if (p->skip_events && !p->pair_mode && !p->q->series_points && p->a->sizes) {
         /* Nothing restricted, no series: only the histogram needs the
          * events (the heap total is the series'), in one tight loop. */
         for (size_t i = 0; i < n; i++) {
@@ -352,9 +355,15 @@ static void set_time(struct pass *p, uint64_t ms)
     if (ms <= p->now) {
         return;
     }
-    if (p->a->series) {
-        timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi);
-        timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
+    if (p->q->series_points) {
+        /* The groups' points are filled as the clock passes them (their
+         * series is made at the start, when the run's length is known);
+         * the values' only from the log, at the end. */
+        if (p->a->series && timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi) > 0) {
+            p->gpeak = p->cur.heap;
+        }
+        timeseries_log_tick(&p->log, ms, &p->cur, &p->hi);
+        p->hi = p->cur;
     }
     p->now = ms;
     if (p->a->growth) {
@@ -477,7 +486,9 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
         accounting_set_sample_rate(a->acct, m->sample_rate);
     }
     a->end_ms = end_ms;
-    if (q->series_points) {
+    if (q->series_points && q->series_group) {
+        /* Only with groups (never streamed): their points are filled
+         * during the pass; without, the series is made at the end. */
         a->series = timeseries_new(q->series_points, a->end_ms);
     }
     if (q->sizes) {
@@ -503,7 +514,7 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     p->a = a;
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
-    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points && !q->remap;
+    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->remap;
     /* Exactly one per node, zeroed by calloc: pages of nodes no event names are never touched. */
     p->per_node_cap = (size_t)m->nnodes + 1;
     p->per_node = xcalloc(p->per_node_cap, sizeof *p->per_node);
@@ -530,26 +541,41 @@ static void pass_record(struct pass *p, const struct memfmt_record *rec)
     }
 }
 
-static struct analysis *pass_finish(struct pass *p)
+/* What the pass keeps besides its figures. */
+static void pass_release(struct pass *p)
+{
+    timeseries_log_release(&p->log);
+    free(p->pairs);
+    free(p->gcur);
+    free(p->ghi);
+    free(p->per_node);
+    free(p);
+}
+
+/* The figures, ending at `end_ms`; `m` is the whole model (its
+ * accounting holds the events when the pass skipped them). */
+static struct analysis *pass_finish(struct pass *p, const struct model *m, uint64_t end_ms)
 {
     struct analysis *a = p->a;
     flush(p);
     accounting_finish(a->acct);
-    if (a->series) {
+    a->end_ms = end_ms;
+    if (p->q->series_points) {
+        if (!a->series) {
+            a->series = timeseries_new(p->q->series_points, end_ms);
+        }
         timeseries_reach_groups(a->series, UINT64_MAX, p->gcur, p->ghi);
-        timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
-        const struct acct_totals *t = accounting_totals(a->acct);
+        timeseries_fill(a->series, &p->log, &p->cur, &p->hi);
+        /* The peaks are the accounting's: the model's when the pass left
+         * the events to it. */
+        const struct acct_totals *t = accounting_totals(p->skip_events ? m->acct : a->acct);
         a->series->peak_bytes = t->peak_bytes;
         a->series->peak_ms = t->peak_ms;
         a->series->mapped_peak = t->mapped_peak;
         a->series->mapped_peak_ms = t->mapped_peak_ms;
         a->series->rss_peak = t->peak_rss;
     }
-    free(p->pairs);
-    free(p->gcur);
-    free(p->ghi);
-    free(p->per_node);
-    free(p);
+    pass_release(p);
     return a;
 }
 
@@ -599,7 +625,7 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
     }
     memfmt_reader_free(rd);
     free(evs);
-    *out = pass_finish(p);
+    *out = pass_finish(p, m, a->end_ms);
     if ((*out)->growth) {
         growth_finish((*out)->growth, (*out)->end_ms);
     }
@@ -615,7 +641,7 @@ struct analysis_stream {
 
 int analysis_streamable(const struct analysis_query *q)
 {
-    return query_ok(q) && !q->keep && !q->series_points && !q->thread && !q->remap;
+    return query_ok(q) && !q->keep && !q->series_group && !q->thread && !q->remap;
 }
 
 static void stream_events(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n)
@@ -658,8 +684,7 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
     if (!s->p) {
         s->p = pass_new(m, &s->q, 0); /* nothing was read */
     }
-    struct analysis *a = pass_finish(s->p);
-    a->end_ms = s->q.has_at ? s->q.at_ms : model_runtime_ms(m);
+    struct analysis *a = pass_finish(s->p, m, s->q.has_at ? s->q.at_ms : model_runtime_ms(m));
     if (a->growth) {
         growth_finish(a->growth, a->end_ms);
     }
@@ -667,6 +692,18 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
     a->stop_offset = m->stop_offset;
     free(s);
     return a;
+}
+
+void analysis_stream_free(struct analysis_stream *s)
+{
+    if (!s) {
+        return;
+    }
+    if (s->p) {
+        analysis_free(s->p->a);
+        pass_release(s->p);
+    }
+    free(s);
 }
 
 /* ---- function filter ---- */
