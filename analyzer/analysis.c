@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "idmap.h"
+#include "readahead.h"
 #include "util.h"
 
 #define EVENT_BATCH 512
@@ -275,6 +276,38 @@ static void growth_record(struct pass *p, uint64_t size, uint32_t trace, int fre
     }
 }
 
+/* The series alone, of every block (nothing restricted: the model
+ * accounts the events): what on_alloc() and on_free() do to the values,
+ * without a batch to emit, in one tight loop whose values stay in
+ * registers. A realloc is its free, then its allocation, as there. */
+static void series_events(struct pass *p, const struct memfmt_event *ev, size_t n)
+{
+    struct ts_values cur = p->cur, hi = p->hi;
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size = ev[i].size;
+        if (!(ev[i].flags & MEMFMT_EV_FREE)) {
+            if (size > ACCT_MAX_SIZE) {
+                bad++;
+                continue;
+            }
+            cur.heap += size;
+            cur.calls++;
+            hi.heap = cur.heap > hi.heap ? cur.heap : hi.heap;
+        } else if (ev[i].trace < p->ntraces) {
+            cur.heap = cur.heap >= size ? cur.heap - size : 0;
+            cur.temporary += (ev[i].flags & MEMFMT_EV_TEMPORARY) != 0;
+        } else {
+            bad++;
+        }
+    }
+    hi.calls = cur.calls;
+    hi.temporary = cur.temporary;
+    p->cur = cur;
+    p->hi = hi;
+    p->a->bad_events += bad;
+}
+
 static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
     if (p->a->growth) {
@@ -282,6 +315,10 @@ static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
         if (p->skip_events && !p->pair_mode && !p->q->series_points && !p->a->sizes) {
             return; /* nothing but growth asked */
         }
+    }
+    if (p->skip_events && !p->pair_mode && p->q->series_points && !p->gcur && !p->a->sizes) {
+        series_events(p, ev, n);
+        return;
     }
     if (p->skip_events && !p->pair_mode && !p->q->series_points && p->a->sizes) {
         /* Nothing restricted, no series: only the histogram needs the
@@ -596,15 +633,18 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
     struct pass *p = pass_new(m, q, q->has_at ? q->at_ms : model_runtime_ms(m));
     /* Everything is re-accounted here: the model's figures are not the query's. */
     p->skip_events = 0;
-    /* The batches carry no thread: with a thread chosen, read records. */
+    /* The batches carry no thread: with a thread chosen, read records.
+     * Batches are read and decoded on the second core (readahead.h). */
     struct memfmt_record rec;
-    struct memfmt_event *evs = xmalloc(EVENT_BATCH * sizeof *evs);
+    struct readahead *ra = q->thread ? NULL : readahead_new(rd);
+    const struct memfmt_record *r = &rec;
+    const struct memfmt_event *evs = NULL;
     size_t n = 0;
     while (!p->stopped) {
         if (q->thread) {
             rc = memfmt_read(rd, &rec);
         } else {
-            rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n);
+            rc = readahead_next(ra, &r, &evs, &n);
         }
         if (rc <= 0) {
             break;
@@ -612,9 +652,10 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         if (!q->thread && n > 0) {
             pass_events(p, evs, n);
         } else {
-            pass_record(p, &rec);
+            pass_record(p, r);
         }
     }
+    readahead_free(ra); /* the thread stops: the reader's offset is where it stopped */
     struct analysis *a = p->a;
     if (rc < 0) {
         a->stop_rc = rc;
@@ -624,7 +665,6 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         }
     }
     memfmt_reader_free(rd);
-    free(evs);
     *out = pass_finish(p, m, a->end_ms);
     if ((*out)->growth) {
         growth_finish((*out)->growth, (*out)->end_ms);
