@@ -103,8 +103,7 @@ static int read_slot(memfmt_reader *rd, struct ra_slot *s, int *wait)
             it->first = s->nrec++;
             *wait = !by_value(s->recs[it->first].tag);
         }
-        if (it->rc <= 0 || *wait || s->nitems == RA_ITEMS || s->nrec == RA_RECORDS ||
-            s->nev + RA_BATCH > RA_EVENTS) {
+        if (it->rc <= 0 || *wait || s->nitems == RA_ITEMS || s->nrec == RA_RECORDS || s->nev + RA_BATCH > RA_EVENTS) {
             return it->rc;
         }
     }
@@ -179,8 +178,7 @@ static int give(struct readahead *ra, struct ra_slot *s, const struct memfmt_rec
     return it->rc;
 }
 
-int readahead_next(struct readahead *ra, const struct memfmt_record **rec, const struct memfmt_event **ev,
-                   size_t *n)
+int readahead_next(struct readahead *ra, const struct memfmt_record **rec, const struct memfmt_event **ev, size_t *n)
 {
     *n = 0;
     if (ra->ended) {

@@ -38,8 +38,7 @@ struct readahead *readahead_new(memfmt_reader *rd);
 /** The next batch of events (*n > 0, *ev) or record (*n == 0, *rec), valid
  * until the next call. Returns as memfmt_read_batch(): 1, 0 at the end of
  * the data, < 0 for an error (and the same at every later call). */
-int readahead_next(struct readahead *ra, const struct memfmt_record **rec, const struct memfmt_event **ev,
-                   size_t *n);
+int readahead_next(struct readahead *ra, const struct memfmt_record **rec, const struct memfmt_event **ev, size_t *n);
 /** Stop the thread (at once, however far it read) and release; the reader
  * is the caller's again. Accepts NULL. */
 void readahead_free(struct readahead *ra);

@@ -101,7 +101,10 @@ struct ts_log {
 };
 #define TS_LOG_INIT                                                                                                    \
     {                                                                                                                  \
-        NULL, 0, 0, 0, 0, { 0, 0, 0, 0, 0 }                                                                            \
+        NULL, 0, 0, 0, 0,                                                                                              \
+        {                                                                                                              \
+            0, 0, 0, 0, 0                                                                                              \
+        }                                                                                                              \
     }
 /** For the builder: time moves on to `ms` (greater than the previous
  * tick's): `now` holds the values after every event stamped before `ms`,
