@@ -16,14 +16,15 @@
 /* Slots of the ring, and what a slot holds: the reader's batches end with
  * each EVENTS block (about a hundred events in a recording of a real
  * program), so a slot takes batches until it holds RA_EVENTS events or
- * RA_RECORDS records, in about 100 KiB; 8 slots, so that a wake hands over
- * 4 of them, some 16,000 events. */
+ * RA_RECORDS records (a deep tree's recording is millions of NODE
+ * records); 8 slots, so that a wake hands over 4 of them, some 16,000
+ * events or 500 records. About 2.4 MiB at most, touched as they fill. */
 #define RA_SLOTS 8
 #define RA_HALF (RA_SLOTS / 2)
 #define RA_BATCH 512
 #define RA_EVENTS 4096
-#define RA_RECORDS 16
-#define RA_ITEMS 64
+#define RA_RECORDS 128
+#define RA_ITEMS 256
 
 /* One answer of memfmt_read_batch(): events at ev[first..first + n), or
  * (n == 0) the record recs[first] when rc > 0. */
