@@ -53,8 +53,11 @@ struct pass {
     size_t per_node_cap;
     int stopped; /* the --at moment was reached: the rest is not read */
     int skip_events; /* nothing restricted (streaming): the model's accounting is the figures */
-    struct ts_values cur, hi; /* the series' values now, and the largest since the latest tick */
-    struct ts_log log; /* the series' ticks (timeseries.h), made into its points at the end */
+    /* The series' values now, and the largest since the latest tick (the
+     * log) or since the latest point (a series made at the start). */
+    struct ts_values cur, hi;
+    int direct; /* the run's length was known at the start: the series' points are filled as the clock passes them */
+    struct ts_log log; /* else the series' ticks (timeseries.h), made into its points at the end */
     struct ts_group_values *gcur; /* series groups: each one's values now (NULL: none) */
     struct ts_group_values *ghi; /* and when the heap last reached gpeak */
     uint64_t gpeak; /* the heap's largest since the groups' latest point */
@@ -392,13 +395,14 @@ static void set_time(struct pass *p, uint64_t ms)
     if (ms <= p->now) {
         return;
     }
-    if (p->q->series_points) {
-        /* The groups' points are filled as the clock passes them (their
-         * series is made at the start, when the run's length is known);
-         * the values' only from the log, at the end. */
-        if (p->a->series && timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi) > 0) {
+    if (p->direct && p->a->series) {
+        /* The points are known (analysis_run: the model is loaded). */
+        if (timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi) > 0) {
             p->gpeak = p->cur.heap;
         }
+        timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
+    } else if (p->q->series_points) {
+        /* Streaming: the run's length comes at the end; log the tick. */
         timeseries_log_tick(&p->log, ms, &p->cur, &p->hi);
         p->hi = p->cur;
     }
@@ -515,7 +519,7 @@ static int query_ok(const struct analysis_query *q)
 }
 
 /* A pass over `m`'s recording (which may still be loading: streaming). */
-static struct pass *pass_new(const struct model *m, const struct analysis_query *q, uint64_t end_ms)
+static struct pass *pass_new(const struct model *m, const struct analysis_query *q, uint64_t end_ms, int direct)
 {
     struct analysis *a = xcalloc(1, sizeof *a);
     a->acct = accounting_new(1);
@@ -523,9 +527,7 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
         accounting_set_sample_rate(a->acct, m->sample_rate);
     }
     a->end_ms = end_ms;
-    if (q->series_points && q->series_group) {
-        /* Only with groups (never streamed): their points are filled
-         * during the pass; without, the series is made at the end. */
+    if (q->series_points && direct) {
         a->series = timeseries_new(q->series_points, a->end_ms);
     }
     if (q->sizes) {
@@ -549,6 +551,7 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     p->q = q;
     p->m = m;
     p->a = a;
+    p->direct = direct;
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
     p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->remap;
@@ -597,12 +600,14 @@ static struct analysis *pass_finish(struct pass *p, const struct model *m, uint6
     flush(p);
     accounting_finish(a->acct);
     a->end_ms = end_ms;
-    if (p->q->series_points) {
-        if (!a->series) {
-            a->series = timeseries_new(p->q->series_points, end_ms);
-        }
-        timeseries_reach_groups(a->series, UINT64_MAX, p->gcur, p->ghi);
+    if (p->q->series_points && !p->direct && !p->log.overflow) {
+        a->series = timeseries_new(p->q->series_points, end_ms);
         timeseries_fill(a->series, &p->log, &p->cur, &p->hi);
+    } else if (a->series) {
+        timeseries_reach_groups(a->series, UINT64_MAX, p->gcur, p->ghi);
+        timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
+    }
+    if (a->series) {
         /* The peaks are the accounting's: the model's when the pass left
          * the events to it. */
         const struct acct_totals *t = accounting_totals(p->skip_events ? m->acct : a->acct);
@@ -630,7 +635,7 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         *err_errno = errno;
         return rc;
     }
-    struct pass *p = pass_new(m, q, q->has_at ? q->at_ms : model_runtime_ms(m));
+    struct pass *p = pass_new(m, q, q->has_at ? q->at_ms : model_runtime_ms(m), 1);
     /* Everything is re-accounted here: the model's figures are not the query's. */
     p->skip_events = 0;
     /* The batches carry no thread: with a thread chosen, read records.
@@ -688,7 +693,7 @@ static void stream_events(void *ctx, const struct model *m, const struct memfmt_
 {
     struct analysis_stream *s = ctx;
     if (!s->p) {
-        s->p = pass_new(m, &s->q, 0);
+        s->p = pass_new(m, &s->q, 0, 0);
     }
     pass_events(s->p, ev, n);
 }
@@ -697,7 +702,7 @@ static void stream_record(void *ctx, const struct model *m, const struct memfmt_
 {
     struct analysis_stream *s = ctx;
     if (!s->p) {
-        s->p = pass_new(m, &s->q, 0);
+        s->p = pass_new(m, &s->q, 0, 0);
     }
     pass_record(s->p, rec);
 }
@@ -722,7 +727,7 @@ struct analysis_stream *analysis_stream_new(const struct analysis_query *q, stru
 struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m)
 {
     if (!s->p) {
-        s->p = pass_new(m, &s->q, 0); /* nothing was read */
+        s->p = pass_new(m, &s->q, 0, 0); /* nothing was read */
     }
     struct analysis *a = pass_finish(s->p, m, s->q.has_at ? s->q.at_ms : model_runtime_ms(m));
     if (a->growth) {

@@ -135,7 +135,9 @@ int analysis_streamable(const struct analysis_query *q);
  * model_load_hooked(); NULL when `q` is not streamable. */
 struct analysis_stream *analysis_stream_new(const struct analysis_query *q, struct model_hook *hook);
 /** After model_load_hooked() returned 0 with `m`: the figures (free with
- * analysis_free()); `s` is freed. stop_rc and stop_offset are the model's. */
+ * analysis_free()); `s` is freed. stop_rc and stop_offset are the model's.
+ * A series asked for is NULL when its log passed TS_LOG_MAX_BYTES (a file
+ * of millions of clock ticks): run the query with analysis_run() then. */
 struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m);
 /** Drop a stream without its figures (model_load_hooked() failed);
  * accepts NULL. */

@@ -95,6 +95,17 @@ static uint64_t above(uint64_t hi, uint64_t a, uint64_t b)
 
 void timeseries_log_tick(struct ts_log *l, uint64_t ms, const struct ts_values *now, const struct ts_values *hi)
 {
+    if (l->overflow) {
+        return;
+    }
+    /* A tick takes 90 bytes at most (9 varints). */
+    if (l->len + 90 > (l->max_bytes ? l->max_bytes : TS_LOG_MAX_BYTES)) {
+        free(l->buf);
+        l->buf = NULL;
+        l->len = l->cap = 0;
+        l->overflow = 1;
+        return;
+    }
     const struct ts_values *w = &l->last;
     put(l, ms - l->ms);
     put(l, zig(now->heap, w->heap));
@@ -157,6 +168,12 @@ void timeseries_fill(struct timeseries *s, const struct ts_log *l, const struct 
     seg.mapped = max2(seg.mapped, max2(now->mapped, at.mapped));
     seg.rss = max2(seg.rss, max2(now->rss, at.rss));
     reach(s, UINT64_MAX, now, &seg, &acc);
+}
+
+void timeseries_reach(struct timeseries *s, uint64_t ms, const struct ts_values *now, struct ts_values *hi)
+{
+    /* `hi` is already the largest since the point before: no segment to add. */
+    reach(s, ms, now, hi, hi);
 }
 
 void timeseries_log_release(struct ts_log *l)

@@ -98,21 +98,27 @@ struct ts_log {
     uint64_t ticks;
     uint64_t ms; /* the latest tick's time */
     struct ts_values last; /* and its values */
+    /* Set once the log would pass max_bytes (0: TS_LOG_MAX_BYTES): the
+     * ticks are dropped, and the series must come from a pass that knows
+     * the run's length (timeseries_reach()). */
+    int overflow;
+    size_t max_bytes;
 };
+/* Over 3 million ticks, some 9 hours of a run at memrec's 100 a second: a
+ * file with more (a hostile one) costs a second pass, not unbounded memory. */
+#define TS_LOG_MAX_BYTES ((size_t)64 << 20)
 #define TS_LOG_INIT                                                                                                    \
     {                                                                                                                  \
-        NULL, 0, 0, 0, 0,                                                                                              \
-        {                                                                                                              \
-            0, 0, 0, 0, 0                                                                                              \
-        }                                                                                                              \
+        NULL, 0, 0, 0, 0, {0, 0, 0, 0, 0}, 0, 0                                                                        \
     }
 /** For the builder: time moves on to `ms` (greater than the previous
  * tick's): `now` holds the values after every event stamped before `ms`,
  * `hi` the largest heap, mapped and rss since the previous tick (its
  * values included; the first tick: since the start, from 0). Calls and
- * temporary never decrease: `now`'s are taken. O(1), a few bytes. */
+ * temporary never decrease: `now`'s are taken. O(1), a few bytes; past the
+ * log's bound, none (overflow set, the log emptied). */
 void timeseries_log_tick(struct ts_log *l, uint64_t ms, const struct ts_values *now, const struct ts_values *hi);
-/** Fill every point of `s` not filled yet from the log: each point takes
+/** Fill every point of `s` not filled yet from the log (not overflowed): each point takes
  * the values after every event stamped at or before its time and the
  * largest since the point before (timeseries.h, struct ts_point); `now`
  * and `hi` are the values at the end of the data and the largest since
@@ -120,6 +126,13 @@ void timeseries_log_tick(struct ts_log *l, uint64_t ms, const struct ts_values *
  * O(ticks + points). */
 void timeseries_fill(struct timeseries *s, const struct ts_log *l, const struct ts_values *now,
                      const struct ts_values *hi);
+/** For a builder that knows the run's length (the series made at its
+ * start): time moves on to `ms` (events from now on are stamped `ms` or
+ * later): every point before `ms` not filled yet takes `now` as its value
+ * and `hi` as its maximum, `hi` being reset to `now` after each.
+ * O(points filled). Pass UINT64_MAX at the end of the data. The same
+ * points as the log's. */
+void timeseries_reach(struct timeseries *s, uint64_t ms, const struct ts_values *now, struct ts_values *hi);
 /** Release the log's bytes (the struct may be reused after TS_LOG_INIT). */
 void timeseries_log_release(struct ts_log *l);
 

@@ -350,6 +350,11 @@ static int build(const struct load_params *p, struct built *b, int *err_errno)
     }
     if (st) {
         b->whole = analysis_stream_finish(st, b->m);
+        if (!b->whole->series) {
+            /* Too many clock ticks to log (analysis.h): a pass below. */
+            analysis_free(b->whole);
+            b->whole = NULL;
+        }
     }
     b->fr = frames_new(b->m);
     if (!b->fr) {
@@ -364,7 +369,7 @@ static int build(const struct load_params *p, struct built *b, int *err_errno)
     }
     /* The chart's series now, while loading, so that no key waits for a
      * pass over the file; the same pass fits the growth the tree needs. */
-    if (!st) {
+    if (!b->whole) {
         b->whole = series_pass(p->path, b->m, b->keep, p->filter.thread);
     }
     make_tree(b, p);

@@ -5,8 +5,10 @@
  * the points computed here from their definition (timeseries.h, struct
  * ts_point) over the whole list of events: the values after every event
  * stamped at or before the point's time, the largest since the point
- * before. Values up to 2^64 - 1 and clocks up to 2^63 check that the
- * delta coding is exact at the edges. */
+ * before; and the points of a series that knew the run's length from the
+ * start (timeseries_reach()). Values up to 2^64 - 1 and clocks up to 2^63
+ * check that the delta coding is exact at the edges; a small bound, that
+ * the log stops past it. */
 #include "timeseries.h"
 
 #include <stdlib.h>
@@ -64,16 +66,16 @@ static void reference(const struct moment *mo, size_t n, uint32_t npoints, uint6
     timeseries_free(grid);
 }
 
-/* A run of `nev` events and ticks, `big`: values near 2^64 and clock
- * steps near 2^62. */
-static void one_run(size_t nev, int big, uint32_t npoints, int end_after)
+/* The events and ticks of one run (from the generator's state now), fed
+ * to the log when `direct` is NULL, else to `direct`, a series made with
+ * the run's length known (timeseries_reach()). Returns the moments in
+ * `mo`, their count, the clock and the values at the end. */
+static size_t drive(size_t nev, int big, struct ts_log *log, struct timeseries *direct, struct moment *mo,
+                    uint64_t *now_out, struct ts_values *cur_out, struct ts_values *hi_out)
 {
-    struct moment *mo = calloc(nev + 1, sizeof *mo);
-    struct ts_log log = TS_LOG_INIT;
     struct ts_values cur = {0, 0, 0, 0, 0}, hi = cur;
     uint64_t now = 0;
     size_t n = 0;
-    uint64_t ticks = 0;
     for (size_t e = 0; e < nev; e++) {
         uint64_t r = rnd();
         uint64_t amount = big ? rnd() >> (r % 3) : (rnd() % 5000);
@@ -84,9 +86,12 @@ static void one_run(size_t nev, int big, uint32_t npoints, int end_after)
                 continue;
             }
             now += step;
-            timeseries_log_tick(&log, now, &cur, &hi);
-            hi = cur;
-            ticks++;
+            if (direct) {
+                timeseries_reach(direct, now, &cur, &hi);
+            } else {
+                timeseries_log_tick(log, now, &cur, &hi);
+                hi = cur;
+            }
             continue;
         }
         case 1:
@@ -112,25 +117,78 @@ static void one_run(size_t nev, int big, uint32_t npoints, int end_after)
         mo[n].v = cur;
         n++;
     }
-    CHECK_EQ(log.ticks, ticks);
+    if (direct) {
+        timeseries_reach(direct, UINT64_MAX, &cur, &hi);
+    }
+    *now_out = now;
+    *cur_out = cur;
+    *hi_out = hi;
+    return n;
+}
+
+/* A run of `nev` events and ticks, `big`: values near 2^64 and clock
+ * steps near 2^62. The log's points, and those of a series that knew the
+ * run's length, against the definition. */
+static void one_run(size_t nev, int big, uint32_t npoints, int end_after)
+{
+    struct moment *mo = calloc(nev + 1, sizeof *mo);
+    struct ts_log log = TS_LOG_INIT;
+    struct ts_values cur, hi;
+    uint64_t now;
+    uint64_t start = rng_state;
+    size_t n = drive(nev, big, &log, NULL, mo, &now, &cur, &hi);
     /* The run's end: the last tick, or a while after it. */
     uint64_t end_ms = now + (end_after && now < UINT64_MAX / 2 ? 1 + rnd() % 100 : 0);
+    uint64_t after = rng_state;
     struct timeseries *s = timeseries_new(npoints, end_ms);
     timeseries_fill(s, &log, &cur, &hi);
     struct ts_point *want = calloc(npoints, sizeof *want);
     reference(mo, n, npoints, end_ms, want);
     CHECK_EQ(s->filled, npoints);
+    CHECK(!log.overflow);
     uint32_t bad = 0;
     for (uint32_t i = 0; i < npoints; i++) {
         bad += memcmp(&s->points[i], &want[i], sizeof want[i]) != 0;
     }
     CHECK_EQ(bad, 0);
     /* A few bytes a tick, not a point's 88. */
-    CHECK(log.len <= (size_t)(ticks + 1) * (big ? 90 : 24));
+    CHECK(log.len <= (size_t)(log.ticks + 1) * (big ? 90 : 24));
+    /* The same run again, its length known from the start. */
+    rng_state = start;
+    struct timeseries *d = timeseries_new(npoints, end_ms);
+    drive(nev, big, NULL, d, mo, &now, &cur, &hi);
+    rng_state = after;
+    CHECK_EQ(d->filled, npoints);
+    bad = 0;
+    for (uint32_t i = 0; i < npoints; i++) {
+        bad += memcmp(&d->points[i], &want[i], sizeof want[i]) != 0;
+    }
+    CHECK_EQ(bad, 0);
+    timeseries_free(d);
     free(want);
     timeseries_free(s);
     timeseries_log_release(&log);
     free(mo);
+}
+
+/* Past its bound the log drops its ticks and says so. */
+static void test_overflow(void)
+{
+    struct ts_log log = TS_LOG_INIT;
+    log.max_bytes = 1000;
+    struct ts_values v = {0, 0, 0, 0, 0};
+    uint64_t k;
+    for (k = 1; k < 1000 && !log.overflow; k++) {
+        v.heap = k * 100000;
+        v.calls = k;
+        timeseries_log_tick(&log, k, &v, &v);
+    }
+    CHECK(log.overflow);
+    CHECK(log.buf == NULL && log.len == 0);
+    CHECK(k > 20 && k < 1000);
+    timeseries_log_tick(&log, k + 1, &v, &v);
+    CHECK(log.overflow && log.len == 0);
+    timeseries_log_release(&log);
 }
 
 /* No tick at all: every point takes the end's values. */
@@ -194,6 +252,7 @@ int main(void)
 {
     test_no_tick();
     test_by_hand();
+    test_overflow();
     static const uint32_t npoints[] = {1, 2, 3, 7, 50, 333, 2000};
     for (int round = 0; round < 40; round++) {
         for (size_t k = 0; k < sizeof npoints / sizeof npoints[0]; k++) {
