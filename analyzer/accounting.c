@@ -360,6 +360,65 @@ uint64_t accounting_feed_events(struct accounting *a, const struct memfmt_event 
     return bad;
 }
 
+/* The scan's totals: the latest REACH wins (one per recording; a second
+ * one, from a later scan, replaces the first and its stacks' figures). */
+static void take_reach(struct accounting *a, const struct memfmt_record *r)
+{
+    struct acct_totals *t = &a->t;
+    t->has_reach = 1;
+    t->reach_status = r->u.reach.status;
+    int done = r->u.reach.status == MEMFMT_REACH_DONE;
+    /* Sampled, the blocks known are a sample: no figure (the status says so). */
+    done = done && !a->sampled;
+    t->unreachable_bytes = done ? r->u.reach.unreachable_bytes : 0;
+    t->unreachable_blocks = done ? r->u.reach.unreachable_blocks : 0;
+    t->indirect_bytes = done ? r->u.reach.indirect_bytes : 0;
+    t->indirect_blocks = done ? r->u.reach.indirect_blocks : 0;
+    t->possible_bytes = done ? r->u.reach.possible_bytes : 0;
+    t->possible_blocks = done ? r->u.reach.possible_blocks : 0;
+    /* No more unreachable than leaked: a corrupt file cannot make the
+     * reachable part negative. */
+    if (t->unreachable_bytes > t->live_bytes || t->unreachable_blocks > t->live_blocks) {
+        t->unreachable_bytes = t->live_bytes;
+        t->unreachable_blocks = t->live_blocks;
+        t->indirect_bytes = t->indirect_bytes < t->unreachable_bytes ? t->indirect_bytes : t->unreachable_bytes;
+        t->indirect_blocks = t->indirect_blocks < t->unreachable_blocks ? t->indirect_blocks : t->unreachable_blocks;
+    }
+    t->reach_cost_ns = r->u.reach.cost_ns;
+    t->reach_stopped_ns = r->u.reach.stopped_ns;
+    t->reach_threads = r->u.reach.threads;
+    t->reach_root_bytes = r->u.reach.root_bytes;
+    for (size_t i = 0; i < a->costs.n; i++) {
+        struct acct_cost *c = &a->costs.v[i];
+        c->unreachable = c->unreachable_blocks = c->indirect = c->indirect_blocks = 0;
+        c->possible = c->possible_blocks = 0;
+    }
+}
+
+/* One stack's figures; only after its REACH, for a trace that has blocks
+ * live (the stack's live figures bound them). */
+static void take_reach_trace(struct accounting *a, const struct memfmt_record *r)
+{
+    uint32_t trace = r->u.reach_trace.trace;
+    if (!a->per_trace || !a->t.has_reach || a->t.reach_status != MEMFMT_REACH_DONE || a->sampled ||
+        trace >= a->ntraces) {
+        return;
+    }
+    if (trace >= a->costs.slot_cap || a->costs.slot[trace] == 0) {
+        return;
+    }
+    struct acct_cost *c = &a->costs.v[a->costs.slot[trace] - 1];
+    uint64_t ub = r->u.reach_trace.unreachable_bytes, un = r->u.reach_trace.unreachable_blocks;
+    c->unreachable = ub < c->live ? ub : c->live;
+    c->unreachable_blocks = un < c->live_blocks ? un : c->live_blocks;
+    c->indirect = r->u.reach_trace.indirect_bytes < c->unreachable ? r->u.reach_trace.indirect_bytes : c->unreachable;
+    c->indirect_blocks = r->u.reach_trace.indirect_blocks < c->unreachable_blocks ? r->u.reach_trace.indirect_blocks
+                                                                                  : c->unreachable_blocks;
+    uint64_t left = c->live - c->unreachable, left_n = c->live_blocks - c->unreachable_blocks;
+    c->possible = r->u.reach_trace.possible_bytes < left ? r->u.reach_trace.possible_bytes : left;
+    c->possible_blocks = r->u.reach_trace.possible_blocks < left_n ? r->u.reach_trace.possible_blocks : left_n;
+}
+
 static void feed_other(struct accounting *a, const struct memfmt_record *r)
 {
     switch (r->tag) {
@@ -378,6 +437,8 @@ static void feed_other(struct accounting *a, const struct memfmt_record *r)
             a->t.last_ms = r->u.end.runtime_ms;
         }
         break;
+    case MEMFMT_REC_REACH: take_reach(a, r); break;
+    case MEMFMT_REC_REACH_TRACE: take_reach_trace(a, r); break;
     default: break;
     }
 }

@@ -36,6 +36,17 @@ struct acct_totals {
      * allocator by the calls counted (their frees' included); 0 when the
      * file is not timed. Sampled: an estimate, weighted as the calls are. */
     uint64_t time_ns;
+    /* The reachability of the blocks live at the end (REACH record,
+     * memrec's scan: docs/definitions.md, "Reachability"); has_reach 0:
+     * the recording has none. The figures hold when reach_status is
+     * MEMFMT_REACH_DONE. */
+    int has_reach;
+    uint32_t reach_status; /* enum memfmt_reach_status */
+    uint64_t unreachable_bytes, unreachable_blocks; /* indirect included */
+    uint64_t indirect_bytes, indirect_blocks;
+    uint64_t possible_bytes, possible_blocks; /* reachable only through pointers into blocks' middles */
+    uint64_t reach_cost_ns, reach_stopped_ns; /* the scan's time, and how long the program stood stopped */
+    uint64_t reach_threads, reach_root_bytes;
 };
 
 /* Per-trace costs (trace = leaf node id). */
@@ -57,6 +68,11 @@ struct acct_cost {
      * the frees of their blocks (a free names its block's allocation
      * trace: docs/definitions.md, "Allocator time"). */
     uint64_t time_ns;
+    /* Of its blocks live at the end (REACH_TRACE): unreachable ones
+     * (indirect included), and those only possibly reachable. */
+    uint64_t unreachable, unreachable_blocks;
+    uint64_t indirect, indirect_blocks;
+    uint64_t possible, possible_blocks;
 };
 
 /* An event's time as accounted: a record's 64-bit time is saturated as the

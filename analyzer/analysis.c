@@ -481,6 +481,15 @@ static int on_record(struct pass *p, const struct memfmt_record *r)
         on_realloc(p, &old, &now, thread_ok);
         return 0;
     }
+    case MEMFMT_REC_REACH:
+    case MEMFMT_REC_REACH_TRACE:
+        /* What was reachable at the end is the whole run's: a window,
+         * a thread or a stack filter keeps only some of those blocks, so
+         * their figures are the model's alone (unfiltered, it equals it). */
+        if (!p->q->has_window && !p->q->has_at && !p->q->thread && !p->q->keep) {
+            accounting_feed(p->a->acct, r);
+        }
+        return 0;
     case MEMFMT_REC_PROCESS:
         /* The sample rate is the model's, set before the first event
          * (streaming: the model has just read it). */

@@ -4,8 +4,8 @@
 
 #include <string.h>
 
-static const char *const names[COST_NTYPES] = {"calls",     "temporary", "peak", "leaked",
-                                               "allocated", "mapped",    "time", "growth"};
+static const char *const names[COST_NTYPES] = {"calls",  "temporary", "peak",   "leaked",     "allocated",
+                                               "mapped", "time",      "growth", "unreachable"};
 
 void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *out)
 {
@@ -21,6 +21,7 @@ void cost_of_trace(const struct accounting *a, uint32_t trace, struct cost_vec *
     out->v[COST_ALLOCATED] = c->allocated;
     out->v[COST_MAPPED] = accounting_mapped_at_peak(a, trace);
     out->v[COST_TIME] = c->time_ns;
+    out->v[COST_UNREACHABLE] = c->unreachable;
 }
 
 void cost_of_trace_in(const struct accounting *a, const struct growth *g, uint32_t trace, struct cost_vec *out)
@@ -42,6 +43,7 @@ uint64_t cost_total(const struct accounting *a, enum cost_type c)
     case COST_ALLOCATED: return t->allocated_bytes;
     case COST_MAPPED: return t->mapped_peak;
     case COST_TIME: return t->time_ns;
+    case COST_UNREACHABLE: return t->unreachable_bytes;
     default: return 0;
     }
 }

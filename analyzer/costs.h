@@ -21,6 +21,7 @@ enum cost_type {
     COST_MAPPED, /* bytes directly mapped at the moment of the mapped peak */
     COST_TIME, /* nanoseconds in the allocator (memrec --time; 0 when not timed) */
     COST_GROWTH, /* bytes per second of steady growth (growth_trace_cost(); 0 without a growth fit) */
+    COST_UNREACHABLE, /* bytes leaked with no pointer left to them (memrec's scan at the end; 0 without one) */
     COST_NTYPES,
 };
 
@@ -44,7 +45,7 @@ void cost_of_trace_in(const struct accounting *a, const struct growth *g, uint32
  * for COST_GROWTH, which is no accounting figure: growth_costs_total()). */
 uint64_t cost_total(const struct accounting *a, enum cost_type c);
 /** Name of a cost type as on the command line ("calls", "temporary",
- * "peak", "leaked", "allocated", "mapped", "time", "growth"); "" for a
+ * "peak", "leaked", "allocated", "mapped", "time", "growth", "unreachable"); "" for a
  * bad value. */
 const char *cost_name(enum cost_type c);
 /** Parse a name given by cost_name(). Returns 0 with *out set, or -1. */

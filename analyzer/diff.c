@@ -277,10 +277,12 @@ static const char *const change_titles[COST_NTYPES] = {
     "PEAK MAPPED MEMORY",
     "TIME IN THE ALLOCATOR (ns)",
     "MEMORY GROWTH (bytes/s)",
+    "MEMORY LEAKED UNREACHABLE",
 };
 static const char *const summary_names[COST_NTYPES] = {
-    "calls to allocation functions", "temporary allocations", "peak heap memory consumption", "total memory leaked",
-    "total bytes allocated",         "peak mapped memory",    "time in the allocator (ns)",   "steady growth (bytes/s)",
+    "calls to allocation functions", "temporary allocations",   "peak heap memory consumption",
+    "total memory leaked",           "total bytes allocated",   "peak mapped memory",
+    "time in the allocator (ns)",    "steady growth (bytes/s)", "unreachable at the end",
 };
 
 /* Names are frames_name_dup()'s, escaped already; files come from the

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "growth.h"
+#include "report.h"
 
 /* The order of the JSON summary; append new figures at the end of a group
  * and keep this table and figures_collect() in step (the count is checked
@@ -44,6 +45,15 @@ static const char *const names[] = {
     "cpu_user_ns",
     "cpu_sys_ns",
     "growth_bytes_per_s",
+    "unreachable_bytes",
+    "unreachable_allocations",
+    "indirectly_unreachable_bytes",
+    "indirectly_unreachable_allocations",
+    "reachable_bytes",
+    "reachable_allocations",
+    "possibly_reachable_bytes",
+    "possibly_reachable_allocations",
+    "reachability_scan_ns",
 };
 
 _Static_assert(sizeof names / sizeof names[0] == FIGURES_COUNT, "figures: names[] and FIGURES_COUNT differ");
@@ -90,6 +100,17 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
     uint64_t sb = supp ? supp->bytes : 0, sn = supp ? supp->blocks : 0;
     sb = sb < t->live_bytes ? sb : t->live_bytes;
     sn = sn < t->live_blocks ? sn : t->live_blocks;
+    /* Reachability: the whole run's, as memrec classified it, less the
+     * suppressed stacks' share; reachable is the rest of what is leaked. */
+    int reach = a == m->acct && report_has_reach(m);
+    uint64_t ub = t->unreachable_bytes, un = t->unreachable_blocks;
+    uint64_t sub = supp ? supp->unreachable_bytes : 0, sun = supp ? supp->unreachable_blocks : 0;
+    sub = sub < ub ? sub : ub;
+    sun = sun < un ? sun : un;
+    ub -= sub;
+    un -= sun;
+    uint64_t rb = t->live_bytes - sb > ub ? t->live_bytes - sb - ub : 0;
+    uint64_t rn = t->live_blocks - sn > un ? t->live_blocks - sn - un : 0;
     /* -1: no baseline (not attached, or an allocator without mallinfo2). */
     int64_t v[FIGURES_COUNT] = {
         m->header.version,
@@ -124,6 +145,15 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
         s64(m->end.cpu_user_ns),
         s64(m->end.cpu_sys_ns),
         growth_rate(m),
+        s64(ub),
+        s64(un),
+        s64(t->indirect_bytes < ub ? t->indirect_bytes : ub),
+        s64(t->indirect_blocks < un ? t->indirect_blocks : un),
+        s64(rb),
+        s64(rn),
+        s64(t->possible_bytes < rb ? t->possible_bytes : rb),
+        s64(t->possible_blocks < rn ? t->possible_blocks : rn),
+        s64(t->reach_cost_ns),
     };
     for (size_t i = 0; i < FIGURES_COUNT; i++) {
         out[i].name = names[i];
@@ -139,4 +169,10 @@ void figures_collect(const struct model *m, const struct accounting *a, const st
     out[figures_find("cpu_user_ns")].measured = cpu;
     out[figures_find("cpu_sys_ns")].measured = cpu;
     out[figures_find("growth_bytes_per_s")].measured = m->growth && growth_npoints(m->growth) >= 3;
+    /* Only where memrec classified the leaked blocks (JSON null otherwise:
+     * a sampled recording, no scan, a window or filter). */
+    for (int i = figures_find("unreachable_bytes"); i <= figures_find("possibly_reachable_allocations"); i++) {
+        out[i].measured = reach;
+    }
+    out[figures_find("reachability_scan_ns")].measured = a == m->acct && t->has_reach;
 }

@@ -14,6 +14,7 @@
  * and leaked_allocations and shown as suppressed_leaked_*. */
 struct figures_suppressed {
     uint64_t bytes, blocks;
+    uint64_t unreachable_bytes, unreachable_blocks; /* of those, unreachable (the recording classified them) */
 };
 
 struct figure {
@@ -23,7 +24,7 @@ struct figure {
 };
 
 /* How many figures there are: the same list for every recording. */
-#define FIGURES_COUNT 32
+#define FIGURES_COUNT 41
 
 /** Fill `out` (FIGURES_COUNT entries) with the figures of `m` as counted by
  * `a` (m->acct for the whole run, or an analysis's accounting for a window

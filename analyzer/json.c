@@ -137,6 +137,10 @@ void report_print_json(const struct report *r, const struct report_options *o, F
     growth_summary(r, f);
     struct layout_ctx lc = {r, o};
     rssgap_print_json(&m->rssgap, m->sample_rate != 0, layout_members, &lc, f);
+    int reach = report_has_reach(m);
+    if (r->leaked_unreachable) {
+        fputs(", \"leaked_ranking\": \"unreachable\"", f);
+    }
     fputs(", \"sections\": {", f);
     int first = 1;
     for (int s = 0; s < REPORT_NSECTIONS; s++) {
@@ -154,6 +158,12 @@ void report_print_json(const struct report *r, const struct report_options *o, F
             field_u(f, "allocated_bytes", st->allocated, 1);
             field_u(f, "leaked_bytes", st->leaked, 1);
             field_u(f, "leaked_allocations", st->leaked_blocks, 1);
+            if (reach) {
+                field_u(f, "unreachable_bytes", st->unreachable, 1);
+                field_u(f, "unreachable_allocations", st->unreachable_blocks, 1);
+                field_u(f, "indirectly_unreachable_bytes", st->indirect, 1);
+                field_u(f, "possibly_reachable_bytes", st->possible, 1);
+            }
             field_u(f, "peak_bytes", st->peak, 1);
             field_u(f, "mapped_peak_bytes", st->mapped_peak, 1);
             field_u(f, "mapped_at_end_bytes", st->mapped_end, 1);

@@ -410,13 +410,17 @@ uint32_t report_path_step(const struct report *r, uint32_t p, const struct sym_f
     return ix->paths[p].parent;
 }
 
+/* MOST MEMORY LEAKED's cost while ranking it by unreachable bytes
+ * (report_rank_unreachable()). */
+static int sort_unreachable;
+
 uint64_t report_cost(const struct report_stack *st, enum report_section s)
 {
     switch (s) {
     case REPORT_CALLS: return st->calls;
     case REPORT_PEAK: return st->peak;
     case REPORT_TEMPORARY: return st->temporary;
-    case REPORT_LEAKED: return st->leaked;
+    case REPORT_LEAKED: return sort_unreachable ? st->unreachable : st->leaked;
     case REPORT_MAPPED: return st->mapped_peak;
     case REPORT_ALLOCATED: return st->allocated;
     case REPORT_TIME: return st->time_ns;
@@ -562,6 +566,12 @@ struct report *report_new(const struct model *m)
         st->mapped_end += c->mapped;
         st->mapping_calls += c->mapping_calls;
         st->time_ns += c->time_ns;
+        st->unreachable += c->unreachable;
+        st->unreachable_blocks += c->unreachable_blocks;
+        st->indirect += c->indirect;
+        st->indirect_blocks += c->indirect_blocks;
+        st->possible += c->possible;
+        st->possible_blocks += c->possible_blocks;
     }
     free(stack_of);
     if (m->growth) {
@@ -583,6 +593,49 @@ struct report *report_new(const struct model *m)
         r->nranked[s] = k;
     }
     return r;
+}
+
+int report_has_reach(const struct model *m)
+{
+    const struct acct_totals *t = accounting_totals(m->acct);
+    return t->has_reach && t->reach_status == MEMFMT_REACH_DONE && !m->sample_rate;
+}
+
+const char *report_reach_missing(const struct model *m)
+{
+    const struct acct_totals *t = accounting_totals(m->acct);
+    if (m->sample_rate) {
+        return "not available in a sampled recording (only the sampled blocks are known)";
+    }
+    if (!t->has_reach) {
+        return "not classified (no scan at a normal end: the program was killed, called _exit, was detached, "
+               "or ran with --no-reachability or an older memrec)";
+    }
+    switch (t->reach_status) {
+    case MEMFMT_REACH_DONE: return NULL;
+    case MEMFMT_REACH_TOO_BIG: return "not classified (more live blocks than memrec scans)";
+    case MEMFMT_REACH_TOO_SLOW: return "not classified (memrec's scan passed its time bound and was given up)";
+    case MEMFMT_REACH_NO_STOP: return "not classified (memrec could not stop or read the program)";
+    case MEMFMT_REACH_SAMPLED: return "not available in a sampled recording (only the sampled blocks are known)";
+    default: return "not classified (a scan status this memprint does not know)";
+    }
+}
+
+void report_rank_unreachable(struct report *r)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < r->nstacks; i++) {
+        if (r->stacks[i].unreachable > 0) {
+            r->ranked[REPORT_LEAKED][k++] = i;
+        }
+    }
+    sort_base = r->stacks;
+    sort_section = REPORT_LEAKED;
+    sort_unreachable = 1;
+    qsort(r->ranked[REPORT_LEAKED], k, sizeof *r->ranked[REPORT_LEAKED], by_cost);
+    sort_unreachable = 0;
+    r->nranked[REPORT_LEAKED] = k;
+    r->leaked_unreachable = 1;
 }
 
 void report_free(struct report *r)
@@ -682,6 +735,38 @@ static double per_second(uint64_t n, uint64_t ms)
     return ms ? (double)n * 1000.0 / (double)ms : 0.0;
 }
 
+/* A leaked entry's share: what of it is unreachable (and indirectly so),
+ * possibly reachable, reachable. */
+static void print_reach_share(const struct report_stack *st, FILE *out)
+{
+    char b1[32];
+    uint64_t reach_n = st->leaked_blocks - st->unreachable_blocks;
+    if (st->unreachable_blocks && reach_n == 0) {
+        fprintf(out, ": unreachable");
+    } else if (st->unreachable_blocks) {
+        fprintf(out, ": %s (%llu bytes) in %llu %s unreachable", util_bytes(b1, sizeof b1, st->unreachable),
+                (unsigned long long)st->unreachable, (unsigned long long)st->unreachable_blocks,
+                util_plural(st->unreachable_blocks, "block", "blocks"));
+    }
+    if (st->indirect_blocks == st->unreachable_blocks && st->indirect_blocks) {
+        fprintf(out, " (indirectly)");
+    } else if (st->indirect_blocks) {
+        fprintf(out, " (%llu indirectly)", (unsigned long long)st->indirect_blocks);
+    }
+    if (reach_n == 0) {
+        return;
+    }
+    fprintf(out, st->unreachable_blocks ? ", the rest " : ": ");
+    if (st->possible_blocks == reach_n) {
+        fprintf(out, "possibly reachable (through interior pointers only)");
+    } else if (st->possible_blocks) {
+        fprintf(out, "reachable (%llu %s possibly, through interior pointers only)",
+                (unsigned long long)st->possible_blocks, util_plural(st->possible_blocks, "block", "blocks"));
+    } else {
+        fprintf(out, "reachable");
+    }
+}
+
 /* One entry's cost line; `est` ("~" when sampling) marks estimates. */
 static void print_cost(const struct report_stack *st, enum report_section s, const struct acct_totals *t,
                        const char *est, FILE *out)
@@ -703,9 +788,13 @@ static void print_cost(const struct report_stack *st, enum report_section s, con
                 (unsigned long long)st->calls, st->calls ? 100.0 * (double)st->temporary / (double)st->calls : 0.0);
         break;
     case REPORT_LEAKED:
-        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu %s\n", est, util_bytes(b1, sizeof b1, st->leaked),
+        fprintf(out, "  %s%s (%llu bytes) leaked in %s%llu %s", est, util_bytes(b1, sizeof b1, st->leaked),
                 (unsigned long long)st->leaked, est, (unsigned long long)st->leaked_blocks,
                 util_plural(st->leaked_blocks, "block", "blocks"));
+        if (t->has_reach && t->reach_status == MEMFMT_REACH_DONE && !*est) {
+            print_reach_share(st, out);
+        }
+        fputc('\n', out);
         break;
     case REPORT_ALLOCATED:
         fprintf(out, "  %s%s (%llu bytes) allocated in %s%llu calls\n", est, util_bytes(b1, sizeof b1, st->allocated),
@@ -874,6 +963,37 @@ void report_print_growth(const struct model *m, const struct growth *g, FILE *ou
             (double)growth_from_ms(g) / 1000.0, f.r2);
 }
 
+/* The split of the leaked figure by reachability: one line. A window's or
+ * filter's accounting has no split (only the whole run was classified). */
+static void print_reach_summary(const struct model *m, const struct accounting *a, const struct acct_totals *t,
+                                FILE *out)
+{
+    char b1[32], b2[32];
+    if (t->live_blocks == 0) {
+        return;
+    }
+    if (a != m->acct) {
+        if (report_has_reach(m)) {
+            fprintf(out, "  reachability: for the whole run only (without a window or filter)\n");
+        }
+        return;
+    }
+    const char *missing = report_reach_missing(m);
+    if (missing) {
+        fprintf(out, "  reachability: %s\n", missing);
+        return;
+    }
+    uint64_t rb = t->live_bytes - t->unreachable_bytes, rn = t->live_blocks - t->unreachable_blocks;
+    /* Two lines, each within 80 columns: memtui shows them as they are. */
+    fprintf(out, "  unreachable: %s (%llu bytes) in %llu %s", util_bytes(b1, sizeof b1, t->unreachable_bytes),
+            (unsigned long long)t->unreachable_bytes, (unsigned long long)t->unreachable_blocks,
+            util_plural(t->unreachable_blocks, "block", "blocks"));
+    fprintf(out, " (%llu indirectly)\n", (unsigned long long)t->indirect_blocks);
+    fprintf(out, "  reachable: %s (%llu bytes) in %llu %s (%llu possibly)\n", util_bytes(b2, sizeof b2, rb),
+            (unsigned long long)rb, (unsigned long long)rn, util_plural(rn, "block", "blocks"),
+            (unsigned long long)t->possible_blocks);
+}
+
 void report_print_summary(const struct model *m, const struct accounting *a, FILE *out)
 {
     const struct acct_totals *t = accounting_totals(a);
@@ -883,10 +1003,9 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     esc_text_fputs(m->cmdline && *m->cmdline ? m->cmdline : (m->exe ? m->exe : "?"), out);
     fprintf(out, " (pid %u), %s\n", m->pid, end_text(m, b2, sizeof b2));
     if (m->header.flags & MEMFMT_HF_ATTACHED) {
-        fprintf(out,
-                "attached to the running process: blocks allocated before are unknown; %llu frees of such blocks "
-                "are not counted\n",
-                (unsigned long long)m->unmatched_frees);
+        fprintf(out, "attached to the running process: blocks allocated before are unknown; %llu %s not counted\n",
+                (unsigned long long)m->unmatched_frees,
+                m->unmatched_frees == 1 ? "free of such a block is" : "frees of such blocks are");
     }
     print_lost(m, out);
     if (m->pack) {
@@ -930,6 +1049,7 @@ void report_print_summary(const struct model *m, const struct accounting *a, FIL
     fprintf(out, "total memory leaked: %s%s (%llu bytes) in %s%llu %s\n", est, util_bytes(b1, sizeof b1, t->live_bytes),
             (unsigned long long)t->live_bytes, est, (unsigned long long)t->live_blocks,
             util_plural(t->live_blocks, "block", "blocks"));
+    print_reach_summary(m, a, t, out);
     fprintf(out, "total bytes allocated: %s%s (%llu bytes)\n", calls_est, util_bytes(b1, sizeof b1, bytes),
             (unsigned long long)bytes);
     /* Direct mappings, beside the heap and never in its figures. */
@@ -990,7 +1110,12 @@ void report_print_text(const struct report *r, const struct report_options *o, F
         if (!report_section_shown(r, o, (enum report_section)s)) {
             continue;
         }
-        fprintf(out, "\n%s\n", report_title((enum report_section)s));
+        fprintf(out, "\n%s%s\n", report_title((enum report_section)s),
+                s == REPORT_LEAKED && r->leaked_unreachable ? " (UNREACHABLE ONLY)" : "");
+        if (s == REPORT_LEAKED && r->leaked_unreachable && report_reach_missing(m)) {
+            fprintf(out, "  reachability: %s\n", report_reach_missing(m));
+            continue;
+        }
         if (s == REPORT_TIME && !(m->header.flags & MEMFMT_HF_TIMED)) {
             fprintf(out, "  allocator time: not recorded (memrec --time)\n");
             continue;

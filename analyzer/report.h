@@ -37,6 +37,10 @@ struct report_stack {
     uint64_t calls, temporary, allocated, leaked, leaked_blocks, peak;
     uint64_t mapped_peak, mapped_end, mapping_calls; /* direct mappings */
     uint64_t time_ns; /* allocator time of its calls and of its blocks' frees */
+    /* Of its leaked blocks, when the recording classified them (REACH): the
+     * unreachable ones (indirect included) and the only possibly
+     * reachable ones (accounting.h). */
+    uint64_t unreachable, unreachable_blocks, indirect, indirect_blocks, possible, possible_blocks;
     /* Growth of its live bytes over the window (growth.h), its traces'
      * series summed; `grows` when the fit counts as growth. */
     struct growth_fit growth;
@@ -57,6 +61,9 @@ struct report {
     /* Sampled: stacks whose live bytes rose (fitted rate > 0) with fewer
      * than GROWTH_MIN_SAMPLES sampled allocations in the window. */
     uint32_t growth_undersampled;
+    /* MOST MEMORY LEAKED ranks the unreachable bytes only
+     * (report_rank_unreachable()). */
+    int leaked_unreachable;
     /* Trace -> index into stacks + 1 (0: a trace with no cost): report_stack_of(). */
     uint32_t *stack_of_trace;
     uint32_t ntraces;
@@ -67,6 +74,7 @@ struct report_options {
     int max_frames; /* frames printed per stack */
     unsigned sections; /* 0: every section; else bit s for section s (the summary is always printed) */
     int full_names; /* text: C++ names as they are, not shortened (names.h) */
+    int unreachable; /* MOST MEMORY LEAKED: only the unreachable bytes, ranked (report_rank_unreachable()) */
     const char *note; /* text: one more line after the summary, or NULL */
     const char *json_extra; /* JSON: members added to the object (", \"k\": v..."), or NULL */
     struct figures_suppressed suppressed; /* JSON: leaks matched by suppressions (suppress.h), not in leaked_* */
@@ -77,6 +85,17 @@ struct report_options {
 struct report *report_new(const struct model *m);
 /** Release; accepts NULL. */
 void report_free(struct report *r);
+/** 1 when the recording's leaked blocks were classified (a REACH record
+ * with status MEMFMT_REACH_DONE, not sampled): the figures of reachability
+ * hold. */
+int report_has_reach(const struct model *m);
+/** Rank MOST MEMORY LEAKED by unreachable bytes, keeping only the stacks
+ * with some (memprint --unreachable): what LeakSanitizer reports. Call
+ * before suppressions are applied (suppress.h). */
+void report_rank_unreachable(struct report *r);
+/** What the summary says instead of the split when the leaked blocks were
+ * not classified ("not classified: ..."), or NULL when they were. */
+const char *report_reach_missing(const struct model *m);
 /** The first `max` frames of `st`, innermost first, into `out`; returns
  * how many (min(max, st->nframes)). Strings belong to the symbolizer and
  * live as long as the report. A gap marker (frames dropped by the depth

@@ -321,6 +321,8 @@ void suppress_apply(struct suppressions *s, struct report *r)
         p->bytes += st->leaked;
         s->total.blocks += st->leaked_blocks;
         s->total.bytes += st->leaked;
+        s->total.unreachable_blocks += st->unreachable_blocks;
+        s->total.unreachable_bytes += st->unreachable;
         xgrow((void **)&s->matched, &s->matched_cap, s->nmatched + 1, sizeof *s->matched);
         s->matched[s->nmatched++] = (struct supp_match){ranked[i], hit};
     }

@@ -53,6 +53,8 @@ enum memfmt_tag {
     /* 20 to 23 are kept for later pack records. */
     MEMFMT_REC_LOST = 24, /* events the recorder dropped (memrec --max-wait), and when */
     MEMFMT_REC_LAYOUT = 25, /* memrec's view of glibc's main heap from the live blocks' addresses */
+    MEMFMT_REC_REACH = 26, /* the live blocks' reachability at the program's end: totals (memrec's scan) */
+    MEMFMT_REC_REACH_TRACE = 27, /* after REACH: one stack's blocks that are not plainly reachable */
 
     /* Events. They are never stored as records of their own: the writer
      * packs them into EVENTS blocks and the reader hands them out one by
@@ -149,6 +151,16 @@ struct memfmt_pack_frame {
     uint32_t file; /* PACK_STRING id of the source file; 0 = unknown */
     uint32_t line; /* 0 = unknown */
     uint32_t flags; /* enum memfmt_pack_frame_flags; readers ignore unknown bits */
+};
+
+/* REACH: what came of the reachability scan (docs/format.md, "Reachability"). */
+enum memfmt_reach_status {
+    MEMFMT_REACH_DONE = 0, /* every live block was classified; the figures hold */
+    MEMFMT_REACH_TOO_BIG = 1, /* skipped: the live blocks or the bytes to read were above memrec's bound */
+    MEMFMT_REACH_TOO_SLOW = 2, /* given up: the scan passed its time bound (no figure is kept) */
+    MEMFMT_REACH_NO_STOP = 3, /* skipped: the threads could not be stopped or read (ptrace refused) */
+    MEMFMT_REACH_SAMPLED = 4, /* not available: a sampled recording knows only its sampled blocks */
+    MEMFMT_REACH_COUNT = 5,
 };
 
 /* LAYOUT: the heaps a record lays out. */
@@ -324,6 +336,35 @@ struct memfmt_record {
             uint32_t ntops;
             struct memfmt_layout_top tops[MEMFMT_MAX_LAYOUT];
         } layout;
+        struct {
+            /* memrec's conservative scan of the live blocks as the program
+             * ended: docs/format.md, "Reachability". Bytes are requested
+             * bytes; "blocks" count live blocks. */
+            uint32_t status; /* enum memfmt_reach_status; the figures are 0 unless DONE */
+            uint64_t reachable_bytes; /* a chain of pointers from a root leads to them (possible_* included) */
+            uint64_t reachable_blocks;
+            uint64_t possible_bytes; /* of those, only through a pointer into a block's middle somewhere */
+            uint64_t possible_blocks;
+            uint64_t unreachable_bytes; /* no chain from a root (indirect_* included) */
+            uint64_t unreachable_blocks;
+            uint64_t indirect_bytes; /* of those, pointed to from another unreachable block */
+            uint64_t indirect_blocks;
+            uint64_t root_bytes; /* bytes of roots read: module data, stacks, TLS, registers */
+            uint64_t threads; /* threads stopped and read */
+            uint64_t stopped_ns; /* how long the program's threads were stopped (CLOCK_MONOTONIC) */
+            uint64_t cost_ns; /* the whole scan, from the program's request to its answer */
+        } reach;
+        struct {
+            /* One stack's live blocks that are unreachable or only
+             * possibly reachable; REACH's totals are these summed. */
+            uint32_t trace; /* leaf node id, 0 = no stack */
+            uint64_t unreachable_bytes; /* indirect_* included */
+            uint64_t unreachable_blocks;
+            uint64_t indirect_bytes;
+            uint64_t indirect_blocks;
+            uint64_t possible_bytes;
+            uint64_t possible_blocks;
+        } reach_trace;
         struct {
             uint32_t thread; /* the thread that made the call */
             uint32_t kind; /* enum memfmt_map_kind */

@@ -78,6 +78,11 @@ enum memfmt_wire_tag {
 enum memfmt_conn_kind {
     MEMFMT_CONN_START = 1, /* a process image starts: the first one, after exec, in a fork child */
     MEMFMT_CONN_REOPEN = 2, /* the image lost its descriptor (the program closed or replaced it) */
+    /* The program ends normally (after its exit handlers and destructors)
+     * and its events are all in the pipe: memrec classifies its live
+     * blocks (reachability), stopping it meanwhile, then answers with no
+     * descriptor (status 0: the scan ran or was skipped; 1: not recorded). */
+    MEMFMT_CONN_REACH = 3,
 };
 
 struct memfmt_conn_request {
@@ -86,10 +91,27 @@ struct memfmt_conn_request {
     int32_t pid, ppid;
 };
 
+/* MEMFMT_CONN_REACH: the second message after the request, the
+ * recorder's own mappings (`count` {start, len} pairs of u64 follow) and
+ * its service thread, which memrec leaves out of the roots. */
+#define MEMFMT_CONN_MAX_RANGES 1024
+
+struct memfmt_conn_ranges {
+    uint32_t count;
+    uint32_t complete; /* 0: the recorder made more mappings than it could list */
+    int32_t service_tid; /* 0: none */
+    uint32_t pad;
+};
+
 struct memfmt_conn_reply {
     uint32_t magic;
-    int32_t status; /* 0: recorded, a descriptor comes with the reply; 1: not recorded */
+    /* 0: recorded, a descriptor comes with the reply (MEMFMT_CONN_REACH:
+     * done); 1: not recorded; MEMFMT_CONN_WORKING: the request is taken,
+     * the answer follows on the same connection */
+    int32_t status;
 };
+
+#define MEMFMT_CONN_WORKING 2
 
 /** One decoded wire event. */
 struct memfmt_wire_event {

@@ -153,6 +153,30 @@ static void put_payload(struct out *o, const struct memfmt_record *r)
             put_u(o, r->u.layout.tops[i].live_blocks);
         }
         break;
+    case MEMFMT_REC_REACH:
+        put_u(o, r->u.reach.status);
+        put_u(o, r->u.reach.reachable_bytes);
+        put_u(o, r->u.reach.reachable_blocks);
+        put_u(o, r->u.reach.possible_bytes);
+        put_u(o, r->u.reach.possible_blocks);
+        put_u(o, r->u.reach.unreachable_bytes);
+        put_u(o, r->u.reach.unreachable_blocks);
+        put_u(o, r->u.reach.indirect_bytes);
+        put_u(o, r->u.reach.indirect_blocks);
+        put_u(o, r->u.reach.root_bytes);
+        put_u(o, r->u.reach.threads);
+        put_u(o, r->u.reach.stopped_ns);
+        put_u(o, r->u.reach.cost_ns);
+        break;
+    case MEMFMT_REC_REACH_TRACE:
+        put_u(o, r->u.reach_trace.trace);
+        put_u(o, r->u.reach_trace.unreachable_bytes);
+        put_u(o, r->u.reach_trace.unreachable_blocks);
+        put_u(o, r->u.reach_trace.indirect_bytes);
+        put_u(o, r->u.reach_trace.indirect_blocks);
+        put_u(o, r->u.reach_trace.possible_bytes);
+        put_u(o, r->u.reach_trace.possible_blocks);
+        break;
     case MEMFMT_REC_MAP:
         put_u(o, r->u.map.thread);
         put_u(o, r->u.map.kind);
@@ -395,6 +419,42 @@ static void get_payload(struct in *in, struct memfmt_record *r)
             r->u.layout.tops[i].held_pages = get_u(in);
             r->u.layout.tops[i].free_pages = get_u(in);
             r->u.layout.tops[i].live_blocks = get_u(in);
+        }
+        break;
+    case MEMFMT_REC_REACH:
+        r->u.reach.status = get_u32(in);
+        r->u.reach.reachable_bytes = get_u(in);
+        r->u.reach.reachable_blocks = get_u(in);
+        r->u.reach.possible_bytes = get_u(in);
+        r->u.reach.possible_blocks = get_u(in);
+        r->u.reach.unreachable_bytes = get_u(in);
+        r->u.reach.unreachable_blocks = get_u(in);
+        r->u.reach.indirect_bytes = get_u(in);
+        r->u.reach.indirect_blocks = get_u(in);
+        r->u.reach.root_bytes = get_u(in);
+        r->u.reach.threads = get_u(in);
+        r->u.reach.stopped_ns = get_u(in);
+        r->u.reach.cost_ns = get_u(in);
+        /* The parts are within their wholes; a status from a later version
+         * is taken as "not classified". */
+        if (r->u.reach.possible_bytes > r->u.reach.reachable_bytes ||
+            r->u.reach.possible_blocks > r->u.reach.reachable_blocks ||
+            r->u.reach.indirect_bytes > r->u.reach.unreachable_bytes ||
+            r->u.reach.indirect_blocks > r->u.reach.unreachable_blocks) {
+            in->rc = MEMFMT_E_CORRUPT;
+        }
+        break;
+    case MEMFMT_REC_REACH_TRACE:
+        r->u.reach_trace.trace = get_u32(in);
+        r->u.reach_trace.unreachable_bytes = get_u(in);
+        r->u.reach_trace.unreachable_blocks = get_u(in);
+        r->u.reach_trace.indirect_bytes = get_u(in);
+        r->u.reach_trace.indirect_blocks = get_u(in);
+        r->u.reach_trace.possible_bytes = get_u(in);
+        r->u.reach_trace.possible_blocks = get_u(in);
+        if (r->u.reach_trace.indirect_bytes > r->u.reach_trace.unreachable_bytes ||
+            r->u.reach_trace.indirect_blocks > r->u.reach_trace.unreachable_blocks) {
+            in->rc = MEMFMT_E_CORRUPT;
         }
         break;
     case MEMFMT_REC_MAP:

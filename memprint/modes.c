@@ -222,6 +222,9 @@ int mode_report(const struct opts *o, const char *path)
         ro.json_extra = s.json[0] ? s.json : NULL;
         struct suppressions sup = SUPPRESSIONS_INIT;
         modes_load_suppressions(&o->gate, s.m, &sup, 0);
+        if (ro.unreachable) {
+            report_rank_unreachable(r);
+        }
         suppress_apply(&sup, r);
         ro.suppressed = sup.total;
         char note[1024];

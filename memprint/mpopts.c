@@ -76,6 +76,8 @@ void mpopts_usage(FILE *f)
                "      --sections LIST ranked sections to print, comma-separated: calls, peak,\n"
                "                      temporary, leaked, allocated, mapped, time, growth (default\n"
                "                      all; time: only in recordings made with memrec --time)\n"
+               "      --unreachable   MOST MEMORY LEAKED ranks only the unreachable blocks (no\n"
+               "                      pointer left to them at the end), as LeakSanitizer reports\n"
                "      --full-names    C++ names in full (text shortens long template lists)\n"
                "      --threads       add a section of each thread's calls, peak contribution and\n"
                "                      leaks (a second pass over the file; whole run only)\n"
@@ -85,7 +87,8 @@ void mpopts_usage(FILE *f)
                "      --svg OUT       write an interactive SVG flame graph to OUT ('-': stdout)\n"
                "  -c, --cost TYPE     cost of --folded and --svg: calls, temporary, peak,\n"
                "                      leaked, allocated, mapped, time, growth (bytes/s of\n"
-               "                      steady growth) (default peak)\n"
+               "                      steady growth), unreachable (bytes leaked with no\n"
+               "                      pointer left at the end) (default peak)\n"
                "      --flame         --svg: root at the bottom (default: icicle, root on top)\n"
                "      --reverse       --svg: allocation sites first (bottom-up tree)\n"
                "      --sizes         histogram of requested sizes instead of the report\n"
@@ -156,6 +159,7 @@ enum {
     OPT_EXCLUDE,
     OPT_FULL_NAMES,
     OPT_SECTIONS,
+    OPT_UNREACHABLE,
     OPT_GROUP,
     OPT_THREADS,
     OPT_BY_STACK,
@@ -220,6 +224,7 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         {"exclude", required_argument, NULL, OPT_EXCLUDE},
         {"full-names", no_argument, NULL, OPT_FULL_NAMES},
         {"sections", required_argument, NULL, OPT_SECTIONS},
+        {"unreachable", no_argument, NULL, OPT_UNREACHABLE},
         {"group", required_argument, NULL, OPT_GROUP},
         {"threads", no_argument, NULL, OPT_THREADS},
         {"by-stack", no_argument, NULL, OPT_BY_STACK},
@@ -253,9 +258,10 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         case 'c':
             o->cost_set = 1;
             if (cost_parse(optarg, &o->cost) < 0) {
-                die_code(
-                    2, "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time or growth)",
-                    optarg);
+                die_code(2,
+                         "invalid cost '%s' (expected calls, temporary, peak, leaked, allocated, mapped, time, growth "
+                         "or unreachable)",
+                         optarg);
             }
             break;
         case OPT_SVG: o->svg = optarg; break;
@@ -283,6 +289,7 @@ enum mpopts_result mpopts_parse(int argc, char **argv, struct opts *o)
         case OPT_EXCLUDE: o->exclude = optarg; break;
         case OPT_FULL_NAMES: o->ro.full_names = 1; break;
         case OPT_SECTIONS: o->ro.sections = parse_sections(optarg); break;
+        case OPT_UNREACHABLE: o->ro.unreachable = 1; break;
         case OPT_THREADS: o->threads = 1; break;
         case OPT_BY_STACK: o->by_stack = 1; break;
         case OPT_ALLOC_TIME: o->alloc_time = 1; break;

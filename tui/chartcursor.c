@@ -2,6 +2,8 @@
 /* The time charts' column cursor (chartcursor.h). */
 #include "chartcursor.h"
 
+#include "livelist.h"
+
 uint64_t chart_col_ms(int c, int cw, uint64_t end)
 {
     return (uint64_t)((unsigned __int128)end * (unsigned)c / (unsigned)cw);
@@ -32,4 +34,13 @@ int chart_cursor_move(int *col, int cw, enum action a)
 uint64_t chart_live_ms(int col, int cw, uint64_t end_ms)
 {
     return col + 1 >= cw ? end_ms + 1 : chart_col_ms(col + 1, cw, end_ms);
+}
+
+void chart_click(struct livelist *live, int *col, int line, int x)
+{
+    if (live->open) {
+        livelist_click(live, line);
+        return;
+    }
+    *col = x - (CHART_AXIS_W + 1);
 }

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const short_names[COST_NTYPES] = {"calls",     "temp",   "peak", "leaked",
-                                                     "allocated", "mapped", "time", "growth"};
+static const char *const short_names[COST_NTYPES] = {"calls",  "temp", "peak",   "leaked", "allocated",
+                                                     "mapped", "time", "growth", "unreach"};
 
 /* Whether cost c has a column of its own with all costs shown. */
 static int shown(const struct data *d, enum cost_type c)
@@ -17,7 +17,7 @@ static int shown(const struct data *d, enum cost_type c)
     }
     const struct calltree_node *root = calltree_node(d->tree, CALLTREE_TOP_DOWN, 0);
     /* Mapped memory and growth only where there is some. */
-    return (c != COST_MAPPED && c != COST_GROWTH) || root->incl.v[c] > 0;
+    return (c != COST_MAPPED && c != COST_GROWTH && c != COST_UNREACHABLE) || root->incl.v[c] > 0;
 }
 
 /* A column as wide as its name (and its mark) or the root's figure needs. */

@@ -511,6 +511,9 @@ int data_cost_offered(const struct data *d, enum cost_type c)
         return 0;
     }
     /* Of the whole run, so that a window does not take the cost away. */
+    if (c == COST_UNREACHABLE) {
+        return report_has_reach(d->m);
+    }
     return c != COST_MAPPED || cost_total(d->m->acct, COST_MAPPED) > 0;
 }
 

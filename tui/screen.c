@@ -47,6 +47,7 @@ static const char *const cost_titles[COST_NTYPES] = {
     "bytes mapped at the mapped peak",
     "ns in the allocator",
     "bytes/s of steady growth",
+    "bytes leaked unreachable (no pointer left at the end)",
 };
 
 /* The help's lines are wrapped below this width: every line fits an

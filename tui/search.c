@@ -35,3 +35,11 @@ int search_any_function(struct data *d, const char *needle)
     }
     return 0;
 }
+
+struct view_result search_chart(struct view *v, struct view_ctx *c, int dir)
+{
+    (void)v;
+    (void)c;
+    (void)dir;
+    return search_forward(CALLTREE_TOP_DOWN, 0);
+}

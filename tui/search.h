@@ -28,6 +28,11 @@ uint32_t search_step(uint32_t n, uint32_t at, int dir, const char *needle, searc
  * screen switches to that view (VIEW_GOTO). */
 struct view_result search_forward(enum calltree_orient o, int go);
 
+/** The search of a chart view (view_class.search): the charts have no
+ * names, so it runs in the top-down tree's view, whose match the chart's
+ * cursor then follows. */
+struct view_result search_chart(struct view *v, struct view_ctx *c, int dir);
+
 /** 1 when the display name of some function of the data's tree holds
  * `needle`. O(functions): a quick "no" before a search that builds. */
 int search_any_function(struct data *d, const char *needle);

@@ -81,6 +81,16 @@ struct sites *sites_new(const struct model *m, const struct accounting *a, int w
             keep_entry(&s->top[c][s->n[c]++], r, st, v, total);
         }
     }
+    /* The unreachable cost: MOST MEMORY LEAKED ranked as memprint
+     * --unreachable ranks it, once the other costs have their entries. */
+    if (!windowed && report_has_reach(m)) {
+        report_rank_unreachable(r);
+        uint64_t total = cost_total(a, COST_UNREACHABLE);
+        for (uint32_t i = 0; i < r->nranked[REPORT_LEAKED] && s->n[COST_UNREACHABLE] < SITES_TOP; i++) {
+            const struct report_stack *st = &r->stacks[r->ranked[REPORT_LEAKED][i]];
+            keep_entry(&s->top[COST_UNREACHABLE][s->n[COST_UNREACHABLE]++], r, st, st->unreachable, total);
+        }
+    }
     report_free(r);
     return s;
 }

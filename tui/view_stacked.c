@@ -24,7 +24,7 @@
 #include "util.h"
 #include "view.h"
 
-#define AXIS_W 12
+#define AXIS_W CHART_AXIS_W
 /* Stacks split off the chart: the legend has a line for each. */
 #define STACKED_TOP 6
 /* The chart's points: as many as the over-time view's. */
@@ -296,25 +296,6 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
     return r;
 }
 
-static void click(struct view *v, struct view_ctx *c, int line, int x)
-{
-    struct stacked_view *s = (struct stacked_view *)v;
-    (void)c;
-    if (s->live.open) {
-        livelist_click(&s->live, line);
-        return;
-    }
-    s->col = x - (AXIS_W + 1);
-}
-
-static struct view_result search(struct view *v, struct view_ctx *c, int dir)
-{
-    (void)v;
-    (void)c;
-    (void)dir;
-    return search_forward(CALLTREE_TOP_DOWN, 0);
-}
-
 /* The selected stack of the live list, for d and e; none on the chart. */
 static const struct sym_frame *selected_frame(struct view *v, struct view_ctx *c, const char **name)
 {
@@ -341,6 +322,13 @@ static void free_view(struct view *v)
     free(s);
 }
 
+static void click(struct view *v, struct view_ctx *c, int line, int x)
+{
+    (void)c;
+    struct stacked_view *s = (struct stacked_view *)v;
+    chart_click(&s->live, &s->col, line, x);
+}
+
 const struct view_class view_stacked = {
     .name = "Stacked",
     .help = "Stacked (top stacks over time)",
@@ -350,5 +338,5 @@ const struct view_class view_stacked = {
     .key = key,
     .click = click,
     .selected_frame = selected_frame,
-    .search = search,
+    .search = search_chart,
 };

@@ -41,6 +41,7 @@ static const char *const headings[COST_NTYPES] = {
     "PEAK MAPPED MEMORY",
     "MOST TIME IN THE ALLOCATOR",
     "MOST MEMORY GROWTH (bytes/s)",
+    "MOST MEMORY UNREACHABLE",
 };
 
 /* Where the row of `line` that starts at byte `from` ends, on a `w`-column

@@ -18,7 +18,7 @@
 #include "util.h"
 #include "view.h"
 
-#define AXIS_W 12
+#define AXIS_W CHART_AXIS_W
 
 struct time_view {
     struct view base;
@@ -249,29 +249,6 @@ static struct view_result key(struct view *v, struct view_ctx *c, enum action a,
 
 /* ---- the view class ---- */
 
-/* A click on the chart: its column, past the byte axis' gutter; the
- * next draw keeps it within the chart. */
-static void click(struct view *v, struct view_ctx *c, int line, int x)
-{
-    (void)c;
-    struct time_view *s = (struct time_view *)v;
-    if (s->live.open) {
-        livelist_click(&s->live, line);
-        return;
-    }
-    s->col = x - (AXIS_W + 1);
-}
-
-/* The chart has no names: the search is the top-down view's, and the
- * flame graph's cursor follows its match. */
-static struct view_result search(struct view *v, struct view_ctx *c, int dir)
-{
-    (void)v;
-    (void)c;
-    (void)dir;
-    return search_forward(CALLTREE_TOP_DOWN, 0);
-}
-
 static void window_clear(struct view *v)
 {
     ((struct time_view *)v)->mark = -1;
@@ -298,6 +275,13 @@ static void free_view(struct view *v)
     free(v);
 }
 
+static void click(struct view *v, struct view_ctx *c, int line, int x)
+{
+    (void)c;
+    struct time_view *s = (struct time_view *)v;
+    chart_click(&s->live, &s->col, line, x);
+}
+
 const struct view_class view_time = {
     .name = "Over time",
     .new = new_view,
@@ -306,6 +290,6 @@ const struct view_class view_time = {
     .key = key,
     .click = click,
     .selected_frame = selected_frame,
-    .search = search,
+    .search = search_chart,
     .window_clear = window_clear,
 };

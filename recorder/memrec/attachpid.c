@@ -203,7 +203,8 @@ static void attach_start(struct session *s, pid_t pid, const char *preload, cons
  * own buffer and wait for itself forever. Returns 0, or -1 with a reason. */
 static int attach_stop(struct session *s, pid_t pid, struct attach_state *a, char *err, size_t cap)
 {
-    int one = 1;
+    /* 2: scan the live blocks first (--reachability, attach.c). */
+    int one = s->o->reachability ? 2 : 1;
     struct iovec local = {&one, sizeof one};
     struct iovec remote = {(void *)(uintptr_t)a->detach_request, sizeof one};
     if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof one) {
@@ -212,7 +213,8 @@ static int attach_stop(struct session *s, pid_t pid, struct attach_state *a, cha
     }
     struct recording *r = s->main;
     recording_close_write(r);
-    uint64_t end = mono_ms() + DETACH_TIMEOUT_MS;
+    /* The scan (--reachability) runs inside serve(), bounded by its own limit. */
+    uint64_t end = mono_ms() + DETACH_TIMEOUT_MS + (s->o->reachability ? RECORDING_REACH_MAX_NS / 1000000u + 1000 : 0);
     int stops = got_stop;
     while (!r->eof) {
         serve(s);

@@ -14,9 +14,10 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--duration D] [--]\n"
-               "              PROGRAM [ARGS...]\n"
-               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--duration D] --pid PID\n"
+    fprintf(f, "usage: memrec [-o FILE] [-q] [-f] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--duration D]\n"
+               "              [--no-reachability] [--] PROGRAM [ARGS...]\n"
+               "       memrec [-o FILE] [-q] [-t] [-s BYTES] [-w TIME] [-d DEPTH] [-l LEVEL] [--duration D]\n"
+               "              [--reachability] --pid PID\n"
                "\n"
                "Runs PROGRAM and records every heap allocation with its call stack; or, with\n"
                "--pid, attaches to a running process and records it until Ctrl+C (which\n"
@@ -47,6 +48,13 @@ static void usage(FILE *f)
                "      --duration D    stop recording after D seconds (suffixes s, m, h); with\n"
                "                      --pid, detach then; a program memrec started runs on to\n"
                "                      its end, and memrec waits for it and exits with its status\n"
+               "      --no-reachability\n"
+               "                      at the program's normal end, do not stop it to find\n"
+               "                      which of its leaked blocks are still reachable (the\n"
+               "                      scan is on by default; MEMREC_REACHABILITY=0 does the same)\n"
+               "      --reachability  with --pid: at the detach, stop the process for a moment\n"
+               "                      and classify the blocks it allocated while recorded and\n"
+               "                      still holds (reachable or not)\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n"
                "\n"
@@ -64,7 +72,7 @@ static long parse_wait(const char *s)
     return parse_time_ms(s, 1, 3600.0 * 1000, &ms) == 0 ? (long)ms : -2;
 }
 
-enum { OPT_DURATION = 256 };
+enum { OPT_DURATION = 256, OPT_NO_REACH, OPT_REACH };
 
 /* --duration: seconds, or a number with s, m or h; into milliseconds (at
  * least 1). */
@@ -92,6 +100,8 @@ void parse_args(int argc, char **argv, struct options *o)
         {"time", no_argument, NULL, 't'},
         {"max-wait", required_argument, NULL, 'w'},
         {"duration", required_argument, NULL, OPT_DURATION},
+        {"no-reachability", no_argument, NULL, OPT_NO_REACH},
+        {"reachability", no_argument, NULL, OPT_REACH},
         {NULL, 0, NULL, 0},
     };
     o->level = 3;
@@ -151,6 +161,8 @@ void parse_args(int argc, char **argv, struct options *o)
             }
             break;
         case OPT_DURATION: o->duration_ms = parse_duration(optarg); break;
+        case OPT_NO_REACH: o->no_reachability = 1; break;
+        case OPT_REACH: o->reachability = 1; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("memrec %s (format version %d)\n", MEMREC_VERSION, MEMFMT_VERSION); exit(0);
         case '?':
@@ -173,7 +185,14 @@ void parse_args(int argc, char **argv, struct options *o)
         if (o->follow_fork) {
             die_code(2, "--follow-fork works only with a program memrec starts, not with --pid");
         }
+        if (o->no_reachability) {
+            die_code(2, "--no-reachability is for a program memrec starts; with --pid the scan is made only "
+                        "with --reachability");
+        }
         return;
+    }
+    if (o->reachability) {
+        die_code(2, "--reachability works only with --pid (a program memrec starts is scanned at its end by default)");
     }
     if (optind >= argc) {
         usage(stderr);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "memwire.h"
+#include "util.h"
 
 int hub_listen(char *name, size_t cap)
 {
@@ -50,6 +52,35 @@ int hub_listen(char *name, size_t cap)
     return fd;
 }
 
+/* MEMFMT_CONN_REACH's second message (struct memfmt_conn_ranges and the
+ * pairs). */
+static int read_ranges(int c, struct hub_request *req)
+{
+    size_t cap = sizeof(struct memfmt_conn_ranges) + MEMFMT_CONN_MAX_RANGES * 16;
+    uint8_t *buf = xmalloc(cap);
+    ssize_t k;
+    do {
+        k = recv(c, buf, cap, 0);
+    } while (k < 0 && errno == EINTR);
+    struct memfmt_conn_ranges h;
+    if (k < (ssize_t)sizeof h) {
+        free(buf);
+        return -1;
+    }
+    memcpy(&h, buf, sizeof h);
+    if (h.count > MEMFMT_CONN_MAX_RANGES || (size_t)k != sizeof h + (size_t)h.count * 16) {
+        free(buf);
+        return -1;
+    }
+    req->own = xmalloc((h.count + 1) * 16);
+    memcpy(req->own, buf + sizeof h, (size_t)h.count * 16);
+    req->nown = h.count;
+    req->own_complete = h.complete != 0;
+    req->service_tid = h.service_tid;
+    free(buf);
+    return 0;
+}
+
 int hub_accept(int lfd, struct hub_request *req)
 {
     int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -76,12 +107,22 @@ int hub_accept(int lfd, struct hub_request *req)
     req->pid = cr.pid;
     req->uid = cr.uid;
     req->kind = r.kind;
+    req->own = NULL;
+    req->nown = 0;
+    req->own_complete = 0;
+    req->service_tid = 0;
+    if (r.kind == MEMFMT_CONN_REACH && read_ranges(c, req) != 0) {
+        free(req->own);
+        req->own = NULL;
+        close(c);
+        return -1;
+    }
     return 1;
 }
 
-void hub_reply(struct hub_request *req, int pipe_fd)
+static void reply(struct hub_request *req, int status, int pipe_fd)
 {
-    struct memfmt_conn_reply rep = {MEMFMT_CONN_MAGIC, pipe_fd >= 0 ? 0 : 1};
+    struct memfmt_conn_reply rep = {MEMFMT_CONN_MAGIC, status};
     struct iovec iov = {&rep, sizeof rep};
     union {
         struct cmsghdr h;
@@ -107,4 +148,25 @@ void hub_reply(struct hub_request *req, int pipe_fd)
     } while (k < 0 && errno == EINTR);
     close(req->fd);
     req->fd = -1;
+    free(req->own);
+    req->own = NULL;
+}
+
+void hub_reply(struct hub_request *req, int pipe_fd)
+{
+    reply(req, pipe_fd >= 0 ? 0 : 1, pipe_fd);
+}
+
+void hub_reply_working(struct hub_request *req)
+{
+    struct memfmt_conn_reply rep = {MEMFMT_CONN_MAGIC, MEMFMT_CONN_WORKING};
+    ssize_t k;
+    do {
+        k = send(req->fd, &rep, sizeof rep, MSG_NOSIGNAL);
+    } while (k < 0 && errno == EINTR);
+}
+
+void hub_reply_status(struct hub_request *req, int status)
+{
+    reply(req, status, -1);
 }

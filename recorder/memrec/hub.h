@@ -5,6 +5,7 @@
 #define HUB_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* A request, with what the kernel says about the asker. */
@@ -13,6 +14,13 @@ struct hub_request {
     pid_t pid; /* the peer's pid (SO_PEERCRED), not its own claim */
     uid_t uid;
     unsigned kind; /* enum memfmt_conn_kind */
+    /* MEMFMT_CONN_REACH: the recorder's own mappings (start, length
+     * pairs, xmalloc'd; hub_reply() frees them), whether the list is
+     * complete, and its service thread (0: none). */
+    uint64_t *own;
+    size_t nown;
+    int own_complete;
+    pid_t service_tid;
 };
 
 /** Listen on a new abstract socket with an unguessable name, written to
@@ -24,5 +32,10 @@ int hub_listen(char *name, size_t cap);
 int hub_accept(int lfd, struct hub_request *req);
 /** Answer: `pipe_fd` >= 0 hands that descriptor over, -1 refuses. */
 void hub_reply(struct hub_request *req, int pipe_fd);
+/** Say the request is taken and the answer follows (MEMFMT_CONN_WORKING),
+ * the connection left open for hub_reply_status(). */
+void hub_reply_working(struct hub_request *req);
+/** Answer without a descriptor: 0 done, 1 refused (MEMFMT_CONN_REACH). */
+void hub_reply_status(struct hub_request *req, int status);
 
 #endif

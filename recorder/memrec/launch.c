@@ -51,7 +51,7 @@ void start_child(struct child *c, const struct options *o, char *path, const cha
         }
         /* MEMREC_HIDE names the option variables set here: the recorder
          * hides them from the program with the three above. */
-        char hide[96] = "";
+        char hide[128] = "";
         if (o->max_depth) {
             setenv("MEMREC_MAX_DEPTH", o->max_depth, 1);
             strcat(hide, "MEMREC_MAX_DEPTH:");
@@ -69,6 +69,10 @@ void start_child(struct child *c, const struct options *o, char *path, const cha
             snprintf(val, sizeof val, "%ld", o->max_wait_ms);
             setenv("MEMREC_MAX_WAIT_MS", val, 1);
             strcat(hide, "MEMREC_MAX_WAIT_MS:");
+        }
+        if (o->no_reachability) {
+            setenv("MEMREC_REACHABILITY", "0", 1);
+            strcat(hide, "MEMREC_REACHABILITY:");
         }
         if (hide[0]) {
             setenv("MEMREC_HIDE", hide, 1);

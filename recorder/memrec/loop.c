@@ -84,6 +84,16 @@ void serve(struct session *s)
             continue;
         }
         struct recording *r = req.uid == getuid() ? find_live(s, req.pid) : NULL;
+        if (req.kind == MEMFMT_CONN_REACH) {
+            /* The program waits for the answer, at its very end. */
+            if (r && !s->o->no_reachability) {
+                hub_reply_working(&req);
+                struct recording_reach_ask a = {req.own, req.nown, req.service_tid, PRELOAD_NAME, s->o->quiet};
+                recording_reach(r, &a);
+            }
+            hub_reply_status(&req, r ? 0 : 1);
+            continue;
+        }
         if (!r && req.uid == getuid() && req.kind == MEMFMT_CONN_START && s->o->follow_fork && !got_stop) {
             char *name = child_name(s->o, req.pid);
             r = session_add(s, req.pid, name, 0);

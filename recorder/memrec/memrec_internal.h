@@ -30,6 +30,8 @@ struct options {
      * memrec starts the program. */
     long max_wait_ms;
     uint64_t duration_ms; /* --duration: stop recording after this long (0: until the end or Ctrl+C) */
+    int no_reachability; /* --no-reachability: no scan of the live blocks at the end (MEMREC_REACHABILITY=0) */
+    int reachability; /* --reachability (with --pid): scan the live blocks at the detach */
     char **argv;
 };
 

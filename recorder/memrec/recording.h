@@ -34,6 +34,7 @@ struct recording {
     int eof; /* every write end is closed and the pipe is read to its end */
     int failed; /* writing the file failed (said once, on stderr) */
     int bad_batches;
+    int sampled; /* memrec -s: only the sampled blocks are known (no reachability scan) */
     unsigned how; /* END record */
     int value;
     /* --time with the TSC: ns per tick, measured again before each merge
@@ -65,6 +66,25 @@ void recording_flush(struct recording *r);
  * memrec could not know), and close. `max_rss` (0: none) is the kernel's
  * peak for the process. Idempotent. */
 void recording_finish(struct recording *r, unsigned how, int value, uint64_t max_rss);
+/* What the program said with its reachability request (hub.h). */
+struct recording_reach_ask {
+    const uint64_t *own; /* the recorder's own mappings: start, length pairs */
+    size_t nown;
+    pid_t service_tid; /* the recorder's thread, 0: none */
+    const char *module; /* the recorder library's file name */
+    int quiet; /* no message when the scan is skipped */
+};
+
+/* The longest memrec keeps the program stopped for its scan; past it the
+ * scan is given up (the recorder waits 30 s for the answer: init.c). */
+#define RECORDING_REACH_MAX_NS (10ull * 1000000000u)
+
+/** The program ends normally and asks for its live blocks' reachability:
+ * stop it, read what it wrote, classify its live blocks and write REACH
+ * (and REACH_TRACE) records, let it go. Says on stderr why when the scan
+ * is skipped or given up (unless `quiet`). Bounded by
+ * RECORDING_REACH_MAX_NS. */
+void recording_reach(struct recording *r, const struct recording_reach_ask *a);
 /** Release; call after recording_finish(). */
 void recording_free(struct recording *r);
 

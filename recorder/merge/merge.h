@@ -10,6 +10,7 @@
 
 #include "accounting.h"
 #include "memfmt.h"
+#include "reachgraph.h"
 
 struct merge;
 
@@ -50,6 +51,40 @@ void merge_set_clock(struct merge *m, double ns_per_tick);
 /** The process's CPU time over the recording, written in END (default 0:
  * unknown). */
 void merge_set_cpu(struct merge *m, uint64_t user_ns, uint64_t sys_ns);
+/* The reachability scan of a stopped program (reach.c): what memrec read
+ * of it besides the blocks, and how to read them. */
+struct merge_reach_in {
+    const struct reach_range *roots;
+    size_t nroots;
+    const uint64_t *words; /* the threads' registers */
+    size_t nwords;
+    struct reach_reader rd;
+    uint64_t deadline_ns; /* CLOCK_MONOTONIC; past it the scan is given up */
+    uint64_t threads; /* threads stopped */
+    uint64_t asked_ns; /* CLOCK_MONOTONIC of the program's request */
+    uint64_t stopped_ns; /* when its threads were all stopped */
+};
+
+/* The most live blocks memrec classifies: about 60 bytes of memrec's
+ * memory each while it does (the block, its sort, work list and
+ * read-ahead offset), besides MERGE_REACH_READ_AHEAD. */
+#define MERGE_REACH_MAX_BLOCKS ((uint64_t)1 << 24)
+/* The most memory memrec takes to read the live blocks ahead of the scan
+ * (a few large reads instead of one per block of a linked list); a larger
+ * heap is read as the scan comes to each block. */
+#define MERGE_REACH_READ_AHEAD ((uint64_t)1 << 30)
+
+/** Whether a scan can be made now: MEMFMT_REACH_DONE, or the status to
+ * write without one (sampled, too many live blocks). */
+unsigned merge_reach_check(const struct merge *m);
+/** Write every queued event, then classify the live blocks through `in`
+ * and write REACH and its REACH_TRACE records; the REACH record written
+ * goes to *out too. Returns 0 or the writer's status. */
+int merge_reach(struct merge *m, const struct merge_reach_in *in, struct memfmt_record *out);
+/** Write a REACH record that says no scan was made (`status`), after
+ * `cost_ns` spent finding it out. Returns 0 or the writer's status. */
+int merge_reach_skipped(struct merge *m, unsigned status, uint64_t cost_ns);
+
 /** Counters so far. */
 const struct merge_stats *merge_stats(const struct merge *m);
 

@@ -118,7 +118,8 @@ static int attach_poll(void)
 }
 
 /* Undo the attach: GOT slots back, every buffer sent, recording off, the
- * pipe closed (buffer_detach()). Only the service thread calls it, at a
+ * pipe closed (buffer_detach()); first, when memrec asked for it (request
+ * 2), the reachability scan of the blocks live then. Only the service thread calls it, at a
  * detach request or when it ends because memrec is gone; idempotent. */
 static void attach_disarm(void)
 {
@@ -130,6 +131,14 @@ static void attach_disarm(void)
      * its end of file as the end of the detach. Silent until the pipe is
      * closed: a memrec killed during the detach is no news for the
      * program's stderr either. */
+    if (atomic_load(&memrec_detach_request) == 2 && atomic_load(&rec_enabled)) {
+        /* memrec --reachability: while the hooks are still in, so that the
+         * live blocks memrec knows are the program's, every event goes
+         * out at once and memrec scans (it stops the program's threads,
+         * this one waits in conn_reach()); then the detach as always. */
+        buffer_go_direct();
+        conn_reach(init_reach_ack_ms(), 30, service_tid());
+    }
     got_restore(NULL);
     service_stop();
     buffer_detach();

@@ -955,6 +955,12 @@ void buffer_finish(int status)
     buflock_release(&service_buf.lk.lock);
 }
 
+void buffer_go_direct(void)
+{
+    atomic_store(&direct, 1);
+    sync_point();
+}
+
 void buffer_detach(void)
 {
     sync_point();

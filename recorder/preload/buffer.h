@@ -26,6 +26,11 @@ HIDDEN void buffer_sync(void);
  * for every owner to leave its buffer, so a thread that owns one must never
  * call it. */
 HIDDEN void buffer_detach(void);
+/** From now on every event is written at once, and everything buffered
+ * is sent now: once the program's threads are stopped, everything they
+ * did is in the pipe (memrec --pid --reachability, before its scan).
+ * Service thread only, as buffer_detach(). */
+HIDDEN void buffer_go_direct(void);
 /** Record an allocation / free / realloc of this thread. With --time
  * (opts.time), the event carries tstate.ticks, which the hook set to the
  * forwarded call's time (callclock.h). */

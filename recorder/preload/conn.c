@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "mem.h"
 #include "memwire.h"
 #include "options.h"
 
@@ -93,13 +94,15 @@ int conn_move_high(int fd)
     return hi;
 }
 
-int conn_open(int kind)
+/* One request on memrec's socket and its reply, each way at most
+ * `first_ms` ms, then, once memrec said it works on it
+ * (MEMFMT_CONN_WORKING), `then_s` s for the answer; `extra` (when not
+ * NULL) as a second message after the request. Returns 0 with the descriptor handed over in *got
+ * (-1: none), or -1 when memrec refused or did not answer. */
+static int ask(int kind, int first_ms, int then_s, const void *extra, size_t extra_len, int *got_fd)
 {
-    if (!sock_len) {
-        return -1;
-    }
-    int saved_errno = errno;
-    int fd = -1;
+    int result = -1;
+    *got_fd = -1;
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (s < 0) {
         goto out;
@@ -109,9 +112,8 @@ int conn_open(int kind)
     a.sun_family = AF_UNIX;
     memcpy(a.sun_path, sock_name, sock_len);
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + sock_len);
-    /* memrec answers at once; a memrec that hangs must not hang the
-     * program with it. */
-    struct timeval tv = {10, 0};
+    /* A memrec that hangs must not hang the program with it. */
+    struct timeval tv = {first_ms / 1000, (first_ms % 1000) * 1000};
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     int rc;
@@ -129,6 +131,14 @@ int conn_open(int kind)
     if (k != (ssize_t)sizeof req) {
         goto out;
     }
+    if (extra) {
+        do {
+            k = send(s, extra, extra_len, MSG_NOSIGNAL);
+        } while (k < 0 && errno == EINTR);
+        if (k != (ssize_t)extra_len) {
+            goto out;
+        }
+    }
     struct memfmt_conn_reply rep;
     union {
         struct cmsghdr h;
@@ -141,31 +151,80 @@ int conn_open(int kind)
     msg.msg_iovlen = 1;
     msg.msg_control = ctl.buf;
     msg.msg_controllen = sizeof ctl.buf;
-    do {
-        k = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
-    } while (k < 0 && errno == EINTR);
-    if (k != (ssize_t)sizeof rep || rep.magic != MEMFMT_CONN_MAGIC) {
-        goto out;
+    for (int round = 0;; round++) {
+        do {
+            k = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
+        } while (k < 0 && errno == EINTR);
+        if (k != (ssize_t)sizeof rep || rep.magic != MEMFMT_CONN_MAGIC) {
+            goto out;
+        }
+        if (rep.status != MEMFMT_CONN_WORKING || round > 0) {
+            break;
+        }
+        /* memrec took the request and works on it: now the longer wait. */
+        struct timeval then = {then_s, 0};
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &then, sizeof then);
+        msg.msg_controllen = sizeof ctl.buf;
     }
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     int got = -1;
     if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
         memcpy(&got, CMSG_DATA(c), sizeof got);
     }
-    if (rep.status != 0 || got < 0) {
+    if (rep.status != 0) {
         if (got >= 0) {
             sys_close(got);
         }
         goto out;
     }
-    fd = conn_move_high(got);
-    if (fd < 0) {
-        fd = got; /* no room up there: a low descriptor beats no recording */
-    }
+    *got_fd = got;
+    result = 0;
 out:
     if (s >= 0) {
         sys_close(s);
     }
+    return result;
+}
+
+int conn_open(int kind)
+{
+    if (!sock_len) {
+        return -1;
+    }
+    int saved_errno = errno;
+    int got, fd = -1;
+    /* memrec answers at once. */
+    if (ask(kind, 10000, 10, NULL, 0, &got) == 0 && got >= 0) {
+        fd = conn_move_high(got);
+        if (fd < 0) {
+            fd = got; /* no room up there: a low descriptor beats no recording */
+        }
+    }
     errno = saved_errno;
     return fd;
+}
+
+int conn_reach(int ack_ms, int timeout_s, int service_tid)
+{
+    if (!sock_len) {
+        return -1;
+    }
+    int saved_errno = errno;
+    /* What memrec must not take for the program's memory: our own
+     * mappings (memwire.h, struct memfmt_conn_ranges). */
+    static struct {
+        struct memfmt_conn_ranges h;
+        struct mem_range r[MEM_MAX_RANGES];
+    } own;
+    int n = mem_own_ranges(own.r);
+    own.h.count = n < 0 ? MEM_MAX_RANGES : (uint32_t)n;
+    own.h.complete = n >= 0;
+    own.h.service_tid = service_tid;
+    int got;
+    int rc = ask(MEMFMT_CONN_REACH, ack_ms, timeout_s, &own, sizeof own.h + own.h.count * sizeof own.r[0], &got);
+    if (got >= 0) {
+        sys_close(got);
+    }
+    errno = saved_errno;
+    return rc;
 }

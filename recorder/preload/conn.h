@@ -16,6 +16,14 @@ HIDDEN int conn_follows_forks(void);
 /** Ask memrec for the pipe (enum memfmt_conn_kind). Returns a close-on-exec
  * descriptor placed high, or -1 (memrec absent, refused, unreachable). */
 HIDDEN int conn_open(int kind);
+/** Ask memrec to classify the live blocks as the program ends
+ * (MEMFMT_CONN_REACH) and wait for its answer: `ack_ms` ms for memrec to
+ * take the request (a stopped memrec does not), then at most `timeout_s`
+ * seconds (`service_tid`: the recorder's thread, 0: none, which memrec
+ * leaves out of the roots): memrec stops the threads, reads their memory and lets them go
+ * before it answers. Returns 0 when memrec answered, -1 otherwise (the
+ * program then exits as it would have). */
+HIDDEN int conn_reach(int ack_ms, int timeout_s, int service_tid);
 /** close(2) without our own close() hook. */
 HIDDEN int sys_close(int fd);
 /** Move `fd` to a close-on-exec descriptor near the top of the program's

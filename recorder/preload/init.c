@@ -224,6 +224,21 @@ __attribute__((visibility("default"))) int __libc_start_main(main_fn main, int a
     return next(main_wrapper, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
+/* The longest the program waits at its end for memrec's reachability scan:
+ * memrec gives up its own scan after 10 s (memrec(1)). */
+#define REACH_WAIT_S 30
+
+/* How long the program waits for memrec to take the request: a memrec
+ * that does not read (stopped) must not keep it longer than --max-wait
+ * would; without that bound the program waits for memrec, as its events do. */
+int init_reach_ack_ms(void)
+{
+    if (opts.max_wait_ms < 0) {
+        return 10000;
+    }
+    return opts.max_wait_ms > 10 ? opts.max_wait_ms : 10;
+}
+
 /* Runs after the program's atexit handlers and its own destructors. */
 __attribute__((destructor)) static void on_unload(void)
 {
@@ -244,6 +259,14 @@ __attribute__((destructor)) static void on_unload(void)
     }
     tstate.in_hook = 1;
     buffer_finish(noted_exit_status());
+    if (opts.reachability) {
+        /* Every event is in the pipe now, and the program's exit handlers
+         * and destructors have run (LeakSanitizer's moment): memrec stops
+         * the threads, classifies the live blocks and lets them go. A
+         * memrec that does not answer in time changes nothing: the
+         * program exits as it would have. */
+        conn_reach(init_reach_ack_ms(), REACH_WAIT_S, service_tid());
+    }
     unwind_report();
     tstate.in_hook = 0;
 }

@@ -128,4 +128,8 @@ static inline void hook_leave(void)
     }
 }
 
+/** The longest wait for memrec to take a reachability request, in ms
+ * (--max-wait's bound, else 10 s). */
+HIDDEN int init_reach_ack_ms(void);
+
 #endif

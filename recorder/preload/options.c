@@ -20,6 +20,7 @@ HIDDEN struct rec_options opts = {
     .tsc_order = 0,
     .heapinfo = 1,
     .max_wait_ms = -1,
+    .reachability = 1,
 };
 
 struct option_def {
@@ -45,6 +46,8 @@ static const struct option_def defs[] = {
     {"MEMREC_FAST_UNWIND", &opts.fast_unwind, 0, 1, "walk stacks with the cached .eh_frame walker (0: libunwind only)"},
     {"MEMREC_MAX_WAIT_MS", &opts.max_wait_ms, 0, 3600 * 1000,
      "longest wait of a thread for room in the pipe to memrec, then drop and count (unset: no bound)"},
+    {"MEMREC_REACHABILITY", &opts.reachability, 0, 1,
+     "at the normal end, let memrec stop the program and classify its live blocks (reachable or not)"},
     {"MEMREC_HEAPINFO", &opts.heapinfo, 0, 1,
      "sample the allocator's own figures (glibc mallinfo2) with the RSS, at most 0.5% of the time"},
 };

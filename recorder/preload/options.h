@@ -18,6 +18,7 @@ struct rec_options {
     int tsc_order; /* order events by the TSC where the kernel trusts it */
     int heapinfo; /* sample the allocator's own figures (mallinfo2) in the service thread */
     int max_wait_ms; /* memrec --max-wait: -1 wait for memrec as long as it takes; else drop batches past it */
+    int reachability; /* ask memrec to classify the live blocks at the normal end */
     int time; /* memrec --time: enum alloctime_clock (callclock.h); 0: calls are not timed */
 };
 

@@ -13,6 +13,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -35,9 +37,19 @@ static void (*attach_end_fn)(void);
  * new attach turned recording on again before it woke up. */
 static atomic_uint service_gen;
 
+/* The thread's kernel id while it runs (0: none), which the reachability
+ * scan leaves out of the roots: its stack is the recorder's. */
+static atomic_int service_thread_tid;
+
+int service_tid(void)
+{
+    return atomic_load_explicit(&service_thread_tid, memory_order_relaxed);
+}
+
 static void *service_main(void *arg)
 {
     unsigned gen = (unsigned)(uintptr_t)arg;
+    atomic_store_explicit(&service_thread_tid, (int)syscall(SYS_gettid), memory_order_relaxed);
     tstate.in_hook = 1; /* this thread's own allocations are the recorder's */
     struct timespec period = {0, (long)opts.flush_ms * 1000000L};
     while (atomic_load(&rec_enabled) && atomic_load(&service_gen) == gen) {
@@ -58,6 +70,7 @@ static void *service_main(void *arg)
     if (atomic_load(&service_gen) == gen && attach_end_fn) {
         attach_end_fn();
     }
+    atomic_store_explicit(&service_thread_tid, 0, memory_order_relaxed);
     return NULL;
 }
 

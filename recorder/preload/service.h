@@ -24,5 +24,7 @@ HIDDEN void service_set_attach(int (*poll)(void), void (*end)(void));
  * if a new attach turns recording on again before then. Called at detach,
  * before the buffers stop. */
 HIDDEN void service_stop(void);
+/** The service thread's kernel thread id while it runs, else 0. */
+HIDDEN int service_tid(void);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/syscall.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -56,7 +57,41 @@ static uintptr_t find_restorer(void)
     return r;
 }
 
-int sigdefer_classify(const void *frame)
+/* Whether the word at `w`, equal to the restorer, starts a signal frame of
+ * a handler that interrupted code running below `outer`: what the kernel
+ * put above the restorer is a ucontext whose saved stack pointer lies
+ * between the frame and `outer`, with its floating-point state between the
+ * two (x86-64 places it above the frame, below the interrupted stack), and
+ * no uc_link. Stale stack words (a struct sigaction that once held the
+ * restorer, in a slot a frame at -O0 leaves unwritten) pass the first
+ * check alone: a nested call of the recorder's then went to the queue as a
+ * handler's, and its free was recorded twice (cxx under a -O0 recorder,
+ * one run in five). */
+/* The stack is read past our own frames on purpose: outside the preload
+ * library (test_sigdefer under ASan) its redzones are not ours to police. */
+#define READS_OTHER_FRAMES __attribute__((no_sanitize("address")))
+
+READS_OTHER_FRAMES static int signal_frame_at(const uintptr_t *w, uintptr_t outer)
+{
+#if defined(__x86_64__)
+    /* glibc's ucontext_t starts as the kernel's: the fields read here
+     * have the same places (its tail, larger, is never read). */
+    const ucontext_t *uc = (const ucontext_t *)(w + 1);
+    uintptr_t end = (uintptr_t)(&uc->uc_mcontext.fpregs + 1);
+    if (end > outer || uc->uc_link) {
+        return 0;
+    }
+    uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+    uintptr_t fp = (uintptr_t)uc->uc_mcontext.fpregs;
+    return sp > end && sp <= outer && fp >= end && fp < sp;
+#else
+    (void)w;
+    (void)outer;
+    return 1;
+#endif
+}
+
+READS_OTHER_FRAMES int sigdefer_classify(const void *frame)
 {
     uintptr_t here = (uintptr_t)frame, outer = (uintptr_t)tstate.frame;
     if (here >= outer || outer - here >= (1u << 20)) {
@@ -71,7 +106,7 @@ int sigdefer_classify(const void *frame)
     /* A signal frame between this call and the recorded one: its return
      * address, __restore_rt, sits at the handler's entry. */
     for (const uintptr_t *w = (const uintptr_t *)(here & ~(uintptr_t)7); (uintptr_t)w < outer; w++) {
-        if (*w == r) {
+        if (*w == r && signal_frame_at(w, outer)) {
             return 1;
         }
     }

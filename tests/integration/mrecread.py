@@ -7,7 +7,12 @@ command."""
 import subprocess
 
 TAG_PROCESS, TAG_THREAD, TAG_NODE, TAG_EVENTS, TAG_END, TAG_THREAD_TIMES = 1, 4, 5, 6, 11, 17
-TAG_HEAPINFO, TAG_LOST, TAG_LAYOUT = 16, 24, 25
+TAG_HEAPINFO, TAG_LOST, TAG_LAYOUT, TAG_REACH, TAG_REACH_TRACE = 16, 24, 25, 26, 27
+REACH_FIELDS = ("status", "reachable_bytes", "reachable_blocks", "possible_bytes", "possible_blocks",
+                "unreachable_bytes", "unreachable_blocks", "indirect_bytes", "indirect_blocks", "root_bytes",
+                "threads", "stopped_ns", "cost_ns")
+REACH_TRACE_FIELDS = ("trace", "unreachable_bytes", "unreachable_blocks", "indirect_bytes", "indirect_blocks",
+                      "possible_bytes", "possible_blocks")
 HF_TIMED = 1 << 1
 OP_ALLOC, OP_FREE, OP_REALLOC, OP_THREAD = 0, 1, 2, 3
 
@@ -95,6 +100,10 @@ class Recording:
         # events came before it.
         self.layouts = []
         self.end = None  # (how, runtime_ms, cpu_user_ns, cpu_sys_ns)
+        # REACH: dicts of the reachability scan (REACH_FIELDS), and its
+        # REACH_TRACE records (REACH_TRACE_FIELDS), in file order.
+        self.reach = []
+        self.reach_traces = []
         self.sample_rate = 0
         self.events_bytes = []  # every EVENTS payload, as written
         self._infos = [None]
@@ -128,6 +137,12 @@ class Recording:
                 self.heapinfo.append(vals + [0] * (13 - len(vals)))
             elif tag == TAG_LAYOUT:
                 self.layouts.append(self._layout(payload))
+            elif tag in (TAG_REACH, TAG_REACH_TRACE):
+                names = REACH_FIELDS if tag == TAG_REACH else REACH_TRACE_FIELDS
+                rec, k = {}, 0
+                for name in names:
+                    rec[name], k = varint(payload, k) if k < len(payload) else (0, k)
+                (self.reach if tag == TAG_REACH else self.reach_traces).append(rec)
             elif tag == TAG_END:
                 vals, k = [], 0
                 while k < len(payload):

@@ -221,7 +221,9 @@ def main():
     if os.path.exists(MEMTUI):
         for name, keys, opts in (("memtui-summary", None, []), ("memtui-time", "6", []),
                                  ("memtui-growth", "3", ["-c", "growth"])):
-            cmd = [MEMTUI, "--batch", "--size", "100x30"] + opts + (["--keys", keys] if keys else []) + ["server.mrec"]
+            # 40 rows: the summary's lines before its first ranking vary
+            # with the run (lines wrap), and PEAK MEMORY CONSUMERS must show.
+            cmd = [MEMTUI, "--batch", "--size", "100x40"] + opts + (["--keys", keys] if keys else []) + ["server.mrec"]
             r = run(cmd, cwd=d)
             check_eq(r.returncode, 0, "%s: memtui exit status" % name)
             screen = r.stdout.decode()

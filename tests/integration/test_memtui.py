@@ -137,7 +137,8 @@ try:
     check(order_calls != order_leaked, "cost switch changes the order")
     check_eq(numbers(row(s, "phase_three"))[:2], [60022, 60022], "functions: phase_three leaked 60022 bytes")
     # Callers and callees of phase_two.
-    t.keys("c", "c", "c")  # leaked -> allocated -> (mapped: nothing mapped; time: not recorded) growth -> calls
+    # leaked -> allocated -> (mapped: nothing mapped; time: not recorded) growth -> unreachable -> calls
+    t.keys("c", "c", "c", "c")
     t.wait_text("cost: calls")
     t.keys("/")
     t.literal("phase_two")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """memtui on a recording still being written, in tmux at 80x24: the
 reload runs in the background while the keys are answered on the old
-figures (issue 22, item 2). tests/progs/livegrow.c makes millions of
+figures (issue 22, item 2). tests/progs/slow.c, with a burst, makes millions of
 allocations at once, so that each reload of its file takes a while, then
 one a millisecond, so that the file keeps growing. Keys sent while the
 title says "reloading" must be answered while it still says so; the title
@@ -39,7 +39,7 @@ tmux("new-session", "-d", "-s", "keeper", "sleep 3600")
 rec = None
 try:
     live = os.path.join(d, "live.zst")
-    rec = subprocess.Popen([MEMREC, "-q", "-o", live, "--", prog("livegrow"), str(BURST), "600000"],
+    rec = subprocess.Popen([MEMREC, "-q", "-o", live, "--", prog("slow"), "600000", "exit", str(BURST)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     end = time.time() + 60
     while time.time() < end and (not os.path.exists(live) or os.path.getsize(live) < 200):

@@ -17,12 +17,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
+from tmuxtui import Tui, lines, tmux  # noqa: E402
 
 MEMTUI = os.path.join(BUILD, "memtui")
 UPDATE_DOCS = "--update-docs" in sys.argv
@@ -31,81 +31,12 @@ if not shutil.which("tmux"):
 if not os.path.exists(MEMTUI):
     skip("memtui is not built")
 
-SOCKET = "memtui-views-%d" % os.getpid()
 captures = []
 
 
-def tmux(*args, check_rc=True):
-    r = subprocess.run(["tmux", "-L", SOCKET] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, timeout=30)
-    if check_rc and r.returncode != 0:
-        raise RuntimeError("tmux %s: %s" % (" ".join(args), r.stderr))
-    return r.stdout
-
-
-def sh_quote(s):
-    return "'" + s.replace("'", "'\\''") + "'"
-
-
-class Tui:
-    """memtui at 80x24 in a detached tmux session of our own server."""
-    count = 0
-
-    def __init__(self, args, env=None, cwd=None):
-        Tui.count += 1
-        self.name = "v%d" % Tui.count
-        envs = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "screen", "NO_COLOR": ""}
-        envs.update(env or {})
-        assign = " ".join("%s=%s" % (k, sh_quote(v)) for k, v in envs.items())
-        inner = "cd %s && env %s %s %s; echo MEMTUI-EXIT=$?; sleep 600" % (
-            sh_quote(cwd or os.getcwd()), assign, sh_quote(MEMTUI), " ".join(sh_quote(a) for a in args))
-        tmux("new-session", "-d", "-s", self.name, "-x", "80", "-y", "24", "sh -c %s" % sh_quote(inner))
-        tmux("set-option", "-t", self.name, "window-size", "manual", check_rc=False)
-
-    def keys(self, *keys):
-        tmux("send-keys", "-t", self.name, *keys)
-
-    def literal(self, text):
-        tmux("send-keys", "-t", self.name, "-l", text)
-
-    def screen(self):
-        return tmux("capture-pane", "-p", "-t", self.name)
-
-    def wait(self, pred, what, timeout=60):
-        """The screen once pred holds on two captures 50 ms apart (tmux may
-        show a screen half drawn); None (and the screen printed) if never."""
-        end = time.time() + timeout
-        text = ""
-        while time.time() < end:
-            text = self.screen()
-            if pred(text):
-                time.sleep(0.05)
-                if self.screen() == text:
-                    return text
-                continue
-            time.sleep(0.1)
-        print("--- screen when giving up (%s) ---\n%s\n---" % (what, text))
-        return None
-
-    def wait_text(self, needle, timeout=60):
-        if isinstance(needle, str):
-            return self.wait(lambda s: needle in s, repr(needle), timeout)
-        return self.wait(lambda s: needle.search(s) is not None, needle.pattern, timeout)
-
-    def prompt(self, key, text):
-        """Open a prompt with `key`, type `text`, Enter."""
-        self.keys(key)
-        self.wait(lambda s: s.rstrip("\n").split("\n")[-1].strip().endswith(":"), "the prompt of " + key)
-        if text:
-            self.literal(text)
-        self.keys("Enter")
-
-    def quit(self):
-        self.keys("q")
-        s = self.wait_text("MEMTUI-EXIT=")
-        m = re.search(r"MEMTUI-EXIT=(\d+)", s or "")
-        tmux("kill-session", "-t", self.name, check_rc=False)
-        return int(m.group(1)) if m else None
+def tui80(args, **kw):
+    """memtui at 80x24: every view must fit a default terminal."""
+    return Tui(args, width=80, height=24, **kw)
 
 
 def capture(title, text):
@@ -122,10 +53,6 @@ def capture(title, text):
         empty = 0
         out.append(line)
     captures.append((title, "\n".join(out[:-1])))
-
-
-def lines(text):
-    return [ln.rstrip() for ln in (text or "").split("\n")]
 
 
 def legend(text):
@@ -173,7 +100,7 @@ check_eq(jp["peak_heap_bytes"], 220116, "phases: peak by construction")
 tmux("new-session", "-d", "-s", "keeper", "sleep 3600")
 try:
     # ---- Stacked: heap in use split by the top stacks, at the peak ----
-    t = Tui(["phases.zst"], cwd=d)
+    t = tui80(["phases.zst"], cwd=d)
     t.wait_text("Summary")
     t.keys("8", "End")
     s = t.wait_text(re.compile(r"cursor .*\(220116\)"))
@@ -325,7 +252,7 @@ try:
     check_eq(t.quit(), 0, "phases: exit status")
 
     jt = memprint_json(threads)
-    t = Tui(["threads.zst"], cwd=d)
+    t = tui80(["threads.zst"], cwd=d)
     t.wait_text("Summary")
     for thread in (1, 2):
         jn = memprint_json("--thread", str(thread), threads)
@@ -336,7 +263,7 @@ try:
     check_eq(t.quit(), 0, "threads: exit status")
 
     # ---- W: folding allocator wrappers ----
-    t = Tui(["-c", "calls", "wrappers.zst"], cwd=d)
+    t = tui80(["-c", "calls", "wrappers.zst"], cwd=d)
     t.wait_text("Summary")
     t.keys("3")
     s = t.wait_text("allocation site")
@@ -360,7 +287,7 @@ try:
     check_eq(t.quit(), 0, "wrappers: exit status")
 
     # ---- =: every cost as a column ----
-    t = Tui(["phases.zst"], cwd=d)
+    t = tui80(["phases.zst"], cwd=d)
     t.wait_text("Summary")
     t.keys("2", "=", "*")
     s = t.wait_text("allocated  function")
@@ -385,7 +312,7 @@ try:
     with open(editor, "w") as f:
         f.write("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %s.tmp && mv %s.tmp %s\n" % (args_file, args_file, args_file))
     os.chmod(editor, 0o755)
-    t = Tui(["phases.zst"], cwd=d, env={"VISUAL": "", "EDITOR": editor})
+    t = tui80(["phases.zst"], cwd=d, env={"VISUAL": "", "EDITOR": editor})
     t.wait_text("Summary")
     t.keys("4", "Home", "Down")
     s = t.wait_text("phase_two")
@@ -409,7 +336,7 @@ try:
     r = run([MEMPRINT, "--diff", d1, d2, "--json"])
     check_eq(r.returncode, 0, "memprint --diff: exit status")
     jd = json.loads(r.stdout.decode())
-    t = Tui(["-c", "leaked", "diff1.zst", "diff2.zst"], cwd=d)
+    t = tui80(["-c", "leaked", "diff1.zst", "diff2.zst"], cwd=d)
     s = t.wait_text("largest change first")
     check(s is not None and "|  Diff  |" in s, "diff: two files open on the Diff view")
     capture("Diff of two recordings: memtui BASE NEW, cost leaked", s or "")

@@ -204,10 +204,10 @@ PRELOAD_MUTUAL = {
 
 # recorder/merge/ (memmerge); docs/design.md, "memrec", "Layers".
 MERGE_LAYERS = [
-    ("api", "merge.c decode.c"),
+    ("api", "merge.c decode.c reach.c"),
     ("order", "order.c"),
     ("state", "queue.c pairs.c mappings.c thread_clock.c layout.c"),
-    ("tables", "startup.c poolmap.c mapranges.c u64map.c"),
+    ("tables", "startup.c poolmap.c mapranges.c u64map.c reachgraph.c"),
 ]
 
 # recorder/memrec/ (the memrec program); docs/design.md, "memrec", "Layers".
@@ -215,7 +215,7 @@ MEMREC_LAYERS = [
     ("main", "memrec.c"),
     ("attach", "attachpid.c"),
     ("session", "loop.c cmdline.c"),
-    ("pieces", "launch.c progcheck.c recording.c summary.c hub.c inject.c timing.c"),
+    ("pieces", "launch.c progcheck.c recording.c summary.c hub.c inject.c timing.c stopworld.c roots.c"),
 ]
 
 # format/ (libmemfmt: memfmt and its encode-only part memfmt_record, which

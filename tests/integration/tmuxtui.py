@@ -108,6 +108,22 @@ class Tui:
         m = re.search(r"MEMTUI-EXIT=(\d+)", text)
         return (int(m.group(1)) if m else None), text
 
+    def prompt(self, key, text):
+        """Open a prompt with `key`, type `text`, Enter."""
+        self.keys(key)
+        self.wait(lambda s: s.rstrip("\n").split("\n")[-1].strip().endswith(":"), "the prompt of " + key)
+        if text:
+            self.literal(text)
+        self.keys("Enter")
+
+    def quit(self):
+        """q, then memtui's exit status (None if it did not end)."""
+        self.keys("q")
+        s = self.wait_text("MEMTUI-EXIT=")
+        m = re.search(r"MEMTUI-EXIT=(\d+)", s or "")
+        self.close()
+        return int(m.group(1)) if m else None
+
     def close(self):
         tmux("kill-session", "-t", self.name, check_rc=False)
 
@@ -123,7 +139,7 @@ def selected_rows(tui, needle):
 
 
 def lines(text):
-    return [line.rstrip() for line in text.split("\n")]
+    return [line.rstrip() for line in (text or "").split("\n")]
 
 
 def row(text, name):

@@ -36,7 +36,7 @@ function(memrec_add_prog name source)
 endfunction()
 
 foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporaries deep sleeper slow sampled stress phases export_heap wrappers
-                     execself forker fdcloser livegrow)
+                     execself forker fdcloser)
     memrec_add_prog(${prog} "${prog}.c")
     set_target_properties(prog_${prog} PROPERTIES
         C_STANDARD 11
@@ -53,6 +53,9 @@ target_link_libraries(prog_stress PRIVATE Threads::Threads)
 # memrec --time (test_time.py): small and 40 MiB malloc/free sites.
 memrec_add_prog(time_sizes "time_sizes.c")
 target_link_libraries(prog_time_sizes PRIVATE Threads::Threads)
+# Blocks of known reachability at the end (test_reach.py).
+memrec_add_prog(reach "reach.c")
+target_link_libraries(prog_reach PRIVATE Threads::Threads)
 # Threads still running at exit: their CPU time (test_time.py).
 memrec_add_prog(live_threads "live_threads.c")
 target_link_libraries(prog_live_threads PRIVATE Threads::Threads)
