@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "idmap.h"
+#include "readahead.h"
 #include "util.h"
 
 #define EVENT_BATCH 512
@@ -51,10 +52,15 @@ struct pass {
     struct node_state *per_node; /* indexed by trace (node) */
     size_t per_node_cap;
     int stopped; /* the --at moment was reached: the rest is not read */
-    int skip_events; /* nothing restricted, only sizes asked: the model's accounting is the figures */
+    int skip_events; /* nothing restricted (streaming): the model's accounting is the figures */
+    /* The series' values now, and the largest since the latest tick (the
+     * log) or since the latest point (a series made at the start). */
     struct ts_values cur, hi;
+    int direct; /* the run's length was known at the start: the series' points are filled as the clock passes them */
+    struct ts_log log; /* else the series' ticks (timeseries.h), made into its points at the end */
     struct ts_group_values *gcur; /* series groups: each one's values now (NULL: none) */
-    struct ts_group_values *ghi; /* and when the heap last reached hi.heap */
+    struct ts_group_values *ghi; /* and when the heap last reached gpeak */
+    uint64_t gpeak; /* the heap's largest since the groups' latest point */
     struct memfmt_event out[EVENT_BATCH];
     size_t nout;
 };
@@ -172,9 +178,10 @@ static int on_alloc(struct pass *p, uint64_t size, uint32_t trace, uint32_t info
     p->cur.heap += size;
     if (p->cur.heap > p->hi.heap) {
         p->hi.heap = p->cur.heap;
-        if (p->gcur) {
-            memcpy(p->ghi, p->gcur, p->q->series_groups * sizeof *p->gcur);
-        }
+    }
+    if (p->gcur && p->cur.heap > p->gpeak) {
+        p->gpeak = p->cur.heap;
+        memcpy(p->ghi, p->gcur, p->q->series_groups * sizeof *p->gcur);
     }
     p->hi.calls = ++p->cur.calls;
     if (p->a->sizes) {
@@ -272,15 +279,51 @@ static void growth_record(struct pass *p, uint64_t size, uint32_t trace, int fre
     }
 }
 
+/* The series alone, of every block (nothing restricted: the model
+ * accounts the events): what on_alloc() and on_free() do to the values,
+ * without a batch to emit, in one tight loop whose values stay in
+ * registers. A realloc is its free, then its allocation, as there. */
+static void series_events(struct pass *p, const struct memfmt_event *ev, size_t n)
+{
+    struct ts_values cur = p->cur, hi = p->hi;
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size = ev[i].size;
+        if (!(ev[i].flags & MEMFMT_EV_FREE)) {
+            if (size > ACCT_MAX_SIZE) {
+                bad++;
+                continue;
+            }
+            cur.heap += size;
+            cur.calls++;
+            hi.heap = cur.heap > hi.heap ? cur.heap : hi.heap;
+        } else if (ev[i].trace < p->ntraces) {
+            cur.heap = cur.heap >= size ? cur.heap - size : 0;
+            cur.temporary += (ev[i].flags & MEMFMT_EV_TEMPORARY) != 0;
+        } else {
+            bad++;
+        }
+    }
+    hi.calls = cur.calls;
+    hi.temporary = cur.temporary;
+    p->cur = cur;
+    p->hi = hi;
+    p->a->bad_events += bad;
+}
+
 static void on_events(struct pass *p, const struct memfmt_event *ev, size_t n)
 {
     if (p->a->growth) {
         growth_feed(p->a->growth, ev, n, p->ntraces, p->q->keep);
-        if (p->skip_events && !p->pair_mode && !p->a->series && !p->a->sizes) {
+        if (p->skip_events && !p->pair_mode && !p->q->series_points && !p->a->sizes) {
             return; /* nothing but growth asked */
         }
     }
-    if (p->skip_events && !p->pair_mode && !p->a->series && p->a->sizes) {
+    if (p->skip_events && !p->pair_mode && p->q->series_points && !p->gcur && !p->a->sizes) {
+        series_events(p, ev, n);
+        return;
+    }
+    if (p->skip_events && !p->pair_mode && !p->q->series_points && p->a->sizes) {
         /* Nothing restricted, no series: only the histogram needs the
          * events (the heap total is the series'), in one tight loop. */
         for (size_t i = 0; i < n; i++) {
@@ -352,9 +395,16 @@ static void set_time(struct pass *p, uint64_t ms)
     if (ms <= p->now) {
         return;
     }
-    if (p->a->series) {
-        timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi);
+    if (p->direct && p->a->series) {
+        /* The points are known (analysis_run: the model is loaded). */
+        if (timeseries_reach_groups(p->a->series, ms, p->gcur, p->ghi) > 0) {
+            p->gpeak = p->cur.heap;
+        }
         timeseries_reach(p->a->series, ms, &p->cur, &p->hi);
+    } else if (p->q->series_points) {
+        /* Streaming: the run's length comes at the end; log the tick. */
+        timeseries_log_tick(&p->log, ms, &p->cur, &p->hi);
+        p->hi = p->cur;
     }
     p->now = ms;
     if (p->a->growth) {
@@ -478,7 +528,7 @@ static int query_ok(const struct analysis_query *q)
 }
 
 /* A pass over `m`'s recording (which may still be loading: streaming). */
-static struct pass *pass_new(const struct model *m, const struct analysis_query *q, uint64_t end_ms)
+static struct pass *pass_new(const struct model *m, const struct analysis_query *q, uint64_t end_ms, int direct)
 {
     struct analysis *a = xcalloc(1, sizeof *a);
     a->acct = accounting_new(1);
@@ -486,7 +536,7 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
         accounting_set_sample_rate(a->acct, m->sample_rate);
     }
     a->end_ms = end_ms;
-    if (q->series_points) {
+    if (q->series_points && direct) {
         a->series = timeseries_new(q->series_points, a->end_ms);
     }
     if (q->sizes) {
@@ -510,9 +560,10 @@ static struct pass *pass_new(const struct model *m, const struct analysis_query 
     p->q = q;
     p->m = m;
     p->a = a;
+    p->direct = direct;
     p->ntraces = m->nnodes ? 1 : 0; /* the root */
     p->pair_mode = q->has_window || q->thread;
-    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->series_points && !q->remap;
+    p->skip_events = !q->has_window && !q->has_at && !q->thread && !q->keep && !q->remap;
     /* Exactly one per node, zeroed by calloc: pages of nodes no event names are never touched. */
     p->per_node_cap = (size_t)m->nnodes + 1;
     p->per_node = xcalloc(p->per_node_cap, sizeof *p->per_node);
@@ -539,26 +590,43 @@ static void pass_record(struct pass *p, const struct memfmt_record *rec)
     }
 }
 
-static struct analysis *pass_finish(struct pass *p)
+/* What the pass keeps besides its figures. */
+static void pass_release(struct pass *p)
+{
+    timeseries_log_release(&p->log);
+    free(p->pairs);
+    free(p->gcur);
+    free(p->ghi);
+    free(p->per_node);
+    free(p);
+}
+
+/* The figures, ending at `end_ms`; `m` is the whole model (its
+ * accounting holds the events when the pass skipped them). */
+static struct analysis *pass_finish(struct pass *p, const struct model *m, uint64_t end_ms)
 {
     struct analysis *a = p->a;
     flush(p);
     accounting_finish(a->acct);
-    if (a->series) {
+    a->end_ms = end_ms;
+    if (p->q->series_points && !p->direct && !p->log.overflow) {
+        a->series = timeseries_new(p->q->series_points, end_ms);
+        timeseries_fill(a->series, &p->log, &p->cur, &p->hi);
+    } else if (a->series) {
         timeseries_reach_groups(a->series, UINT64_MAX, p->gcur, p->ghi);
         timeseries_reach(a->series, UINT64_MAX, &p->cur, &p->hi);
-        const struct acct_totals *t = accounting_totals(a->acct);
+    }
+    if (a->series) {
+        /* The peaks are the accounting's: the model's when the pass left
+         * the events to it. */
+        const struct acct_totals *t = accounting_totals(p->skip_events ? m->acct : a->acct);
         a->series->peak_bytes = t->peak_bytes;
         a->series->peak_ms = t->peak_ms;
         a->series->mapped_peak = t->mapped_peak;
         a->series->mapped_peak_ms = t->mapped_peak_ms;
         a->series->rss_peak = t->peak_rss;
     }
-    free(p->pairs);
-    free(p->gcur);
-    free(p->ghi);
-    free(p->per_node);
-    free(p);
+    pass_release(p);
     return a;
 }
 
@@ -576,18 +644,21 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         *err_errno = errno;
         return rc;
     }
-    struct pass *p = pass_new(m, q, q->has_at ? q->at_ms : model_runtime_ms(m));
+    struct pass *p = pass_new(m, q, q->has_at ? q->at_ms : model_runtime_ms(m), 1);
     /* Everything is re-accounted here: the model's figures are not the query's. */
     p->skip_events = 0;
-    /* The batches carry no thread: with a thread chosen, read records. */
+    /* The batches carry no thread: with a thread chosen, read records.
+     * Batches are read and decoded on the second core (readahead.h). */
     struct memfmt_record rec;
-    struct memfmt_event *evs = xmalloc(EVENT_BATCH * sizeof *evs);
+    struct readahead *ra = q->thread ? NULL : readahead_new(rd);
+    const struct memfmt_record *r = &rec;
+    const struct memfmt_event *evs = NULL;
     size_t n = 0;
     while (!p->stopped) {
         if (q->thread) {
             rc = memfmt_read(rd, &rec);
         } else {
-            rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n);
+            rc = readahead_next(ra, &r, &evs, &n);
         }
         if (rc <= 0) {
             break;
@@ -595,9 +666,10 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         if (!q->thread && n > 0) {
             pass_events(p, evs, n);
         } else {
-            pass_record(p, &rec);
+            pass_record(p, r);
         }
     }
+    readahead_free(ra); /* the thread stops: the reader's offset is where it stopped */
     struct analysis *a = p->a;
     if (rc < 0) {
         a->stop_rc = rc;
@@ -607,8 +679,7 @@ int analysis_run(const char *path, const struct model *m, const struct analysis_
         }
     }
     memfmt_reader_free(rd);
-    free(evs);
-    *out = pass_finish(p);
+    *out = pass_finish(p, m, a->end_ms);
     if ((*out)->growth) {
         growth_finish((*out)->growth, (*out)->end_ms);
     }
@@ -624,14 +695,14 @@ struct analysis_stream {
 
 int analysis_streamable(const struct analysis_query *q)
 {
-    return query_ok(q) && !q->keep && !q->series_points && !q->thread && !q->remap;
+    return query_ok(q) && !q->keep && !q->series_group && !q->thread && !q->remap;
 }
 
 static void stream_events(void *ctx, const struct model *m, const struct memfmt_event *ev, size_t n)
 {
     struct analysis_stream *s = ctx;
     if (!s->p) {
-        s->p = pass_new(m, &s->q, 0);
+        s->p = pass_new(m, &s->q, 0, 0);
     }
     pass_events(s->p, ev, n);
 }
@@ -640,7 +711,7 @@ static void stream_record(void *ctx, const struct model *m, const struct memfmt_
 {
     struct analysis_stream *s = ctx;
     if (!s->p) {
-        s->p = pass_new(m, &s->q, 0);
+        s->p = pass_new(m, &s->q, 0, 0);
     }
     pass_record(s->p, rec);
 }
@@ -665,10 +736,9 @@ struct analysis_stream *analysis_stream_new(const struct analysis_query *q, stru
 struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m)
 {
     if (!s->p) {
-        s->p = pass_new(m, &s->q, 0); /* nothing was read */
+        s->p = pass_new(m, &s->q, 0, 0); /* nothing was read */
     }
-    struct analysis *a = pass_finish(s->p);
-    a->end_ms = s->q.has_at ? s->q.at_ms : model_runtime_ms(m);
+    struct analysis *a = pass_finish(s->p, m, s->q.has_at ? s->q.at_ms : model_runtime_ms(m));
     if (a->growth) {
         growth_finish(a->growth, a->end_ms);
     }
@@ -676,6 +746,18 @@ struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct 
     a->stop_offset = m->stop_offset;
     free(s);
     return a;
+}
+
+void analysis_stream_free(struct analysis_stream *s)
+{
+    if (!s) {
+        return;
+    }
+    if (s->p) {
+        analysis_free(s->p->a);
+        pass_release(s->p);
+    }
+    free(s);
 }
 
 /* ---- function filter ---- */

@@ -120,11 +120,13 @@ void analysis_free(struct analysis *a);
  *
  * Only queries that need nothing from the whole model before reading can
  * stream: no keep mask (the function filter symbolizes the model's
- * traces), no series (its points are spaced over the run's length), no
- * thread (model_load reads events in batches, which carry no thread).
- * With nothing restricted (only `sizes`), the events are not accounted
- * again: a->acct then holds no allocation figures, and the model's are
- * the query's.
+ * traces), no series groups (their points are filled as the clock passes
+ * them, so the run's length must be known first; a series without groups
+ * is made from its log at the end: timeseries.h), no thread (model_load
+ * reads events in batches, which carry no thread). With nothing
+ * restricted (only `sizes`, `growth` or a series), the events are not
+ * accounted again: a->acct then holds no allocation figures, and the
+ * model's are the query's (the series' peaks are the model's).
  */
 struct analysis_stream;
 /** 1 when `q` can be computed while the model loads. */
@@ -133,8 +135,13 @@ int analysis_streamable(const struct analysis_query *q);
  * model_load_hooked(); NULL when `q` is not streamable. */
 struct analysis_stream *analysis_stream_new(const struct analysis_query *q, struct model_hook *hook);
 /** After model_load_hooked() returned 0 with `m`: the figures (free with
- * analysis_free()); `s` is freed. stop_rc and stop_offset are the model's. */
+ * analysis_free()); `s` is freed. stop_rc and stop_offset are the model's.
+ * A series asked for is NULL when its log passed TS_LOG_MAX_BYTES (a file
+ * of millions of clock ticks): run the query with analysis_run() then. */
 struct analysis *analysis_stream_finish(struct analysis_stream *s, const struct model *m);
+/** Drop a stream without its figures (model_load_hooked() failed);
+ * accepts NULL. */
+void analysis_stream_free(struct analysis_stream *s);
 
 /** A keep mask for analysis_query.keep: a trace's stack is kept when one
  * of its frames (from main() inwards) has a name (frames_name_dup()) matching

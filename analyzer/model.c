@@ -13,11 +13,8 @@
 
 #include "addrmap.h"
 #include "idmap.h"
+#include "readahead.h"
 #include "util.h"
-
-/* Events per memfmt_read_batch() call: enough to make the call cost
- * nothing, few enough for the array to stay in the L1 cache. */
-#define EVENT_BATCH 512
 
 static char *dup_bytes(const char *s, uint32_t n)
 {
@@ -359,10 +356,13 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
      * struct memfmt_record for each cost more than the accounting. An
      * allocation naming a trace not defined yet is counted without a
      * stack (accounting_feed_events). */
-    struct memfmt_record rec;
-    struct memfmt_event evs[EVENT_BATCH];
+    /* The reading and the decoding of the events run on the second core
+     * (readahead.h), the applying here. */
+    struct readahead *ra = readahead_new(rd);
+    const struct memfmt_record *rec = NULL;
+    const struct memfmt_event *evs = NULL;
     size_t n;
-    while ((rc = memfmt_read_batch(rd, &rec, evs, EVENT_BATCH, &n)) > 0) {
+    while ((rc = readahead_next(ra, &rec, &evs, &n)) > 0) {
         if (n > 0) {
             if (!hook || !hook->replaces_events) {
                 m->bad_records += accounting_feed_events(m->acct, evs, n, m->nnodes);
@@ -371,12 +371,13 @@ int model_load_hooked(const char *path, const struct model_hook *hook, struct mo
                 hook->events(hook->ctx, m, evs, n);
             }
         } else {
-            apply(&L, &rec);
+            apply(&L, rec);
             if (hook) {
-                hook->record(hook->ctx, m, &rec);
+                hook->record(hook->ctx, m, rec);
             }
         }
     }
+    readahead_free(ra);
     if (rc < 0) {
         m->stop_rc = rc;
         m->stop_offset = memfmt_reader_offset(rd);

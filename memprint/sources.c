@@ -245,7 +245,14 @@ void source_open(struct source *s, const struct opts *o)
     int restricted = q->has_window || q->has_at || q->thread || q->keep;
     if (st) {
         s->a = analysis_stream_finish(st, m);
-    } else if (restricted || q->sizes || q->series_points || q->growth) {
+        if (q->series_points && !s->a->series) {
+            /* Too many clock ticks to log (analysis.h): a second pass. */
+            analysis_free(s->a);
+            s->a = NULL;
+            st = NULL;
+        }
+    }
+    if (!st && (restricted || q->sizes || q->series_points || q->growth)) {
         int err;
         int rc = analysis_run(s->read_path, m, q, &s->a, &err);
         if (rc < 0) {

@@ -308,13 +308,19 @@ static int restricted(const struct load_params *p, const struct model *m, struct
 /* The chart's series (and the growth fit) of the stacks the filter keeps,
  * never restricted to the window (it is chosen on this chart); NULL on
  * error. */
-static struct analysis *series_pass(const char *path, const struct model *m, const uint8_t *keep, uint32_t thread)
+static struct analysis_query series_query(const uint8_t *keep, uint32_t thread)
 {
     struct analysis_query q = ANALYSIS_QUERY_INIT;
     q.series_points = DATA_SERIES_POINTS;
     q.keep = keep;
     q.thread = thread;
     q.growth = 1;
+    return q;
+}
+
+static struct analysis *series_pass(const char *path, const struct model *m, const uint8_t *keep, uint32_t thread)
+{
+    struct analysis_query q = series_query(keep, thread);
     struct analysis *a = NULL;
     int e = 0;
     return analysis_run(path, m, &q, &a, &e) < 0 ? NULL : a;
@@ -327,10 +333,28 @@ static int build(const struct load_params *p, struct built *b, int *err_errno)
 {
     uint64_t start = now_ms();
     memset(b, 0, sizeof *b);
-    int rc = model_load(p->path, &b->m, err_errno);
+    /* Without a filter the chart's series (and the growth fit) come from
+     * the model's own read of the file: one pass, not two. A filter needs
+     * the loaded model's frames first (its keep mask), then a pass. */
+    struct analysis_stream *st = NULL;
+    struct model_hook hook;
+    if ((!p->filter.on || !p->filter.re[0]) && !p->filter.thread) {
+        struct analysis_query q = series_query(NULL, 0);
+        st = analysis_stream_new(&q, &hook);
+    }
+    int rc = model_load_hooked(p->path, st ? &hook : NULL, &b->m, err_errno);
     if (rc < 0) {
+        analysis_stream_free(st);
         b->m = NULL;
         return rc;
+    }
+    if (st) {
+        b->whole = analysis_stream_finish(st, b->m);
+        if (!b->whole->series) {
+            /* Too many clock ticks to log (analysis.h): a pass below. */
+            analysis_free(b->whole);
+            b->whole = NULL;
+        }
     }
     b->fr = frames_new(b->m);
     if (!b->fr) {
@@ -345,7 +369,9 @@ static int build(const struct load_params *p, struct built *b, int *err_errno)
     }
     /* The chart's series now, while loading, so that no key waits for a
      * pass over the file; the same pass fits the growth the tree needs. */
-    b->whole = series_pass(p->path, b->m, b->keep, p->filter.thread);
+    if (!b->whole) {
+        b->whole = series_pass(p->path, b->m, b->keep, p->filter.thread);
+    }
     make_tree(b, p);
     b->load_ms = now_ms() - start;
     return 0;

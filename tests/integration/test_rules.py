@@ -252,8 +252,8 @@ ANALYZER_LAYERS = [
     ("symbolizer", "symbolize.c"),
     ("dwarf", "sym_module.c sym_names.c sym_scopes.c sym_strings.c sym_symtab.c sym_cache.c"),
     ("model", "model.c"),
-    ("base", "accounting.c addrmap.c growth.c heaplayout.c names.c outfile.c packframes.c protobuf.c rssgap.c sizes.c "
-             "threadtimes.c timeseries.c"),
+    ("base", "accounting.c addrmap.c growth.c heaplayout.c names.c outfile.c packframes.c protobuf.c readahead.c rssgap.c "
+             "sizes.c threadtimes.c timeseries.c"),
 ]
 
 LIBRARIES = [

@@ -379,6 +379,23 @@ static void check_streamed(const char *path, const struct analysis_query *q, con
     CHECK_EQ(b->earlier_freed_bytes, a->earlier_freed_bytes);
     CHECK_EQ(b->end_ms, a->end_ms);
     CHECK_EQ(b->bad_events, 0);
+    /* The series made from the log of the model's own read: every point
+     * and peak that of the second pass (whose figures the tests below
+     * derive from the events). */
+    CHECK_EQ(b->series != NULL, a->series != NULL);
+    if (a->series && b->series) {
+        const struct timeseries *x = a->series, *y = b->series;
+        CHECK_EQ(y->npoints, x->npoints);
+        CHECK_EQ(y->end_ms, x->end_ms);
+        for (uint32_t i = 0; i < x->npoints && i < y->npoints; i++) {
+            CHECK(memcmp(&x->points[i], &y->points[i], sizeof x->points[i]) == 0);
+        }
+        CHECK_EQ(y->peak_bytes, x->peak_bytes);
+        CHECK_EQ(y->peak_ms, x->peak_ms);
+        CHECK_EQ(y->mapped_peak, x->mapped_peak);
+        CHECK_EQ(y->mapped_peak_ms, x->mapped_peak_ms);
+        CHECK_EQ(y->rss_peak, x->rss_peak);
+    }
     if (a->sizes) {
         CHECK(b->sizes != NULL);
         for (int k = 0; b->sizes && k < SIZES_NBUCKETS; k++) {
