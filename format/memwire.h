@@ -70,7 +70,8 @@ enum memfmt_wire_tag {
  * name is in MEMREC_SOCK. A recorder connects, sends one request and gets
  * one reply; when memrec accepts, the reply carries (SCM_RIGHTS) the write
  * end of the pipe of the recording the process belongs to. The socket only
- * hands out pipes: events always travel through the pipe. memrec checks
+ * hands out pipes and takes buffer areas (below): while the process runs,
+ * events always travel through the pipe. memrec checks
  * the peer's pid and uid with SO_PEERCRED, not the request's word. */
 
 #define MEMFMT_CONN_MAGIC 0x314e434du /* "MCN1" */
@@ -78,12 +79,48 @@ enum memfmt_wire_tag {
 enum memfmt_conn_kind {
     MEMFMT_CONN_START = 1, /* a process image starts: the first one, after exec, in a fork child */
     MEMFMT_CONN_REOPEN = 2, /* the image lost its descriptor (the program closed or replaced it) */
+    MEMFMT_CONN_AREA = 3, /* the request carries (SCM_RIGHTS) the image's buffer area; the reply carries nothing */
 };
 
 struct memfmt_conn_request {
     uint32_t magic;
     uint32_t kind; /* enum memfmt_conn_kind */
     int32_t pid, ppid;
+};
+
+/* ---- the buffer area: the threads' batches, shared with memrec ----
+ *
+ * A process image keeps its threads' batch buffers in one memfd mapping
+ * and hands the memfd to memrec (MEMFMT_CONN_AREA) before its first event,
+ * so that memrec can still read the events of a process killed outright
+ * (SIGKILL, the OOM killer), which nothing in the process could send.
+ * The area is a header (this struct) at offset 0 and `slots` slots of
+ * `slot_size` bytes from offset `first`. In a slot, the `done_size`-byte
+ * little-endian integer at `done_at` is the end of the complete events of
+ * the batch at `data_at`: the batch's bytes [MEMFMT_WIRE_HEADER, done) are
+ * whole events that did not go through the pipe (a batch handed to
+ * write(2) has done = MEMFMT_WIRE_HEADER first), and bytes 4..8 of the
+ * batch are its stream. With sampling, the 8-byte counters at `calls_at`
+ * and `bytes_at` are the thread's exact totals, which memrec sends on as a
+ * COUNTS event. A slot of no thread is all zeros (a slot is zeroed when
+ * its thread's buffer is given back); one with done <= MEMFMT_WIRE_HEADER
+ * and no counts holds nothing. memrec reads the area only once the process is gone (never
+ * while it runs), and only after everything in the pipe, and treats it as
+ * untrusted input like the pipe: a slot that does not decode is dropped. */
+
+#define MEMFMT_AREA_MAGIC 0x31415241u /* "ARA1" */
+
+struct memfmt_area_header {
+    uint32_t magic;
+    uint32_t slots;
+    uint32_t slot_size;
+    uint32_t first;
+    uint32_t done_at;
+    uint32_t done_size; /* 4 or 8 */
+    uint32_t data_at;
+    uint32_t calls_at; /* sampling: the thread's exact call count so far, 8 bytes (0 when not sampling) */
+    uint32_t bytes_at; /* and its bytes, 8 bytes */
+    uint32_t reserved;
 };
 
 struct memfmt_conn_reply {

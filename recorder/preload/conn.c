@@ -93,16 +93,12 @@ int conn_move_high(int fd)
     return hi;
 }
 
-int conn_open(int kind)
+/* A connected socket to memrec, or -1. */
+static int dial(void)
 {
-    if (!sock_len) {
-        return -1;
-    }
-    int saved_errno = errno;
-    int fd = -1;
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (s < 0) {
-        goto out;
+        return -1;
     }
     struct sockaddr_un a;
     memset(&a, 0, sizeof a);
@@ -119,14 +115,76 @@ int conn_open(int kind)
         rc = connect(s, (struct sockaddr *)&a, alen);
     } while (rc < 0 && errno == EINTR);
     if (rc < 0) {
-        goto out;
+        sys_close(s);
+        return -1;
     }
+    return s;
+}
+
+/* Send a request of `kind`, with descriptor `pass` (SCM_RIGHTS) when it is
+ * not -1. 0 sent, -1 not. */
+static int request(int s, int kind, int pass)
+{
     struct memfmt_conn_request req = {MEMFMT_CONN_MAGIC, (uint32_t)kind, (int32_t)getpid(), (int32_t)getppid()};
+    struct iovec iov = {&req, sizeof req};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    memset(&ctl, 0, sizeof ctl);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (pass >= 0) {
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = sizeof ctl.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass, sizeof pass);
+    }
     ssize_t k;
     do {
-        k = send(s, &req, sizeof req, MSG_NOSIGNAL);
+        k = sendmsg(s, &msg, MSG_NOSIGNAL);
     } while (k < 0 && errno == EINTR);
-    if (k != (ssize_t)sizeof req) {
+    return k == (ssize_t)sizeof req ? 0 : -1;
+}
+
+int conn_send_area(int area_fd)
+{
+    if (!sock_len) {
+        return -1;
+    }
+    int saved_errno = errno;
+    int ok = -1;
+    int s = dial();
+    if (s >= 0 && request(s, MEMFMT_CONN_AREA, area_fd) == 0) {
+        struct memfmt_conn_reply rep;
+        ssize_t k;
+        do {
+            k = recv(s, &rep, sizeof rep, 0);
+        } while (k < 0 && errno == EINTR);
+        ok = k == (ssize_t)sizeof rep && rep.magic == MEMFMT_CONN_MAGIC && rep.status == 0 ? 0 : -1;
+    }
+    if (s >= 0) {
+        sys_close(s);
+    }
+    errno = saved_errno;
+    return ok;
+}
+
+int conn_open(int kind)
+{
+    if (!sock_len) {
+        return -1;
+    }
+    int saved_errno = errno;
+    int fd = -1;
+    ssize_t k;
+    int s = dial();
+    if (s < 0 || request(s, kind, -1) != 0) {
         goto out;
     }
     struct memfmt_conn_reply rep;

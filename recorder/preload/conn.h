@@ -16,6 +16,11 @@ HIDDEN int conn_follows_forks(void);
 /** Ask memrec for the pipe (enum memfmt_conn_kind). Returns a close-on-exec
  * descriptor placed high, or -1 (memrec absent, refused, unreachable). */
 HIDDEN int conn_open(int kind);
+/** Hand memrec this image's buffer area (shmbuf.c's memfd), which it
+ * reads if the process is killed outright. 0 taken, -1 not (memrec
+ * absent or refusing: the recording goes on through the pipe alone). The
+ * caller still owns `area_fd`. */
+HIDDEN int conn_send_area(int area_fd);
 /** close(2) without our own close() hook. */
 HIDDEN int sys_close(int fd);
 /** Move `fd` to a close-on-exec descriptor near the top of the program's
