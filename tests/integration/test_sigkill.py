@@ -6,7 +6,11 @@ allocations on two threads and says "ready PID"; the test sends SIGKILL at
 once, with the recorder's flush period at its longest (100 ms), so that no
 flush round passes between the last allocation and the kill. Every event
 before the kill is in the file, exactly once. The same with sampling: the
-threads' exact call and byte counts come from the area too."""
+threads' exact call and byte counts come from the area too. And the area
+is untrusted input: a process that hands memrec a forged one (bad
+header, slots out of bounds, garbage batches, a file shorter than it
+claims, a descriptor that is no file) and dies never crashes or hangs
+memrec, and the file stays readable."""
 import os
 import signal
 import subprocess
@@ -77,5 +81,59 @@ rc = start_and_kill([MEMREC, "-q", "-s", "4096", "-o", out, "--", prog("crasher"
 if rc is not None:
     check_eq(rc, 128 + signal.SIGKILL, "%s: memrec exit status" % what)
     check_figures(out, what, sampled=True)
+
+# ---- forged areas ----
+
+# Run by python3 under memrec: reads MEMREC_SOCK from /proc/self/environ
+# (the recorder hides it from environ), makes the area VARIANT describes,
+# hands it over as the recorder does (request MEMFMT_CONN_AREA = 3, the
+# descriptor by SCM_RIGHTS) and kills itself.
+FORGER = r"""
+import os, socket, struct, sys, signal
+env = dict(kv.split(b"=", 1) for kv in open("/proc/self/environ", "rb").read().split(b"\0") if b"=" in kv)
+name = b"\0" + env[b"MEMREC_SOCK"]
+variant = sys.argv[1]
+MAGIC, SLOT, FIRST = 0x31415241, 8192, 4096
+def header(slots=4, slot_size=SLOT, first=FIRST, done_at=64, done_size=8, data_at=128, calls_at=0, bytes_at=0):
+    return struct.pack("<10I", MAGIC, slots, slot_size, first, done_at, done_size, data_at, calls_at, bytes_at, 0)
+fd = os.memfd_create("forged")
+if variant == "magic":
+    os.write(fd, b"\xff" * 40)
+elif variant == "bounds":
+    os.write(fd, header(slots=1 << 20, slot_size=1 << 30, done_at=1 << 31))
+elif variant in ("garbage", "short", "counts"):
+    hdr = header(calls_at=16, bytes_at=24) if variant == "counts" else header()
+    os.ftruncate(fd, FIRST + 4 * SLOT)
+    os.pwrite(fd, hdr, 0)
+    for i in range(4):
+        slot = FIRST + i * SLOT
+        os.pwrite(fd, struct.pack("<Q", [4096, 9, 100000, 300][i]), slot + 64)
+        os.pwrite(fd, struct.pack("<QQ", 1 << 63, 12345), slot + 16)
+        os.pwrite(fd, struct.pack("<II", 0, i + 1) + bytes((j * 37 + i) % 256 for j in range(4088)), slot + 128)
+    if variant == "short":
+        os.ftruncate(fd, FIRST + SLOT + 100)
+elif variant == "notafile":
+    os.close(fd)
+    fd, _ = os.pipe()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(name)
+socket.send_fds(s, [struct.pack("<IIii", 0x314e434d, 3, os.getpid(), os.getppid())], [fd])
+s.recv(8)
+s.close()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+for variant in ("magic", "bounds", "garbage", "short", "counts", "notafile"):
+    what = "forged area (%s)" % variant
+    out = os.path.join(d, "forged-%s.zst" % variant)
+    try:
+        r = run([MEMREC, "-q", "-o", out, "--", sys.executable, "-c", FORGER, variant], timeout=60, cwd=d)
+    except subprocess.TimeoutExpired:
+        check(False, "%s: memrec ended within 60 s" % what)
+        continue
+    check_eq(r.returncode, 128 + signal.SIGKILL, "%s: memrec exit status (%s)" % (what, r.stderr.decode()[-300:]))
+    code, text, err = report_text(out)
+    check(code in (0, 3), "%s: memprint reads the file (exit %d: %s)" % (what, code, err[-300:]))
+    check("killed by signal 9" in text, "%s: the report says how the process ended" % what)
 
 done()
