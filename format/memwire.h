@@ -102,11 +102,20 @@ struct memfmt_conn_request {
  * write(2) has done = MEMFMT_WIRE_HEADER first), and bytes 4..8 of the
  * batch are its stream. With sampling, the 8-byte counters at `calls_at`
  * and `bytes_at` are the thread's exact totals, which memrec sends on as a
- * COUNTS event. A slot of no thread is all zeros (a slot is zeroed when
- * its thread's buffer is given back); one with done <= MEMFMT_WIRE_HEADER
- * and no counts holds nothing. memrec reads the area only once the process is gone (never
- * while it runs), and only after everything in the pipe, and treats it as
- * untrusted input like the pipe: a slot that does not decode is dropped. */
+ * COUNTS event. A batch being handed to write(2) has its length at
+ * `inflight_at` until the call returns: killed meanwhile, the process may or
+ * may not have put it in the pipe (a write of up to PIPE_BUF bytes is
+ * whole or nothing), and memrec takes it from the slot unless the latest
+ * batch of that stream it read from the pipe has the same length and the
+ * same first 64 bytes (two batches of a stream only do when they hold the
+ * same totals alone, a COUNTS event, which may be taken once: otherwise
+ * the first event's number, a new node or a later time tells them apart).
+ * A slot of no thread is all zeros (a slot is zeroed when its thread's
+ * buffer is given back); one with done <= MEMFMT_WIRE_HEADER, no counts
+ * and nothing in flight holds nothing. memrec reads the area only once the
+ * process is gone (never while it runs), and only after everything in the
+ * pipe, and treats it as untrusted input like the pipe: a slot that does
+ * not decode is dropped. */
 
 #define MEMFMT_AREA_MAGIC 0x31415241u /* "ARA1" */
 
@@ -120,7 +129,7 @@ struct memfmt_area_header {
     uint32_t data_at;
     uint32_t calls_at; /* sampling: the thread's exact call count so far, 8 bytes (0 when not sampling) */
     uint32_t bytes_at; /* and its bytes, 8 bytes */
-    uint32_t reserved;
+    uint32_t inflight_at; /* the length of the batch being written to the pipe, done_size bytes (0: none) */
 };
 
 struct memfmt_conn_reply {

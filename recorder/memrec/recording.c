@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "memwire.h"
+#include "u64map.h"
 #include "util.h"
 
 #define READ_CHUNK (1u << 20)
@@ -41,6 +42,7 @@ struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags,
     r->out_fd = out_fd;
     r->pidfd = -1;
     r->area_fd = -1;
+    r->last_batch = xcalloc(1, sizeof *r->last_batch);
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         die("cannot create a pipe: %s", strerror(errno));
@@ -78,7 +80,27 @@ void recording_free(struct recording *r)
     free(r->outname);
     free(r->buf);
     free(r->held);
+    u64map_release(r->last_batch);
+    free(r->last_batch);
     free(r);
+}
+
+/* What tells a stream's batches apart (memwire.h, "the buffer area"): its
+ * length and its first 64 bytes (`p` at the stream field, `n` bytes). */
+static uint64_t batch_key(const uint8_t *p, size_t n)
+{
+    uint64_t h = u64map_mix(n + 1);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        h = u64map_mix(h ^ p[i]) + i;
+    }
+    return h ? h : 1;
+}
+
+static uint64_t batch_stream_key(const uint8_t *p)
+{
+    uint32_t stream;
+    memcpy(&stream, p, 4);
+    return (uint64_t)stream + 1;
 }
 
 /* Writing failed (a full disk, a quota): said once. From here on the
@@ -110,6 +132,10 @@ static int feed(struct recording *r)
         }
         if (r->len - pos - 4 < n) {
             break;
+        }
+        if (r->area_fd >= 0) {
+            /* For the batch a killed process may have been writing (read_area()). */
+            u64map_put(r->last_batch, batch_stream_key(r->buf + pos + 4), batch_key(r->buf + pos + 4, n));
         }
         int rc = merge_batch(r->merge, r->buf + pos + 4, n);
         if (rc < 0 && rc != MEMFMT_E_CORRUPT && rc != MEMFMT_E_TRUNCATED) {
@@ -238,7 +264,7 @@ static int area_header_ok(const struct memfmt_area_header *h)
            h->slot_size <= (1u << 20) && h->first >= sizeof *h && end <= ((uint64_t)1 << 36) &&
            (h->done_size == 4 || h->done_size == 8) && (uint64_t)h->done_at + h->done_size <= h->slot_size &&
            (uint64_t)h->data_at + MEMFMT_WIRE_BATCH <= h->slot_size && (uint64_t)h->calls_at + 8 <= h->slot_size &&
-           (uint64_t)h->bytes_at + 8 <= h->slot_size;
+           (uint64_t)h->bytes_at + 8 <= h->slot_size && (uint64_t)h->inflight_at + h->done_size <= h->slot_size;
 }
 
 /* A little-endian integer of `n` bytes at `at` of the area; 0 when it
@@ -277,8 +303,36 @@ static void read_area(struct recording *r)
         if (!ok) {
             break;
         }
-        if (done < MEMFMT_WIRE_HEADER || done > MEMFMT_WIRE_BATCH || (done == MEMFMT_WIRE_HEADER && !calls)) {
+        if (done < MEMFMT_WIRE_HEADER || done > MEMFMT_WIRE_BATCH) {
             continue; /* nothing there (a zero slot has done 0) */
+        }
+        uint64_t inflight = h.inflight_at ? area_uint(r->area_fd, slot + h.inflight_at, h.done_size, &ok) : 0;
+        if (!ok) {
+            break;
+        }
+        if (inflight > MEMFMT_WIRE_HEADER && inflight <= MEMFMT_WIRE_BATCH) {
+            /* Killed while handing this batch to write(2): unless the
+             * pipe brought it, it is here, and only here. */
+            if (pread(r->area_fd, batch, (size_t)inflight, slot + h.data_at) != (ssize_t)inflight) {
+                break;
+            }
+            uint64_t seen = 0;
+            if (!u64map_get(r->last_batch, batch_stream_key(batch + 4), &seen) ||
+                seen != batch_key(batch + 4, (size_t)inflight - 4)) {
+                int rc = merge_batch(r->merge, batch + 4, (size_t)inflight - 4);
+                if (rc == MEMFMT_E_CORRUPT || rc == MEMFMT_E_TRUNCATED) {
+                    r->bad_batches++;
+                } else if (rc < 0) {
+                    fail_write(r, rc);
+                    break;
+                }
+            }
+            /* The batch being written is the slot's batch: no other
+             * events are there, but the thread's counts may be newer. */
+            done = MEMFMT_WIRE_HEADER;
+        }
+        if (done == MEMFMT_WIRE_HEADER && !calls) {
+            continue;
         }
         if (pread(r->area_fd, batch, (size_t)done, slot + h.data_at) != (ssize_t)done) {
             break;

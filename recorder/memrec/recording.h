@@ -35,6 +35,7 @@ struct recording {
     int failed; /* writing the file failed (said once, on stderr) */
     int area_fd; /* the latest image's buffer area (memwire.h), -1: none */
     int gone; /* set before recording_finish(): the process has ended, its area may be read */
+    struct u64map *last_batch; /* stream + 1 -> batch_key() of its latest batch from the pipe */
     int bad_batches;
     unsigned how; /* END record */
     int value;

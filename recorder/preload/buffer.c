@@ -178,7 +178,9 @@ int tbuf_flush(struct tbuf *b)
     /* Interrupted during the write, a crash handler cannot know whether
      * the batch went out: it sends nothing rather than twice. */
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_release);
+    atomic_store_explicit(&b->inflight, b->len, memory_order_release);
     int rc = pipe_send(b->data, b->len, b->nev);
+    atomic_store_explicit(&b->inflight, 0, memory_order_release);
     if (rc == PIPE_DROPPED && b != &service_buf) {
         /* memrec no longer knows this stream's latest nodes. The service
          * stream (SYNC, records) has none and just goes on. */
@@ -922,7 +924,7 @@ static void share_area(void)
 {
     int afd = shmbuf_setup(sizeof(struct tbuf), offsetof(struct tbuf, done), sizeof(size_t),
                            offsetof(struct tbuf, data), opts.sample_rate ? offsetof(struct tbuf, calls) : 0,
-                           opts.sample_rate ? offsetof(struct tbuf, bytes) : 0);
+                           opts.sample_rate ? offsetof(struct tbuf, bytes) : 0, offsetof(struct tbuf, inflight));
     if (afd < 0) {
         return;
     }

@@ -34,7 +34,8 @@ static size_t area_size(void)
     return SHMBUF_FIRST + (size_t)SHMBUF_SLOTS * slot_size;
 }
 
-int shmbuf_setup(size_t obj_size, size_t done_at, size_t done_size, size_t data_at, size_t calls_at, size_t bytes_at)
+int shmbuf_setup(size_t obj_size, size_t done_at, size_t done_size, size_t data_at, size_t calls_at, size_t bytes_at,
+                 size_t inflight_at)
 {
     if (made) {
         /* A second attach: the threads' buffers are in the first area,
@@ -71,6 +72,7 @@ int shmbuf_setup(size_t obj_size, size_t done_at, size_t done_size, size_t data_
         .data_at = (uint32_t)data_at,
         .calls_at = (uint32_t)calls_at,
         .bytes_at = (uint32_t)bytes_at,
+        .inflight_at = (uint32_t)inflight_at,
     };
     memcpy(p, &h, sizeof h);
     area = p;

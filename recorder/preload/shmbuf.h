@@ -11,13 +11,15 @@
 #include "hidden.h"
 
 /** Make this image's area, with slots of `obj_size` bytes (rounded up to
- * pages) whose batch-end integer lies at `done_at` (`done_size` bytes) and
- * whose batch at `data_at`. Returns the memfd for memrec (the caller sends
+ * pages) whose batch-end integer lies at `done_at` (`done_size` bytes, as
+ * is the in-flight length at `inflight_at`), whose batch at `data_at`, and,
+ * when sampling, the thread's exact counters at `calls_at` and
+ * `bytes_at` (0: none); memwire.h says what each means to memrec. Returns the memfd for memrec (the caller sends
  * it and closes it; the mapping stays), or -1 when there is no area (no
  * memfd_create, no memory, or an area exists already: a second attach to
  * the same process). Not async-signal-safe; once per image. */
 HIDDEN int shmbuf_setup(size_t obj_size, size_t done_at, size_t done_size, size_t data_at, size_t calls_at,
-                        size_t bytes_at);
+                        size_t bytes_at, size_t inflight_at);
 /** A zeroed slot of the area, or NULL (no area, or all slots taken: the
  * caller maps private memory instead). Lock-free; any thread. */
 HIDDEN void *shmbuf_take(void);

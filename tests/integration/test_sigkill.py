@@ -13,8 +13,11 @@ claims, a descriptor that is no file) and dies never crashes or hangs
 memrec, and the file stays readable."""
 import os
 import signal
+import struct
 import subprocess
 import sys
+import threading
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import *  # noqa: E402,F403
@@ -82,6 +85,58 @@ if rc is not None:
     check_eq(rc, 128 + signal.SIGKILL, "%s: memrec exit status" % what)
     check_figures(out, what, sampled=True)
 
+# ---- a batch on its way into a full pipe ----
+
+# filler counts its pairs on stdout; memrec is stopped, so the pipe fills
+# and filler blocks inside a recorded call, in write(2); killed then, the
+# batch it was writing is in neither the pipe nor the buffer's complete
+# events, but in flight, and memrec takes it from the area.
+what = "filler, killed while memrec is stopped"
+out = os.path.join(d, "filler.zst")
+p = subprocess.Popen([MEMREC, "-q", "-o", out, "--", prog("filler")], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, cwd=d)
+counts = [0]
+
+
+def reader():
+    while True:
+        b = p.stdout.read(8)
+        if len(b) < 8:
+            return
+        counts[0] = struct.unpack("=Q", b)[0]
+
+
+t = threading.Thread(target=reader, daemon=True)
+t.start()
+wait_for(lambda: counts[0] > 1000, seconds=20)
+os.kill(p.pid, signal.SIGSTOP)
+# Blocked once the count stops moving (the pipe holds 1 MiB: some 40,000 pairs).
+last, still = -1, 0
+deadline = time.time() + 30
+while still < 10 and time.time() < deadline:
+    time.sleep(0.05)
+    still = still + 1 if counts[0] == last else 0
+    last = counts[0]
+kids = open("/proc/%d/task/%d/children" % (p.pid, p.pid)).read().split()
+check_eq(len(kids), 1, "%s: memrec's one child" % what)
+blocked = counts[0]
+for k in kids:
+    os.kill(int(k), signal.SIGKILL)
+time.sleep(0.2)
+os.kill(p.pid, signal.SIGCONT)
+try:
+    p.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    check(False, "%s: memrec ended within 60 s" % what)
+t.join(5)
+check(still >= 10, "%s: the program blocked on the full pipe (count %d)" % (what, blocked))
+check_eq(p.returncode, 128 + signal.SIGKILL, "%s: memrec exit status" % what)
+j = report_json(out)
+calls = sum(e["calls"] for e in j["sections"]["most_calls"] if has_frame(e, "fill_alloc"))
+check(calls in (blocked, blocked + 1), "%s: fill_alloc's calls %d are the last count %d or one more" % (what, calls, blocked))
+check_eq(j["unmatched_frees"], 0, "%s: every free matched (nothing twice)" % what)
+
 # ---- forged areas ----
 
 # Run by python3 under memrec: reads MEMREC_SOCK from /proc/self/environ
@@ -94,21 +149,23 @@ env = dict(kv.split(b"=", 1) for kv in open("/proc/self/environ", "rb").read().s
 name = b"\0" + env[b"MEMREC_SOCK"]
 variant = sys.argv[1]
 MAGIC, SLOT, FIRST = 0x31415241, 8192, 4096
-def header(slots=4, slot_size=SLOT, first=FIRST, done_at=64, done_size=8, data_at=128, calls_at=0, bytes_at=0):
-    return struct.pack("<10I", MAGIC, slots, slot_size, first, done_at, done_size, data_at, calls_at, bytes_at, 0)
+def header(slots=4, slot_size=SLOT, first=FIRST, done_at=64, done_size=8, data_at=128, calls_at=0, bytes_at=0,
+           inflight_at=0):
+    return struct.pack("<10I", MAGIC, slots, slot_size, first, done_at, done_size, data_at, calls_at, bytes_at,
+                       inflight_at)
 fd = os.memfd_create("forged")
 if variant == "magic":
     os.write(fd, b"\xff" * 40)
 elif variant == "bounds":
     os.write(fd, header(slots=1 << 20, slot_size=1 << 30, done_at=1 << 31))
 elif variant in ("garbage", "short", "counts"):
-    hdr = header(calls_at=16, bytes_at=24) if variant == "counts" else header()
+    hdr = header(calls_at=16, bytes_at=24, inflight_at=40) if variant == "counts" else header()
     os.ftruncate(fd, FIRST + 4 * SLOT)
     os.pwrite(fd, hdr, 0)
     for i in range(4):
         slot = FIRST + i * SLOT
         os.pwrite(fd, struct.pack("<Q", [4096, 9, 100000, 300][i]), slot + 64)
-        os.pwrite(fd, struct.pack("<QQ", 1 << 63, 12345), slot + 16)
+        os.pwrite(fd, struct.pack("<QQQ", 1 << 63, 12345, [4096, 0, 50, 9][i]), slot + 16)
         os.pwrite(fd, struct.pack("<II", 0, i + 1) + bytes((j * 37 + i) % 256 for j in range(4088)), slot + 128)
     if variant == "short":
         os.ftruncate(fd, FIRST + SLOT + 100)
