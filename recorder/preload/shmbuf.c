@@ -14,13 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "conn.h"
 #include "memwire.h"
 
-/* Threads beyond this many at once get private buffers, which a SIGKILL
- * loses as before. The file is sparse: only the slots of live threads
- * (two pages each) take memory. */
-#define SHMBUF_SLOTS 1024u
+/* The header's page; the slots (SHMBUF_SLOTS, two pages each) follow. */
 #define SHMBUF_FIRST 4096u
 
 static uint8_t *area; /* NULL: no area in this image */
@@ -53,13 +49,13 @@ int shmbuf_setup(size_t obj_size, size_t done_at, size_t done_size, size_t data_
         return -1;
     }
     if (syscall(SYS_ftruncate, fd, (off_t)area_size()) != 0) {
-        sys_close(fd);
+        syscall(SYS_close, fd); /* not our close() hook */
         return -1;
     }
     /* A direct system call: this library's mmap is a hook (maphooks.c). */
     void *p = (void *)syscall(SYS_mmap, NULL, area_size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        sys_close(fd);
+        syscall(SYS_close, fd); /* not our close() hook */
         return -1;
     }
     struct memfmt_area_header h = {

@@ -10,6 +10,11 @@
 
 #include "hidden.h"
 
+/* Threads beyond this many at once get private buffers, which a SIGKILL
+ * loses as before. The file is sparse: only the slots of live threads
+ * take memory. */
+#define SHMBUF_SLOTS 1024u
+
 /** Make this image's area, with slots of `obj_size` bytes (rounded up to
  * pages) whose batch-end integer lies at `done_at` (`done_size` bytes, as
  * is the in-flight length at `inflight_at`), whose batch at `data_at`, and,
