@@ -104,8 +104,14 @@ int shmbuf_give(void *p)
     size_t i = (size_t)(s - lo) / slot_size;
     /* Zeroed here, not when taken: a slot of no thread must read as
      * nothing to memrec (no counts of a stream that said goodbye). The
-     * batch was flushed, so no moment of the zeroing shows events. */
-    memset(s, 0, slot_size);
+     * batch was flushed, so no moment of the zeroing shows events. The
+     * pages go back to the system as they did when a private buffer was
+     * unmapped (MADV_REMOVE frees a shared file's pages, which then read
+     * as zeros): a program that makes many short-lived threads must not
+     * keep a page pair per thread it ever had. */
+    if (syscall(SYS_madvise, s, slot_size, MADV_REMOVE) != 0) {
+        memset(s, 0, slot_size);
+    }
     atomic_store_explicit(&used[i], 0, memory_order_release);
     return 1;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -82,9 +83,14 @@ int main(void)
         }
     }
     CHECK(found < SHMBUF_SLOTS);
-    /* Given back, it reads as no thread's: zero. */
+    /* Given back, it reads as no thread's: zero, and its pages are the
+     * system's again (the memfd's blocks count them). */
+    struct stat st0, st1;
+    CHECK_EQ(fstat(fd, &st0), 0);
     CHECK_EQ(shmbuf_give(a), 1);
     CHECK_EQ(at(fd, found, 64), 0);
+    CHECK_EQ(fstat(fd, &st1), 0);
+    CHECK(st1.st_blocks < st0.st_blocks);
     int local;
     CHECK_EQ(shmbuf_give(&local), 0); /* not a slot: the caller's to unmap */
 
