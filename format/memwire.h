@@ -70,7 +70,8 @@ enum memfmt_wire_tag {
  * name is in MEMREC_SOCK. A recorder connects, sends one request and gets
  * one reply; when memrec accepts, the reply carries (SCM_RIGHTS) the write
  * end of the pipe of the recording the process belongs to. The socket only
- * hands out pipes: events always travel through the pipe. memrec checks
+ * hands out pipes and takes buffer areas (below): while the process runs,
+ * events always travel through the pipe. memrec checks
  * the peer's pid and uid with SO_PEERCRED, not the request's word. */
 
 #define MEMFMT_CONN_MAGIC 0x314e434du /* "MCN1" */
@@ -83,6 +84,7 @@ enum memfmt_conn_kind {
      * blocks (reachability), stopping it meanwhile, then answers with no
      * descriptor (status 0: the scan ran or was skipped; 1: not recorded). */
     MEMFMT_CONN_REACH = 3,
+    MEMFMT_CONN_AREA = 4, /* the request carries (SCM_RIGHTS) the image's buffer area; the reply carries nothing */
 };
 
 struct memfmt_conn_request {
@@ -101,6 +103,50 @@ struct memfmt_conn_ranges {
     uint32_t complete; /* 0: the recorder made more mappings than it could list */
     int32_t service_tid; /* 0: none */
     uint32_t pad;
+};
+
+/* ---- the buffer area: the threads' batches, shared with memrec ----
+ *
+ * A process image keeps its threads' batch buffers in one memfd mapping
+ * and hands the memfd to memrec (MEMFMT_CONN_AREA) before its first event,
+ * so that memrec can still read the events of a process killed outright
+ * (SIGKILL, the OOM killer), which nothing in the process could send.
+ * The area is a header (this struct) at offset 0 and `slots` slots of
+ * `slot_size` bytes from offset `first`. In a slot, the `done_size`-byte
+ * little-endian integer at `done_at` is the end of the complete events of
+ * the batch at `data_at`: the batch's bytes [MEMFMT_WIRE_HEADER, done) are
+ * whole events that did not go through the pipe (a batch handed to
+ * write(2) has done = MEMFMT_WIRE_HEADER first), and bytes 4..8 of the
+ * batch are its stream. With sampling, the 8-byte counters at `calls_at`
+ * and `bytes_at` are the thread's exact totals, which memrec sends on as a
+ * COUNTS event. A batch being handed to write(2) has its length at
+ * `inflight_at` until the call returns: killed meanwhile, the process may or
+ * may not have put it in the pipe (a write of up to PIPE_BUF bytes is
+ * whole or nothing), and memrec takes it from the slot unless the latest
+ * batch of that stream it read from the pipe has the same length and the
+ * same first 64 bytes (two batches of a stream only do when they hold the
+ * same totals alone, a COUNTS event, which may be taken once: otherwise
+ * the first event's number, a new node or a later time tells them apart).
+ * A slot of no thread is all zeros (a slot is zeroed when its thread's
+ * buffer is given back); one with done <= MEMFMT_WIRE_HEADER, no counts
+ * and nothing in flight holds nothing. memrec reads the area only once the
+ * process is gone (never while it runs), and only after everything in the
+ * pipe, and treats it as untrusted input like the pipe: a slot that does
+ * not decode is dropped. */
+
+#define MEMFMT_AREA_MAGIC 0x31415241u /* "ARA1" */
+
+struct memfmt_area_header {
+    uint32_t magic;
+    uint32_t slots;
+    uint32_t slot_size;
+    uint32_t first;
+    uint32_t done_at;
+    uint32_t done_size; /* 4 or 8 */
+    uint32_t data_at;
+    uint32_t calls_at; /* sampling: the thread's exact call count so far, 8 bytes (0 when not sampling) */
+    uint32_t bytes_at; /* and its bytes, 8 bytes */
+    uint32_t inflight_at; /* the length of the batch being written to the pipe, done_size bytes (0: none) */
 };
 
 struct memfmt_conn_reply {

@@ -99,6 +99,9 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
         if (rc == 0) {
             rc = get(&p, end, &v);
             ev->kind = (uint32_t)v;
+            if (rc == 0 && v >= MEMFMT_K_COUNT) {
+                rc = MEMFMT_E_CORRUPT; /* the file keeps the kind in 4 bits */
+            }
         }
         if (rc == 0) {
             rc = get(&p, end, &ev->size);
@@ -115,6 +118,9 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
         if (rc == 0) {
             rc = get(&p, end, &v);
             ev->kind = (uint32_t)v;
+            if (rc == 0 && v >= MEMFMT_K_COUNT) {
+                rc = MEMFMT_E_CORRUPT; /* the file keeps the kind in 4 bits */
+            }
         }
         if (rc == 0) {
             rc = get(&p, end, &ev->addr);
@@ -128,6 +134,9 @@ int memfmt_wire_decode(const uint8_t **pp, const uint8_t *end, uint64_t *prev_se
         if (rc == 0) {
             rc = get(&p, end, &v);
             ev->kind = (uint32_t)v;
+            if (rc == 0 && v >= MEMFMT_K_COUNT) {
+                rc = MEMFMT_E_CORRUPT; /* the file keeps the kind in 4 bits */
+            }
         }
         if (rc == 0) {
             rc = get(&p, end, &ev->addr);

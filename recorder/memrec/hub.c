@@ -94,12 +94,33 @@ int hub_accept(int lfd, struct hub_request *req)
     setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     struct memfmt_conn_request r;
+    struct iovec iov = {&r, sizeof r};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof ctl.buf;
     ssize_t k;
     do {
-        k = recv(c, &r, sizeof r, 0);
+        k = recvmsg(c, &msg, MSG_CMSG_CLOEXEC);
     } while (k < 0 && errno == EINTR);
+    /* A descriptor comes only with an area (MEMFMT_CONN_AREA); more than
+     * one is cut off by the kernel (MSG_CTRUNC), never installed. */
+    int passed = -1;
+    struct cmsghdr *cm = k > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int))) {
+        memcpy(&passed, CMSG_DATA(cm), sizeof passed);
+    }
     if (k != (ssize_t)sizeof r || r.magic != MEMFMT_CONN_MAGIC ||
-        getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+        getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0 || (r.kind == MEMFMT_CONN_AREA) != (passed >= 0)) {
+        if (passed >= 0) {
+            close(passed);
+        }
         close(c);
         return -1;
     }
@@ -117,6 +138,7 @@ int hub_accept(int lfd, struct hub_request *req)
         close(c);
         return -1;
     }
+    req->passed = passed;
     return 1;
 }
 
@@ -133,7 +155,7 @@ static void reply(struct hub_request *req, int status, int pipe_fd)
     memset(&ctl, 0, sizeof ctl);
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    if (pipe_fd >= 0) {
+    if (pipe_fd >= 0 && req->kind != MEMFMT_CONN_AREA) {
         msg.msg_control = ctl.buf;
         msg.msg_controllen = sizeof ctl.buf;
         struct cmsghdr *c = CMSG_FIRSTHDR(&msg);

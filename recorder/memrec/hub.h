@@ -21,6 +21,7 @@ struct hub_request {
     size_t nown;
     int own_complete;
     pid_t service_tid;
+    int passed; /* MEMFMT_CONN_AREA: the area's descriptor, now the caller's; else -1 */
 };
 
 /** Listen on a new abstract socket with an unguessable name, written to
@@ -30,7 +31,9 @@ int hub_listen(char *name, size_t cap);
 /** Take one waiting request. Returns 1 with `req` filled, 0 when none is
  * waiting, or -1 for a connection that sent nothing valid (dropped). */
 int hub_accept(int lfd, struct hub_request *req);
-/** Answer: `pipe_fd` >= 0 hands that descriptor over, -1 refuses. */
+/** Answer: `pipe_fd` >= 0 hands that descriptor over, -1 refuses. An
+ * area request (MEMFMT_CONN_AREA) is answered with `pipe_fd` 0 (taken,
+ * no descriptor goes back) or -1. */
 void hub_reply(struct hub_request *req, int pipe_fd);
 /** Say the request is taken and the answer follows (MEMFMT_CONN_WORKING),
  * the connection left open for hub_reply_status(). */

@@ -47,6 +47,35 @@ struct recording *session_add(struct session *s, pid_t pid, const char *outname,
     return r;
 }
 
+/* Whether the process of `r` has ended for certain: only then may its
+ * buffer area be read (its threads write it while it runs). A zombie
+ * memrec cannot see end through a pidfd counts as alive. */
+static int process_gone(const struct session *s, const struct recording *r)
+{
+    if (r->is_main && s->reaped) {
+        return 1;
+    }
+    if (r->pidfd >= 0) {
+        struct pollfd p = {r->pidfd, POLLIN, 0};
+        return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+    }
+    if (kill(r->pid, 0) != 0) {
+        return errno == ESRCH;
+    }
+    /* Not our child, and no pidfd: a zombie waiting for its parent. */
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)r->pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        return 0;
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *close_paren = strrchr(buf, ')');
+    return close_paren && (close_paren[1] == ' ') && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
 void finish(struct session *s, struct recording *r, unsigned how, int value)
 {
     const struct merge_stats *ms = merge_stats(r->merge);
@@ -62,6 +91,7 @@ void finish(struct session *s, struct recording *r, unsigned how, int value)
         /* Attached, and it exited meanwhile: over the recording. */
         merge_set_cpu(r->merge, ms->cpu_user_ns - s->cpu_at_attach[0], ms->cpu_sys_ns - s->cpu_at_attach[1]);
     }
+    r->gone = process_gone(s, r);
     recording_finish(r, how, value, r->is_main && s->reaped ? s->max_rss : 0);
 }
 
@@ -92,6 +122,16 @@ void serve(struct session *s)
                 recording_reach(r, &a);
             }
             hub_reply_status(&req, r ? 0 : 1);
+            continue;
+        }
+        if (req.kind == MEMFMT_CONN_AREA) {
+            /* Only from a process that has its pipe already: its area
+             * replaces an earlier image's. */
+            int taken = r && recording_set_area(r, req.passed) == 0;
+            if (!taken) {
+                close(req.passed);
+            }
+            hub_reply(&req, taken ? 0 : -1);
             continue;
         }
         if (!r && req.uid == getuid() && req.kind == MEMFMT_CONN_START && s->o->follow_fork && !got_stop) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include "memwire.h"
 #include "roots.h"
 #include "stopworld.h"
+#include "u64map.h"
 #include "util.h"
 
 #define READ_CHUNK (1u << 20)
@@ -43,6 +45,8 @@ struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags,
     r->outname = xstrdup(outname);
     r->out_fd = out_fd;
     r->pidfd = -1;
+    r->area_fd = -1;
+    r->last_batch = xcalloc(1, sizeof *r->last_batch);
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         die("cannot create a pipe: %s", strerror(errno));
@@ -81,7 +85,27 @@ void recording_free(struct recording *r)
     free(r->outname);
     free(r->buf);
     free(r->held);
+    u64map_release(r->last_batch);
+    free(r->last_batch);
     free(r);
+}
+
+/* What tells a stream's batches apart (memwire.h, "the buffer area"): its
+ * length and its first 64 bytes (`p` at the stream field, `n` bytes). */
+static uint64_t batch_key(const uint8_t *p, size_t n)
+{
+    uint64_t h = u64map_mix(n + 1);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        h = u64map_mix(h ^ p[i]) + i;
+    }
+    return h ? h : 1;
+}
+
+static uint64_t batch_stream_key(const uint8_t *p)
+{
+    uint32_t stream;
+    memcpy(&stream, p, 4);
+    return (uint64_t)stream + 1;
 }
 
 /* Writing failed (a full disk, a quota): said once. From here on the
@@ -113,6 +137,10 @@ static int feed(struct recording *r)
         }
         if (r->len - pos - 4 < n) {
             break;
+        }
+        if (r->area_fd >= 0) {
+            /* For the batch a killed process may have been writing (read_area()). */
+            u64map_put(r->last_batch, batch_stream_key(r->buf + pos + 4), batch_key(r->buf + pos + 4, n));
         }
         int rc = merge_batch(r->merge, r->buf + pos + 4, n);
         if (rc < 0 && rc != MEMFMT_E_CORRUPT && rc != MEMFMT_E_TRUNCATED) {
@@ -217,6 +245,120 @@ void recording_pump(struct recording *r)
     }
 }
 
+/* ---- the buffer area ---- */
+
+int recording_set_area(struct recording *r, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        return -1;
+    }
+    if (r->area_fd >= 0) {
+        close(r->area_fd); /* an earlier image's: its buffers were flushed at the exec */
+    }
+    r->area_fd = fd;
+    return 0;
+}
+
+/* The area is written by the process: every field is checked before it is
+ * used, and a short read (a file cut meanwhile) ends the reading. */
+static int area_header_ok(const struct memfmt_area_header *h)
+{
+    uint64_t end = (uint64_t)h->first + (uint64_t)h->slots * h->slot_size;
+    return h->magic == MEMFMT_AREA_MAGIC && h->slots > 0 && h->slots <= (1u << 16) && h->slot_size >= 4096 &&
+           h->slot_size <= (1u << 20) && h->first >= sizeof *h && end <= ((uint64_t)1 << 36) &&
+           (h->done_size == 4 || h->done_size == 8) && (uint64_t)h->done_at + h->done_size <= h->slot_size &&
+           (uint64_t)h->data_at + MEMFMT_WIRE_BATCH <= h->slot_size && (uint64_t)h->calls_at + 8 <= h->slot_size &&
+           (uint64_t)h->bytes_at + 8 <= h->slot_size && (uint64_t)h->inflight_at + h->done_size <= h->slot_size;
+}
+
+/* A little-endian integer of `n` bytes at `at` of the area; 0 when it
+ * cannot be read. */
+static uint64_t area_uint(int fd, off_t at, unsigned n, int *ok)
+{
+    uint8_t d[8] = {0};
+    uint64_t v = 0;
+    *ok = n <= 8 && pread(fd, d, n, at) == (ssize_t)n;
+    for (unsigned k = n; *ok && k-- > 0;) {
+        v = v << 8 | d[k];
+    }
+    return v;
+}
+
+/* What a killed process's threads had written and not sent: each slot's
+ * batch up to its end of complete events, merged as the batch it would
+ * have become. Called after the pipe is read to its end, so each stream's
+ * events come after those it sent. */
+static void read_area(struct recording *r)
+{
+    struct memfmt_area_header h;
+    if (pread(r->area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || !area_header_ok(&h)) {
+        return;
+    }
+    uint8_t *batch = xmalloc(MEMFMT_WIRE_BATCH + 1 + 2 * MEMFMT_VARINT_MAX); /* room for the counts */
+    for (uint32_t i = 0; i < h.slots && !r->failed; i++) {
+        off_t slot = (off_t)h.first + (off_t)i * h.slot_size;
+        int ok;
+        uint64_t done = area_uint(r->area_fd, slot + h.done_at, h.done_size, &ok);
+        if (!ok) {
+            break;
+        }
+        uint64_t calls = h.calls_at ? area_uint(r->area_fd, slot + h.calls_at, 8, &ok) : 0;
+        uint64_t bytes = h.bytes_at && ok ? area_uint(r->area_fd, slot + h.bytes_at, 8, &ok) : 0;
+        if (!ok) {
+            break;
+        }
+        if (done < MEMFMT_WIRE_HEADER || done > MEMFMT_WIRE_BATCH) {
+            continue; /* nothing there (a zero slot has done 0) */
+        }
+        uint64_t inflight = h.inflight_at ? area_uint(r->area_fd, slot + h.inflight_at, h.done_size, &ok) : 0;
+        if (!ok) {
+            break;
+        }
+        if (inflight > MEMFMT_WIRE_HEADER && inflight <= MEMFMT_WIRE_BATCH) {
+            /* Killed while handing this batch to write(2): unless the
+             * pipe brought it, it is here, and only here. */
+            if (pread(r->area_fd, batch, (size_t)inflight, slot + h.data_at) != (ssize_t)inflight) {
+                break;
+            }
+            uint64_t seen = 0;
+            if (!u64map_get(r->last_batch, batch_stream_key(batch + 4), &seen) ||
+                seen != batch_key(batch + 4, (size_t)inflight - 4)) {
+                int rc = merge_batch(r->merge, batch + 4, (size_t)inflight - 4);
+                if (rc == MEMFMT_E_CORRUPT || rc == MEMFMT_E_TRUNCATED) {
+                    r->bad_batches++;
+                } else if (rc < 0) {
+                    fail_write(r, rc);
+                    break;
+                }
+            }
+            /* The batch being written is the slot's batch: no other
+             * events are there, but the thread's counts may be newer. */
+            done = MEMFMT_WIRE_HEADER;
+        }
+        if (done == MEMFMT_WIRE_HEADER && !calls) {
+            continue;
+        }
+        if (pread(r->area_fd, batch, (size_t)done, slot + h.data_at) != (ssize_t)done) {
+            break;
+        }
+        size_t n = (size_t)done;
+        if (calls) {
+            /* The thread's totals now, later than any it sent. */
+            batch[n++] = MEMFMT_W_COUNTS;
+            n += memfmt_put_varint(batch + n, calls);
+            n += memfmt_put_varint(batch + n, bytes);
+        }
+        int rc = merge_batch(r->merge, batch + 4, n - 4);
+        if (rc == MEMFMT_E_CORRUPT || rc == MEMFMT_E_TRUNCATED) {
+            r->bad_batches++;
+        } else if (rc < 0) {
+            fail_write(r, rc);
+        }
+    }
+    free(batch);
+}
+
 void recording_close_write(struct recording *r)
 {
     if (r->wfd >= 0) {
@@ -265,6 +407,9 @@ void recording_finish(struct recording *r, unsigned how, int value, uint64_t max
     }
     uint64_t runtime = mono_ms() - r->start_ms;
     int rc = 0;
+    if (!r->failed && r->gone && r->area_fd >= 0) {
+        read_area(r);
+    }
     if (!r->failed) {
         rc = merge_drain(r->merge);
         if (rc == 0 && max_rss) {
@@ -288,6 +433,10 @@ void recording_finish(struct recording *r, unsigned how, int value, uint64_t max
         error("cannot write '%s': %s", r->outname, strerror(errno));
     }
     close(r->rfd);
+    if (r->area_fd >= 0) {
+        close(r->area_fd);
+        r->area_fd = -1;
+    }
     recording_close_write(r);
     if (r->pidfd >= 0) {
         close(r->pidfd);

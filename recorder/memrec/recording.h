@@ -33,6 +33,9 @@ struct recording {
     int finished;
     int eof; /* every write end is closed and the pipe is read to its end */
     int failed; /* writing the file failed (said once, on stderr) */
+    int area_fd; /* the latest image's buffer area (memwire.h), -1: none */
+    int gone; /* set before recording_finish(): the process has ended, its area may be read */
+    struct u64map *last_batch; /* stream + 1 -> batch_key() of its latest batch from the pipe */
     int bad_batches;
     int sampled; /* memrec -s: only the sampled blocks are known (no reachability scan) */
     unsigned how; /* END record */
@@ -47,6 +50,11 @@ struct recording {
  * header, `sample_rate` (0: none) to the accounting. Returns NULL with
  * errno when the file cannot be created; other failures are fatal. */
 struct recording *recording_open(pid_t pid, const char *outname, uint32_t flags, int level, uint64_t sample_rate);
+/** Keep `fd`, the buffer area a recorder handed over (memwire.h), in
+ * place of an earlier image's: read by recording_finish() when `gone` is
+ * set. Returns 0 (the descriptor is the recording's now), or -1 when it is
+ * not a memfd-like regular file (the caller closes it). */
+int recording_set_area(struct recording *r, int fd);
 /** Read what the pipe holds now (never blocks) and merge it. */
 void recording_pump(struct recording *r);
 /** Read what the pipe holds now into memory without merging it (merged
@@ -61,8 +69,9 @@ void recording_close_write(struct recording *r);
 void recording_sample_rss(struct recording *r);
 /** Flush the compressed stream so far (a reader sees it). */
 void recording_flush(struct recording *r);
-/** The process ended (or is left): read the rest of the pipe, write what
- * is queued, STATS and END (`how`/`value`, or what the recorder said when
+/** The process ended (or is left): read the rest of the pipe, then, when
+ * `gone` is set, the complete events its threads' buffers still hold in
+ * the area (a process killed outright), write what is queued, STATS and END (`how`/`value`, or what the recorder said when
  * memrec could not know), and close. `max_rss` (0: none) is the kernel's
  * peak for the process. Idempotent. */
 void recording_finish(struct recording *r, unsigned how, int value, uint64_t max_rss);

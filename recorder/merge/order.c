@@ -140,6 +140,15 @@ static int apply(struct merge *m, struct stream *s, struct qev *e)
         if (n > 0) {
             renumber_module(m, &r);
             rc = out(m, &r);
+            if (rc == MEMFMT_E_INVALID || rc == MEMFMT_E_TOOBIG) {
+                /* A record the writer refuses (an event's tag, say) came
+                 * from the process, as untrusted as a file: it is dropped,
+                 * and the writer, which such a refusal leaves working,
+                 * goes on. */
+                free(e->rec);
+                e->rec = NULL;
+                return 0;
+            }
             startup_module(m->startup, &r);
             layout_note_record(m, &r);
             if (rc == 0 && r.tag == MEMFMT_REC_HEAPINFO) {

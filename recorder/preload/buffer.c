@@ -36,6 +36,7 @@
 
 #include "callclock.h"
 #include "clock.h"
+#include "conn.h"
 #include "buflock.h"
 #include "guard.h"
 #include "mem.h"
@@ -44,6 +45,7 @@
 #include "pipe.h"
 #include "sample.h"
 #include "seq.h"
+#include "shmbuf.h"
 #include "sigdefer.h"
 #include "sigevents.h"
 #include "tbuf.h"
@@ -176,7 +178,9 @@ int tbuf_flush(struct tbuf *b)
     /* Interrupted during the write, a crash handler cannot know whether
      * the batch went out: it sends nothing rather than twice. */
     atomic_store_explicit(&b->done, MEMFMT_WIRE_HEADER, memory_order_release);
+    atomic_store_explicit(&b->inflight, b->len, memory_order_release);
     int rc = pipe_send(b->data, b->len, b->nev);
+    atomic_store_explicit(&b->inflight, 0, memory_order_release);
     if (rc == PIPE_DROPPED && b != &service_buf) {
         /* memrec no longer knows this stream's latest nodes. The service
          * stream (SYNC, records) has none and just goes on. */
@@ -262,9 +266,25 @@ static void start_life(struct tbuf *b, unsigned gen)
     b->born_cpu_ns = clock_read_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
+/* A buffer lives in a slot of the area memrec holds (shmbuf.c), so that
+ * its complete events (up to `done`) survive a SIGKILL; past the area's
+ * slots, in private memory. */
+static struct tbuf *tbuf_alloc(void)
+{
+    struct tbuf *b = shmbuf_take();
+    return b ? b : mem_map(sizeof *b);
+}
+
+static void tbuf_release_mem(struct tbuf *b)
+{
+    if (!shmbuf_give(b)) {
+        mem_unmap(b, sizeof *b);
+    }
+}
+
 static struct tbuf *tbuf_create(void)
 {
-    struct tbuf *b = mem_map(sizeof *b);
+    struct tbuf *b = tbuf_alloc();
     if (!b) {
         return NULL;
     }
@@ -331,7 +351,7 @@ static void tbuf_destroy(struct tbuf *b)
     unregister(b);
     tracetree_release(&b->tree);
     unwind_thread_release(&b->unwind);
-    mem_unmap(b, sizeof *b);
+    tbuf_release_mem(b);
 }
 
 static void on_thread_exit(void *arg)
@@ -389,6 +409,9 @@ static __attribute__((noinline)) int skip_event(struct tbuf *b)
 static inline __attribute__((always_inline)) struct tbuf *lock_mine(void)
 {
     struct tbuf *b = tstate.buf;
+    if (__builtin_expect(tstate.forking, 0) && buffer_in_fork_child()) {
+        return NULL;
+    }
     if (!b) {
         b = tbuf_create();
         if (!b) {
@@ -809,7 +832,7 @@ static void flush_all(void (*flush)(struct tbuf *))
         dead = b->next;
         tracetree_release(&b->tree);
         unwind_thread_release(&b->unwind);
-        mem_unmap(b, sizeof *b);
+        tbuf_release_mem(b);
     }
 }
 
@@ -894,6 +917,23 @@ static void say_image(void)
     buflock_release(&service_buf.lk.lock);
 }
 
+/* Before the first event of the image: the buffers go into an area memrec
+ * holds, or, where memrec does not take it (or there is no memfd), into
+ * private memory as before. */
+static void share_area(void)
+{
+    int afd = shmbuf_setup(sizeof(struct tbuf), offsetof(struct tbuf, done), sizeof(size_t),
+                           offsetof(struct tbuf, data), opts.sample_rate ? offsetof(struct tbuf, calls) : 0,
+                           opts.sample_rate ? offsetof(struct tbuf, bytes) : 0, offsetof(struct tbuf, inflight));
+    if (afd < 0) {
+        return;
+    }
+    if (conn_send_area(afd) != 0) {
+        shmbuf_forget(); /* nobody would read it: private buffers are cheaper to keep apart */
+    }
+    sys_close(afd);
+}
+
 int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
 {
     static int once;
@@ -910,6 +950,7 @@ int buffer_setup(int fd, void (*on_new_frame)(uint64_t ip))
     }
     new_frame = on_new_frame;
     atomic_fetch_add(&rec_gen, 1);
+    share_area();
     pipe_open(fd);
     atomic_store(&direct, 0);
     service_buf.stream = 0;
@@ -991,6 +1032,29 @@ void buffer_sync(void)
     sync_point();
 }
 
+/* The fork hooks (init.c's atfork handlers). The area is a shared mapping:
+ * a fork child writing into the buffer its thread inherited would write
+ * into the parent's live buffer. Until the child handler has forgotten
+ * the buffers, the forking thread checks, at each event, in which process
+ * it runs (a system call, during fork() only). */
+static pid_t forking_pid;
+
+int buffer_in_fork_child(void)
+{
+    return getpid() != forking_pid;
+}
+
+void buffer_fork_prepare(void)
+{
+    forking_pid = getpid();
+    tstate.forking = 1;
+}
+
+void buffer_fork_parent(void)
+{
+    tstate.forking = 0;
+}
+
 void buffer_forget(void)
 {
     /* The child must not write into the parent's recording: its copies of
@@ -999,6 +1063,8 @@ void buffer_forget(void)
     atomic_store(&rec_enabled, 0);
     pipe_forget();
     registry = NULL;
+    shmbuf_forget(); /* the parent's: shared, not copied */
+    tstate.forking = 0;
     if (buflock_asym) {
         buflock_setup(); /* a new address space: register it too */
     }

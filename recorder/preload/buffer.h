@@ -72,8 +72,16 @@ HIDDEN int buffer_records_lost(void);
 HIDDEN void buffer_finish(int status);
 /** Flush every thread's buffer: the process is about to exec. */
 HIDDEN void buffer_before_exec(void);
-/** In a forked child: drop all state without touching the parent's pipe. */
+/** In a forked child: drop all state without touching the parent's pipe
+ * or its buffer area. */
 HIDDEN void buffer_forget(void);
+/** The atfork prepare and parent handlers: from prepare until the child
+ * handler's buffer_forget() (or the parent handler), an event of the
+ * forking thread first checks that it runs in the parent. */
+HIDDEN void buffer_fork_prepare(void);
+HIDDEN void buffer_fork_parent(void);
+/** Whether this is the child of the fork buffer_fork_prepare() began. */
+HIDDEN int buffer_in_fork_child(void);
 /** Record a pool event of include/memrec.h (wire tag MEMFMT_W_POOL_ALLOC,
  * _FREE or _RESET; `p` and `size` only where the tag has them). An
  * allocation gets the caller's stack and, when sampling, goes through the

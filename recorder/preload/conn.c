@@ -96,10 +96,12 @@ int conn_move_high(int fd)
 
 /* One request on memrec's socket and its reply, each way at most
  * `first_ms` ms, then, once memrec said it works on it
- * (MEMFMT_CONN_WORKING), `then_s` s for the answer; `extra` (when not
- * NULL) as a second message after the request. Returns 0 with the descriptor handed over in *got
- * (-1: none), or -1 when memrec refused or did not answer. */
-static int ask(int kind, int first_ms, int then_s, const void *extra, size_t extra_len, int *got_fd)
+ * (MEMFMT_CONN_WORKING), `then_s` s for the answer; descriptor `pass`
+ * (SCM_RIGHTS) with the request when it is not -1; `extra` (when not
+ * NULL) as a second message after the request. Returns 0 with the
+ * descriptor handed over in *got (-1: none), or -1 when memrec refused or
+ * did not answer. */
+static int ask(int kind, int first_ms, int then_s, int pass, const void *extra, size_t extra_len, int *got_fd)
 {
     int result = -1;
     *got_fd = -1;
@@ -124,9 +126,28 @@ static int ask(int kind, int first_ms, int then_s, const void *extra, size_t ext
         goto out;
     }
     struct memfmt_conn_request req = {MEMFMT_CONN_MAGIC, (uint32_t)kind, (int32_t)getpid(), (int32_t)getppid()};
+    struct iovec req_iov = {&req, sizeof req};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } pass_ctl;
+    struct msghdr req_msg;
+    memset(&req_msg, 0, sizeof req_msg);
+    memset(&pass_ctl, 0, sizeof pass_ctl);
+    req_msg.msg_iov = &req_iov;
+    req_msg.msg_iovlen = 1;
+    if (pass >= 0) {
+        req_msg.msg_control = pass_ctl.buf;
+        req_msg.msg_controllen = sizeof pass_ctl.buf;
+        struct cmsghdr *pc = CMSG_FIRSTHDR(&req_msg);
+        pc->cmsg_level = SOL_SOCKET;
+        pc->cmsg_type = SCM_RIGHTS;
+        pc->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(pc), &pass, sizeof pass);
+    }
     ssize_t k;
     do {
-        k = send(s, &req, sizeof req, MSG_NOSIGNAL);
+        k = sendmsg(s, &req_msg, MSG_NOSIGNAL);
     } while (k < 0 && errno == EINTR);
     if (k != (ssize_t)sizeof req) {
         goto out;
@@ -186,6 +207,21 @@ out:
     return result;
 }
 
+int conn_send_area(int area_fd)
+{
+    if (!sock_len) {
+        return -1;
+    }
+    int saved_errno = errno;
+    int got = -1;
+    int rc = ask(MEMFMT_CONN_AREA, 10000, 10, area_fd, NULL, 0, &got);
+    if (got >= 0) {
+        sys_close(got); /* memrec sends none back: never keep one */
+    }
+    errno = saved_errno;
+    return rc;
+}
+
 int conn_open(int kind)
 {
     if (!sock_len) {
@@ -194,7 +230,7 @@ int conn_open(int kind)
     int saved_errno = errno;
     int got, fd = -1;
     /* memrec answers at once. */
-    if (ask(kind, 10000, 10, NULL, 0, &got) == 0 && got >= 0) {
+    if (ask(kind, 10000, 10, -1, NULL, 0, &got) == 0 && got >= 0) {
         fd = conn_move_high(got);
         if (fd < 0) {
             fd = got; /* no room up there: a low descriptor beats no recording */
@@ -221,7 +257,7 @@ int conn_reach(int ack_ms, int timeout_s, int service_tid)
     own.h.complete = n >= 0;
     own.h.service_tid = service_tid;
     int got;
-    int rc = ask(MEMFMT_CONN_REACH, ack_ms, timeout_s, &own, sizeof own.h + own.h.count * sizeof own.r[0], &got);
+    int rc = ask(MEMFMT_CONN_REACH, ack_ms, timeout_s, -1, &own, sizeof own.h + own.h.count * sizeof own.r[0], &got);
     if (got >= 0) {
         sys_close(got);
     }

@@ -24,6 +24,11 @@ HIDDEN int conn_open(int kind);
  * before it answers. Returns 0 when memrec answered, -1 otherwise (the
  * program then exits as it would have). */
 HIDDEN int conn_reach(int ack_ms, int timeout_s, int service_tid);
+/** Hand memrec this image's buffer area (shmbuf.c's memfd), which it
+ * reads if the process is killed outright. 0 taken, -1 not (memrec
+ * absent or refusing: the recording goes on through the pipe alone). The
+ * caller still owns `area_fd`. */
+HIDDEN int conn_send_area(int area_fd);
 /** close(2) without our own close() hook. */
 HIDDEN int sys_close(int fd);
 /** Move `fd` to a close-on-exec descriptor near the top of the program's

@@ -25,6 +25,7 @@ struct thread_state {
     int deferred; /* a signal handler queued calls in sigq (sigdefer.c) */
     int in_unwind; /* inside libunwind: a handler must not walk */
     struct sigdefer_queue *sigq; /* mapped at a handler's first queued call */
+    int forking; /* inside fork(), between the atfork handlers: buffer_fork_prepare() */
     uint64_t ticks; /* memrec --time: the latest timed allocation's time in the allocator (callclock.h ticks) */
 };
 

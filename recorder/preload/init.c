@@ -155,7 +155,7 @@ void init_watch_forks(void)
 {
     static int once;
     if (!once) {
-        pthread_atfork(NULL, NULL, forked_child);
+        pthread_atfork(buffer_fork_prepare, buffer_fork_parent, forked_child);
         once = 1;
     }
 }

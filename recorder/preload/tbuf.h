@@ -38,6 +38,11 @@ struct tbuf {
     /* End of the complete events not yet handed to write(2): what a crash
      * handler interrupting the owner while it holds the lock can send. */
     atomic_size_t done;
+    /* The length of the batch being handed to write(2), 0 when none: a
+     * process killed meanwhile may or may not have put it in the pipe, and
+     * memrec, which reads this from the buffer area, tells which by the
+     * batch's bytes (memwire.h, "the buffer area"). */
+    atomic_size_t inflight;
     atomic_uint_fast64_t calls, bytes; /* sampling: every allocation, counted exactly */
     size_t len; /* bytes used in data, header included */
     struct tracetree tree;

@@ -5,7 +5,7 @@ holds its buffer), of SIGKILL, or ends with _exit, or whose own SIGSEGV
 handler ends it. memrec exits as the program did; memprint reads the file
 without error, says how the process ended, and every event up to the end
 is there, the 3 blocks allocated just before it included (no flush period
-of the recorder passes between them and the end, except for SIGKILL), and
+of the recorder passes between them and the end, except for mode kill), and
 those of another thread, still in its buffer."""
 import os
 import resource
@@ -22,6 +22,8 @@ MODES = {
     "abort": (128 + signal.SIGABRT, "signaled", signal.SIGABRT),
     "realloc": (128 + signal.SIGABRT, "signaled", signal.SIGABRT),
     "kill": (128 + signal.SIGKILL, "signaled", signal.SIGKILL),
+    # Killed right after site_last: memrec reads the threads' buffers.
+    "killnow": (128 + signal.SIGKILL, "signaled", signal.SIGKILL),
     "_exit": (3, "exited", 3),
     "handled": (5, "exited", 5),
 }

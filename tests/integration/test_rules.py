@@ -190,7 +190,7 @@ PRELOAD_LAYERS = [
     ("modules", "modules.c preloaded.c heapinfo.c"),
     ("buffers", "buffer.c buflock.c seq.c sigevents.c buffer_map.c crashflush.c"),
     ("base", "pipe.c conn.c guard.c options.c log.c mem.c got.c envhide.c resolve.c sysnext.c "
-             "tracetree.c unwind.c cfi.c ehframe.c sample.c sigdefer.c"),
+             "tracetree.c unwind.c cfi.c ehframe.c sample.c sigdefer.c shmbuf.c"),
 ]
 
 # Files of one layer that call each other, each with its reason.

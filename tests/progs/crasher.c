@@ -8,6 +8,10 @@
  *   realloc   realloc() of a pointer the allocator never handed out: glibc
  *             aborts inside realloc, while the recorder holds its buffer
  *   kill      sleep 300 ms (many flush periods), then raise(SIGKILL)
+ *   killnow   raise(SIGKILL) at once: nothing in the process can send the
+ *             events its threads' buffers hold
+ *   wait      write "ready PID\n" on stdout, then wait for a SIGKILL from
+ *             outside (the test's)
  *   _exit     _exit(3)
  *   handled   installs its own SIGSEGV handler, which ends with _exit(5),
  *             then writes through a NULL pointer (the program's handler
@@ -20,7 +24,7 @@
  *      waits forever (its events are still in its buffer, never flushed
  *      by a thread exit)
  *   4. site_last: 3 x malloc(3000), right before the end (no flush period
- *      passes in between, except in mode kill)
+ *      passes in between, except in modes kill and wait)
  *   5. the end chosen by MODE.
  * Expected, besides the calloc of glibc's thread vector in pthread_create
  * (see EXPECTED.md): allocations 1510, frees 500, peak 160000 bytes (after
@@ -114,7 +118,7 @@ int main(int argc, char **argv)
     }
     const char *mode = argv[1];
     if (strcmp(mode, "segv") && strcmp(mode, "abort") && strcmp(mode, "realloc") && strcmp(mode, "kill") &&
-        strcmp(mode, "_exit") && strcmp(mode, "handled")) {
+        strcmp(mode, "killnow") && strcmp(mode, "wait") && strcmp(mode, "_exit") && strcmp(mode, "handled")) {
         return 2;
     }
     if (strcmp(mode, "handled") == 0) {
@@ -148,6 +152,26 @@ int main(int argc, char **argv)
         struct timespec wait = {0, 300 * 1000000L};
         nanosleep(&wait, NULL);
         raise(SIGKILL);
+    } else if (strcmp(mode, "killnow") == 0) {
+        raise(SIGKILL);
+    } else if (strcmp(mode, "wait") == 0) {
+        /* "ready PID\n", without stdio (it allocates). */
+        char line[32] = "ready ";
+        char digits[16];
+        int n = 0, len = 6;
+        for (unsigned pid = (unsigned)getpid(); pid || !n; pid /= 10) {
+            digits[n++] = (char)('0' + pid % 10);
+        }
+        while (n) {
+            line[len++] = digits[--n];
+        }
+        line[len++] = '\n';
+        if (write(1, line, (size_t)len) != (ssize_t)len) {
+            return 1;
+        }
+        for (;;) {
+            pause();
+        }
     } else {
         _exit(3);
     }

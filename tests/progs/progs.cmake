@@ -36,7 +36,7 @@ function(memrec_add_prog name source)
 endfunction()
 
 foreach(prog IN ITEMS chain aligned threads atexit_free inlined nothing temporaries deep sleeper slow sampled stress phases export_heap wrappers
-                     execself forker fdcloser)
+                     execself forker fdcloser filler)
     memrec_add_prog(${prog} "${prog}.c")
     set_target_properties(prog_${prog} PROPERTIES
         C_STANDARD 11
