@@ -42,6 +42,11 @@ static void forget_own(void *p)
     }
 }
 
+void mem_note_own(void *p, size_t bytes)
+{
+    note_own(p, bytes);
+}
+
 void *mem_map(size_t bytes)
 {
     void *p = (void *)syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

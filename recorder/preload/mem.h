@@ -23,6 +23,10 @@ struct mem_range {
 
 #define MEM_MAX_RANGES MEMFMT_CONN_MAX_RANGES
 
+/** Count a mapping the recorder made another way (shmbuf.c's buffer area,
+ * shared with memrec) among its own; never given back. */
+HIDDEN void mem_note_own(void *p, size_t bytes);
+
 /** Copy the recorder's live mappings into `out` (at most MEM_MAX_RANGES).
  * Returns how many, or -1 when more were made than the table holds (the
  * list is then incomplete). Async-signal-safe. */

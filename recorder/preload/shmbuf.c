@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mem.h"
 #include "memwire.h"
 
 /* The header's page; the slots (SHMBUF_SLOTS, two pages each) follow. */
@@ -58,6 +59,9 @@ int shmbuf_setup(size_t obj_size, size_t done_at, size_t done_size, size_t data_
         syscall(SYS_close, fd); /* not our close() hook */
         return -1;
     }
+    /* Its batches hold block addresses on their way to memrec: no roots
+     * of the program's for the reachability scan (roots.c). */
+    mem_note_own(p, area_size());
     struct memfmt_area_header h = {
         .magic = MEMFMT_AREA_MAGIC,
         .slots = SHMBUF_SLOTS,
