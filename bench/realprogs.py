@@ -97,17 +97,37 @@ def programs(tmp):
     return out
 
 
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
 def run(argv, env=None, cwd=None):
+    """(wall seconds, peak RSS in bytes, exit status) of one run, output
+    discarded. The RSS comes from /usr/bin/time -f %M where it is installed:
+    a child's ru_maxrss counts the RSS this Python process had when it
+    forked, before the exec (14 MB for /bin/true), which would floor every
+    small analyzer's figure."""
     # Every analyzer run shares the benchmark's own symbol cache (see main()).
     if env is None and ANALYZER_ENV:
         env = ANALYZER_ENV
-    """(wall seconds, peak RSS in bytes, exit status) of one run, output discarded."""
+    rss_file = None
+    if TIME:
+        fd, rss_file = tempfile.mkstemp(prefix="memrec-rss-")
+        os.close(fd)
+        argv = [TIME, "-f", "%M", "-o", rss_file] + list(argv)
     t0 = time.monotonic()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
-    return wall, usage.ru_maxrss * 1024, p.returncode
+    rss = usage.ru_maxrss * 1024
+    if rss_file:
+        try:
+            with open(rss_file) as f:
+                rss = int(f.read().split()[-1]) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        os.unlink(rss_file)
+    return wall, rss, p.returncode
 
 
 def record(tmp, build, name, argv, extra, cwd, tool):
