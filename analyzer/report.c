@@ -608,8 +608,22 @@ const char *report_reach_missing(const struct model *m)
         return "not available in a sampled recording (only the sampled blocks are known)";
     }
     if (!t->has_reach) {
-        return "not classified (no scan at a normal end: the program was killed, called _exit, was detached, "
-               "or ran with --no-reachability or an older memrec)";
+        /* The reason the file shows, where it shows one; each line fits
+         * 80 columns after "  reachability: ". */
+        if (!m->has_end) {
+            return "not classified (the recording ends early; scans run at a normal end)";
+        }
+        switch (m->end.how) {
+        case MEMFMT_END_SIGNALED:
+            return "not classified (killed by a signal; scans run at a normal end)";
+        case MEMFMT_END_DETACHED:
+            return "not classified (attached: see memrec --pid --reachability)";
+        case MEMFMT_END_EXITED:
+            return "not classified (_exit, --no-reachability or an older memrec)";
+        default:
+            return "not classified (no scan at a normal end: the program was killed, called _exit, was detached, "
+                   "or ran with --no-reachability or an older memrec)";
+        }
     }
     switch (t->reach_status) {
     case MEMFMT_REACH_DONE: return NULL;
