@@ -614,12 +614,9 @@ const char *report_reach_missing(const struct model *m)
             return "not classified (the recording ends early; scans run at a normal end)";
         }
         switch (m->end.how) {
-        case MEMFMT_END_SIGNALED:
-            return "not classified (killed by a signal; scans run at a normal end)";
-        case MEMFMT_END_DETACHED:
-            return "not classified (attached: see memrec --pid --reachability)";
-        case MEMFMT_END_EXITED:
-            return "not classified (_exit, --no-reachability or an older memrec)";
+        case MEMFMT_END_SIGNALED: return "not classified (killed by a signal; scans run at a normal end)";
+        case MEMFMT_END_DETACHED: return "not classified (attached: see memrec --pid --reachability)";
+        case MEMFMT_END_EXITED: return "not classified (_exit, --no-reachability or an older memrec)";
         default:
             return "not classified (no scan at a normal end: the program was killed, called _exit, was detached, "
                    "or ran with --no-reachability or an older memrec)";
