@@ -18,7 +18,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import realprogs  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -31,26 +33,14 @@ WINDOW_S = 10.0  # the window memprint --from/--to is timed on
 VIEWS = [("top-down", "2"), ("bottom-up", "3"), ("flame graph", "5"), ("over time", "6")]
 
 
-TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
-
-
-def timed(argv, tmp):
-    """(wall seconds, peak RSS in MiB or None) of one run. The RSS comes from
-    /usr/bin/time -f %M: a child's ru_maxrss includes the RSS this Python
-    process had when it forked, before the exec."""
-    rss_file = os.path.join(tmp, "rss")
-    full = [TIME, "-f", "%M", "-o", rss_file] + argv if TIME else argv
-    t0 = time.monotonic()
-    p = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall = time.monotonic() - t0
-    if p.returncode != 0:
-        sys.exit("bigrec: '%s' failed with status %d: %s" % (" ".join(argv), p.returncode,
-                                                              p.stderr.decode(errors="replace").strip()[-300:]))
-    rss = None
-    if TIME:
-        with open(rss_file) as f:
-            rss = int(f.read().split()[-1]) / 1024.0
-    return wall, rss
+def timed(argv):
+    """(wall seconds, peak RSS in MiB or None) of one run, through
+    realprogs.run() (its RSS comes from /usr/bin/time, which a child's
+    ru_maxrss cannot replace: None without it)."""
+    wall, rss, rc = realprogs.run(argv)
+    if rc != 0:
+        sys.exit("bigrec: '%s' failed with status %d (run it by hand to see why)" % (" ".join(argv), rc))
+    return wall, (rss / (1024.0 * 1024.0) if realprogs.TIME else None)
 
 
 def runtime_s(memprint, path):
@@ -85,7 +75,7 @@ def main():
             sys.exit("bigrec: cannot build the workloads ('make -C %s O=%s' failed)" % (src, tmp))
         rec = os.path.join(tmp, "churn.mrec")
         print("recording churn %d ..." % args.n, file=sys.stderr, flush=True)
-        wall, _ = timed([tools["memrec"], "-q", "-o", rec, "--", os.path.join(tmp, "churn"), str(args.n)], tmp)
+        wall, _ = timed([tools["memrec"], "-q", "-o", rec, "--", os.path.join(tmp, "churn"), str(args.n)])
         size = os.path.getsize(rec)
         run = runtime_s(tools["memprint"], rec)
         mid = max(0.0, run / 2 - WINDOW_S / 2)
@@ -105,7 +95,7 @@ def main():
             walls, rsss = [], []
             for r in range(args.rounds):
                 print("%s, round %d ..." % (name, r + 1), file=sys.stderr, flush=True)
-                w, m = timed(argv, tmp)
+                w, m = timed(argv)
                 walls.append(w)
                 rsss.append(m)
             rss = statistics.median(rsss) if None not in rsss else None
